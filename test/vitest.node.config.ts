@@ -1,0 +1,15 @@
+// Node-side suites: shared library, CLI, storage backends, end-to-end processes.
+import { defineConfig } from 'vitest/config';
+import { fileURLToPath } from 'node:url';
+
+export default defineConfig({
+  root: fileURLToPath(new URL('..', import.meta.url)),
+  test: {
+    name: 'node',
+    include: ['test/**/*.test.ts'],
+    exclude: ['test/workers/**', 'node_modules/**'],
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+    globalSetup: [],
+  },
+});

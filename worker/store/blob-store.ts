@@ -1,0 +1,57 @@
+// The storage seam: the few operations the sync service needs from any object store.
+
+/** A stored object. `body` is the exact bytes that were put. */
+export interface BlobObject {
+  key: string;
+  body: Uint8Array;
+  /** Opaque version tag (ETag or equivalent); changes whenever the content does. */
+  etag: string;
+}
+
+export interface ListPage {
+  keys: string[];
+  /** Present when more keys follow: pass it back as `cursor` to get the next page. */
+  cursor?: string;
+}
+
+export interface ListOptions {
+  /** Only keys that start with this prefix. */
+  prefix?: string;
+  /** Only keys strictly greater than this one (lexicographic, by UTF-8 bytes). */
+  startAfter?: string;
+  /** Continuation token from the previous page. */
+  cursor?: string;
+  /** At most this many keys (backends may cap it at 1,000). Default 1,000. */
+  limit?: number;
+}
+
+/**
+ * Every backend (R2, S3, file system, memory) implements this and passes
+ * test/worker/blob-store.case.ts. Keys are built only by shared/keys.ts and are never
+ * taken from user input unchecked.
+ */
+export interface BlobStore {
+  /** The object, or `null` when the key does not exist. Never throws for not-found. */
+  get(key: string): Promise<BlobObject | null>;
+
+  /**
+   * Writes the object only if the key does not exist yet.
+   * Returns `true` when this call created it, `false` when the key already existed
+   * (whatever its content: the caller compares with `get` when it matters).
+   * Of N concurrent calls on one free key exactly one returns `true`.
+   * Transient backend conflicts are retried inside; other failures throw SessyncError('unavailable').
+   */
+  putIfAbsent(key: string, body: Uint8Array): Promise<boolean>;
+
+  /**
+   * Writes the object whatever is there (last writer wins). Only for objects with one
+   * writer by construction (indexes, tokens); entry batches always use putIfAbsent.
+   */
+  put(key: string, body: Uint8Array): Promise<void>;
+
+  /** Keys in ascending order, one page at a time; follow `cursor` until it is absent. */
+  list(opts?: ListOptions): Promise<ListPage>;
+
+  /** Removes the key. Deleting a missing key is not an error. */
+  delete(key: string): Promise<void>;
+}
