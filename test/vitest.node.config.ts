@@ -10,6 +10,6 @@ export default defineConfig({
     exclude: ['test/workers/**', 'node_modules/**'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
-    globalSetup: [],
+    globalSetup: ['test/setup/build-cli.ts'],
   },
 });

@@ -1,0 +1,31 @@
+// The shape every CLI command has, and the context it runs with.
+import type { ParseArgsConfig } from 'node:util';
+
+export type OptionSpec = NonNullable<ParseArgsConfig['options']>;
+
+export interface CommandContext {
+  /** Positional arguments after the command name. */
+  args: string[];
+  /** Parsed options (common ones included: json, cwd, sessions-dir). */
+  opts: Record<string, string | boolean | string[] | undefined>;
+  json: boolean;
+  /** --cwd or process.cwd(), not yet realpath-normalised. */
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  stdin: NodeJS.ReadableStream;
+  /** Writes a result: the human text, or with --json the value as one JSON document. */
+  print(human: string, value?: unknown): void;
+  /** Progress and notes for humans: stderr, silent with --json. */
+  info(text: string): void;
+}
+
+export interface Command {
+  summary: string;
+  /** Usage line(s) after `sessync <name>`, e.g. `<ref> [--at ENTRY]`. */
+  usage: string;
+  /** Longer help text, optional. */
+  help?: string;
+  options?: OptionSpec;
+  /** Returns the exit code (0 when omitted). Throws SessyncError for user-facing failures. */
+  run(ctx: CommandContext): Promise<number | void>;
+}

@@ -1,0 +1,183 @@
+// Every request and response that crosses the wire, named after its route, validated with zod on both sides.
+import { z } from 'zod';
+
+export const API_VERSION = 1;
+export const SERVICE_NAME = 'sessync';
+
+/** Limits that keep every request inside Workers limits (100 MB body, 128 MB memory, 50 subrequests). */
+export const LIMITS = {
+  /** Bytes of one push request body. */
+  maxRequestBytes: 10 * 1024 * 1024,
+  /** Bytes of one batch body (JSONL of entries, or ciphertext). */
+  maxBatchBytes: 8 * 1024 * 1024,
+  /** Entries in one batch. */
+  maxEntriesPerBatch: 5_000,
+  /** Bytes of one entry line. */
+  maxEntryBytes: 4 * 1024 * 1024,
+  /** Batches in one pull response. */
+  maxBatchesPerPull: 40,
+  /** Bytes of batch bodies in one pull response (the last batch may cross it once). */
+  maxPullBytes: 8 * 1024 * 1024,
+  /** Heads in one changes page. */
+  maxHeadsPerPage: 5_000,
+  /** Bytes of one share's ciphertext. */
+  maxShareBytes: 25 * 1024 * 1024,
+} as const;
+
+/** Session ids, host ids, account ids: nothing that can steer an object key. */
+export const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
+/** Entry ids: UUIDv7 written by sessync, pi's 8-hex legacy ids, anything similar. */
+export const ENTRY_ID_RE = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
+
+export const SessionIdSchema = z.string().regex(NAME_RE, 'session id: letters, digits, - and _ only, at most 128');
+export const HostIdSchema = z.string().regex(NAME_RE, 'host id: letters, digits, - and _ only, at most 128');
+export const Sha256HexSchema = z.string().regex(/^[0-9a-f]{64}$/, 'sha256: 64 lowercase hex digits');
+
+/** Error body of every non-2xx answer. */
+export const ErrorBodySchema = z.object({
+  error: z.object({ code: z.string(), message: z.string(), retryable: z.boolean().optional() }),
+});
+export type ErrorBody = z.infer<typeof ErrorBodySchema>;
+
+/** GET /v1/health (no auth): lets a client tell a sessync server from anything else. */
+export const HealthResponseSchema = z.object({
+  service: z.literal(SERVICE_NAME),
+  api: z.number().int(),
+});
+export type HealthResponse = z.infer<typeof HealthResponseSchema>;
+
+/** GET /v1/whoami */
+export const WhoamiResponseSchema = z.object({ account: z.string() });
+export type WhoamiResponse = z.infer<typeof WhoamiResponseSchema>;
+
+/** POST /v1/admin/accounts (Authorization: Bearer <admin secret>) */
+export const CreateAccountRequestSchema = z.object({ name: z.string().max(200).optional() }).strict();
+export const CreateAccountResponseSchema = z.object({ account: z.string(), token: z.string() });
+export type CreateAccountResponse = z.infer<typeof CreateAccountResponseSchema>;
+
+/** POST /v1/admin/accounts/:account/tokens (admin): another token for an existing account. */
+export const CreateTokenResponseSchema = z.object({ account: z.string(), token: z.string() });
+
+/**
+ * The plaintext envelope around a batch body. The server reads only the envelope; the body
+ * is JSONL of entries (`encoding: "jsonl"`, validated line by line) or opaque ciphertext
+ * (`encoding: "aes-256-gcm"`, base64, not validated). `sha256` is of the body's UTF-8 bytes.
+ */
+export const BatchEnvelopeSchema = z.object({
+  session: SessionIdSchema,
+  host: HostIdSchema,
+  seq: z.number().int().min(1).max(1e12),
+  batchId: z.string().regex(NAME_RE, 'batchId: letters, digits, - and _ only'),
+  entryCount: z.number().int().min(1).max(LIMITS.maxEntriesPerBatch),
+  sha256: Sha256HexSchema,
+  encoding: z.enum(['jsonl', 'aes-256-gcm']),
+}).strict();
+export type BatchEnvelope = z.infer<typeof BatchEnvelopeSchema>;
+
+/** What the client says about the session on its first push (kept as first pushed). */
+export const SessionMetaInputSchema = z.object({
+  /** The header line as the pushing machine has it (cwd is that machine's). */
+  header: z.record(z.string(), z.unknown()),
+  /** Identifies the project across machines (git remote, root commit, or path). */
+  projectKey: z.string().min(1).max(1000),
+  name: z.string().max(1000).optional(),
+}).strict();
+export type SessionMetaInput = z.infer<typeof SessionMetaInputSchema>;
+
+/** POST /v1/sessions/:session/batches */
+export const PushBatchRequestSchema = z.object({
+  envelope: BatchEnvelopeSchema,
+  body: z.string().max(LIMITS.maxBatchBytes),
+  meta: SessionMetaInputSchema.optional(),
+}).strict();
+export type PushBatchRequest = z.infer<typeof PushBatchRequestSchema>;
+
+/** `created`: stored now; `exists`: the identical batch was already stored (a retry). A different batch at that seq is 409 conflict. */
+export const PushBatchResponseSchema = z.object({
+  status: z.enum(['created', 'exists']),
+  session: z.string(),
+  host: z.string(),
+  seq: z.number().int(),
+});
+export type PushBatchResponse = z.infer<typeof PushBatchResponseSchema>;
+
+/** Per-host pull cursor: the last seq the client holds from each host (absent = none). */
+export const CursorSchema = z.record(HostIdSchema, z.number().int().min(0));
+export type Cursor = z.infer<typeof CursorSchema>;
+
+/** POST /v1/sessions/:session/pull */
+export const PullRequestSchema = z.object({ cursor: CursorSchema }).strict();
+export type PullRequest = z.infer<typeof PullRequestSchema>;
+
+export const StoredBatchSchema = z.object({ envelope: BatchEnvelopeSchema, body: z.string() });
+export type StoredBatch = z.infer<typeof StoredBatchSchema>;
+
+/** Batches after the cursor, ordered by host then seq; `more` says call again with `cursor`. */
+export const PullResponseSchema = z.object({
+  batches: z.array(StoredBatchSchema),
+  cursor: CursorSchema,
+  more: z.boolean(),
+});
+export type PullResponse = z.infer<typeof PullResponseSchema>;
+
+/** One (session, host) and the highest seq stored from that host. */
+export const HeadSchema = z.object({ session: z.string(), host: z.string(), seq: z.number().int() });
+export type Head = z.infer<typeof HeadSchema>;
+
+/**
+ * GET /v1/changes?page=TOKEN: the heads of every session of the account, one page at a time.
+ * A client compares them with its per-host cursors: a no-op sync of 1,000 sessions is one request.
+ */
+export const ChangesResponseSchema = z.object({
+  heads: z.array(HeadSchema),
+  nextPage: z.string().optional(),
+});
+export type ChangesResponse = z.infer<typeof ChangesResponseSchema>;
+
+/** GET /v1/sessions/:session: metadata as first pushed. */
+export const SessionMetaResponseSchema = z.object({
+  session: z.string(),
+  header: z.record(z.string(), z.unknown()),
+  projectKey: z.string(),
+  cwd: z.string().optional(),
+  name: z.string().optional(),
+  created: z.string(),
+  hosts: z.record(z.string(), z.number().int()),
+});
+export type SessionMetaResponse = z.infer<typeof SessionMetaResponseSchema>;
+
+/** POST /v1/shares: ciphertext of the shared branch; the key never leaves the client. */
+export const CreateShareRequestSchema = z.object({
+  ciphertext: z.string().min(1),
+  /** ISO time after which the share answers 410. */
+  expiresAt: z.string().datetime(),
+  session: SessionIdSchema.optional(),
+  entryId: z.string().regex(ENTRY_ID_RE).optional(),
+  entryCount: z.number().int().min(0).optional(),
+}).strict();
+export type CreateShareRequest = z.infer<typeof CreateShareRequestSchema>;
+
+/** The token is returned once; the server keeps only its SHA-256. `id` names the share in lists and revocation. */
+export const CreateShareResponseSchema = z.object({ token: z.string(), id: z.string(), url: z.string(), expiresAt: z.string() });
+export type CreateShareResponse = z.infer<typeof CreateShareResponseSchema>;
+
+export const ShareInfoSchema = z.object({
+  id: z.string(),
+  session: z.string().optional(),
+  entryId: z.string().optional(),
+  entryCount: z.number().int().optional(),
+  created: z.string(),
+  expiresAt: z.string(),
+  revoked: z.boolean(),
+});
+export type ShareInfo = z.infer<typeof ShareInfoSchema>;
+
+/** GET /v1/shares */
+export const ListSharesResponseSchema = z.object({ shares: z.array(ShareInfoSchema) });
+
+/** GET /v1/shares/:token/blob (no auth: the token is the capability) */
+export const ShareBlobResponseSchema = z.object({ ciphertext: z.string(), expiresAt: z.string() });
+export type ShareBlobResponse = z.infer<typeof ShareBlobResponseSchema>;
+
+/** DELETE /v1/shares/:idOrToken -> 200 { revoked: true } */
+export const RevokeShareResponseSchema = z.object({ revoked: z.literal(true), id: z.string() });
