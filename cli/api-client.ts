@@ -1,0 +1,225 @@
+// HTTP client for the sessync service: one method per route, zod-checked answers, retries for retryable errors only.
+import { z } from 'zod';
+import { SessyncError, isSessyncError, type ErrorCode } from '../shared/errors.js';
+import {
+  ChangesResponseSchema,
+  CreateShareResponseSchema,
+  ErrorBodySchema,
+  HealthResponseSchema,
+  ListSharesResponseSchema,
+  PullResponseSchema,
+  PushBatchResponseSchema,
+  RevokeShareResponseSchema,
+  SessionMetaResponseSchema,
+  ShareBlobResponseSchema,
+  WhoamiResponseSchema,
+  type ChangesResponse,
+  type CreateShareRequest,
+  type CreateShareResponse,
+  type Cursor,
+  type HealthResponse,
+  type PullResponse,
+  type PushBatchRequest,
+  type PushBatchResponse,
+  type SessionMetaResponse,
+  type ShareBlobResponse,
+  type ShareInfo,
+  type WhoamiResponse,
+} from '../shared/wire.js';
+
+export interface ApiClientOptions {
+  url: string;
+  token?: string;
+  fetch?: typeof fetch;
+  /** Extra attempts after the first for retryable failures (default 4). */
+  retries?: number;
+  /** First backoff delay; doubles each attempt, with full jitter (default 250 ms). */
+  baseDelayMs?: number;
+  /** Longest single backoff delay (default 5 s). */
+  maxDelayMs?: number;
+  /** Per-attempt timeout (default 60 s). */
+  timeoutMs?: number;
+  /** Called before each retry: lets a UI say "server unreachable, retrying". */
+  onRetry?: (err: SessyncError, attempt: number, delayMs: number) => void;
+}
+
+const KNOWN_CODES = new Set<string>([
+  'bad_input', 'not_found', 'ambiguous', 'conflict', 'locked', 'corrupt', 'unsupported_version',
+  'unauthorized', 'forbidden', 'too_large', 'gone', 'unavailable', 'wrong_server', 'internal',
+]);
+
+/** Statuses that a later attempt can fix (server restarting, overloaded, a proxy in between). */
+const RETRYABLE_STATUS = new Set([408, 425, 429, 500, 502, 503, 504]);
+
+export class ApiClient {
+  readonly url: string;
+  /** Every HTTP attempt made, retries included: benches and no-op checks read it. */
+  requestCount = 0;
+  /** Request body bytes sent, retries included. */
+  bytesSent = 0;
+  private readonly token: string | undefined;
+  private readonly fetchFn: typeof fetch;
+  private readonly retries: number;
+  private readonly baseDelayMs: number;
+  private readonly maxDelayMs: number;
+  private readonly timeoutMs: number;
+  private readonly onRetry: ApiClientOptions['onRetry'];
+
+  constructor(opts: ApiClientOptions) {
+    this.url = normaliseUrl(opts.url);
+    this.token = opts.token;
+    this.fetchFn = opts.fetch ?? globalThis.fetch.bind(globalThis);
+    this.retries = opts.retries ?? 4;
+    this.baseDelayMs = opts.baseDelayMs ?? 250;
+    this.maxDelayMs = opts.maxDelayMs ?? 5_000;
+    this.timeoutMs = opts.timeoutMs ?? 60_000;
+    this.onRetry = opts.onRetry;
+  }
+
+  /** GET /v1/health: proves the server is a sessync service (else wrong_server). */
+  async health(): Promise<HealthResponse> {
+    return this.call('GET', '/v1/health', undefined, HealthResponseSchema, { auth: false });
+  }
+
+  async whoami(): Promise<WhoamiResponse> {
+    return this.call('GET', '/v1/whoami', undefined, WhoamiResponseSchema);
+  }
+
+  async pushBatch(req: PushBatchRequest): Promise<PushBatchResponse> {
+    return this.call('POST', `/v1/sessions/${enc(req.envelope.session)}/batches`, req, PushBatchResponseSchema);
+  }
+
+  async pull(session: string, cursor: Cursor): Promise<PullResponse> {
+    return this.call('POST', `/v1/sessions/${enc(session)}/pull`, { cursor }, PullResponseSchema);
+  }
+
+  async changes(page?: string): Promise<ChangesResponse> {
+    const q = page === undefined ? '' : `?page=${encodeURIComponent(page)}`;
+    return this.call('GET', `/v1/changes${q}`, undefined, ChangesResponseSchema);
+  }
+
+  /** Every head of the account, following pages. */
+  async allHeads(): Promise<ChangesResponse['heads']> {
+    const heads: ChangesResponse['heads'] = [];
+    let page: string | undefined;
+    do {
+      const r = await this.changes(page);
+      heads.push(...r.heads);
+      page = r.nextPage;
+    } while (page !== undefined);
+    return heads;
+  }
+
+  async sessionMeta(session: string): Promise<SessionMetaResponse> {
+    return this.call('GET', `/v1/sessions/${enc(session)}`, undefined, SessionMetaResponseSchema);
+  }
+
+  async createShare(req: CreateShareRequest): Promise<CreateShareResponse> {
+    return this.call('POST', '/v1/shares', req, CreateShareResponseSchema);
+  }
+
+  async listShares(): Promise<ShareInfo[]> {
+    return (await this.call('GET', '/v1/shares', undefined, ListSharesResponseSchema)).shares;
+  }
+
+  async revokeShare(idOrToken: string): Promise<z.infer<typeof RevokeShareResponseSchema>> {
+    return this.call('DELETE', `/v1/shares/${enc(idOrToken)}`, undefined, RevokeShareResponseSchema);
+  }
+
+  /** GET /v1/shares/:token/blob: no auth, the token is the capability. */
+  async shareBlob(token: string): Promise<ShareBlobResponse> {
+    return this.call('GET', `/v1/shares/${enc(token)}/blob`, undefined, ShareBlobResponseSchema, { auth: false });
+  }
+
+  /** One request with retries: only errors marked retryable are tried again, after backoff with full jitter. */
+  private async call<T>(method: string, path: string, body: unknown, schema: z.ZodType<T>, o: { auth?: boolean } = {}): Promise<T> {
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.once(method, path, payload, schema, o.auth !== false);
+      } catch (e) {
+        const err = isSessyncError(e) ? e : new SessyncError('internal', String((e as Error)?.message ?? e), { cause: e });
+        if (!err.retryable || attempt >= this.retries) throw err;
+        const cap = Math.min(this.maxDelayMs, this.baseDelayMs * 2 ** attempt);
+        const delay = Math.round(cap / 2 + Math.random() * (cap / 2));
+        this.onRetry?.(err, attempt + 1, delay);
+        await new Promise((r) => setTimeout(r, delay));
+      }
+    }
+  }
+
+  private async once<T>(method: string, path: string, payload: string | undefined, schema: z.ZodType<T>, auth: boolean): Promise<T> {
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (payload !== undefined) headers['content-type'] = 'application/json';
+    if (auth) {
+      if (!this.token) throw new SessyncError('unauthorized', 'not logged in: run `sessync login <url> --token <token>` first');
+      headers.authorization = `Bearer ${this.token}`;
+    }
+    this.requestCount++;
+    if (payload !== undefined) this.bytesSent += Buffer.byteLength(payload);
+    let res: Response;
+    const ctrl = new AbortController();
+    const timer = setTimeout(() => ctrl.abort(), this.timeoutMs);
+    try {
+      res = await this.fetchFn(this.url + path, { method, headers, body: payload, signal: ctrl.signal });
+    } catch (e) {
+      clearTimeout(timer);
+      const why = (e as { cause?: { code?: string } })?.cause?.code ?? (e as Error)?.message ?? String(e);
+      throw new SessyncError('unavailable', `cannot reach the sessync server at ${this.url} (${why}): check the URL and that the server is running`, { retryable: true, cause: e });
+    }
+    let text: string;
+    try {
+      text = await res.text();
+    } catch (e) {
+      throw new SessyncError('unavailable', `connection to ${this.url} dropped while reading the answer`, { retryable: true, cause: e });
+    } finally {
+      clearTimeout(timer);
+    }
+    let json: unknown;
+    let isJson = true;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      isJson = false; // judged below: a non-JSON answer means a proxy error page or not a sessync server
+    }
+    if (res.ok) {
+      const parsed = isJson ? schema.safeParse(json) : null;
+      if (!parsed?.success) {
+        throw new SessyncError('wrong_server', `${this.url} answered ${method} ${path} with something that is not a sessync answer: is this the URL of a sessync server?`, { details: { status: res.status, body: text.slice(0, 200) } });
+      }
+      return parsed.data;
+    }
+    const errBody = isJson ? ErrorBodySchema.safeParse(json) : null;
+    if (errBody?.success) {
+      const { code, message, retryable } = errBody.data.error;
+      const known = (KNOWN_CODES.has(code) ? code : 'internal') as ErrorCode;
+      if (known === 'unauthorized') {
+        throw new SessyncError('unauthorized', `the server at ${this.url} refused the token (${message}): run \`sessync login ${this.url} --token <token>\` with a valid token`);
+      }
+      throw new SessyncError(known, `server: ${message}`, { retryable: retryable ?? (RETRYABLE_STATUS.has(res.status) || known === 'unavailable'), details: { status: res.status, code } });
+    }
+    if (RETRYABLE_STATUS.has(res.status)) {
+      throw new SessyncError('unavailable', `the server at ${this.url} answered HTTP ${res.status}: it may be restarting`, { retryable: true, details: { status: res.status } });
+    }
+    if (res.status === 401) {
+      throw new SessyncError('unauthorized', `the server at ${this.url} refused the token: run \`sessync login ${this.url} --token <token>\` with a valid token`);
+    }
+    throw new SessyncError('wrong_server', `${this.url} answered HTTP ${res.status} without a sessync error body: is this the URL of a sessync server?`, { details: { status: res.status, body: text.slice(0, 200) } });
+  }
+}
+
+function enc(s: string): string {
+  return encodeURIComponent(s);
+}
+
+/** Accepts `host:port` and trailing slashes; the client always talks to `<origin><path>/v1/...`. */
+export function normaliseUrl(url: string): string {
+  let u = url.trim();
+  if (!/^https?:\/\//i.test(u)) u = `http://${u}`;
+  try {
+    new URL(u);
+  } catch {
+    throw new SessyncError('bad_input', `"${url}" is not a URL: use e.g. http://127.0.0.1:8787 or https://sessync.example.com`);
+  }
+  return u.replace(/\/+$/, '');
+}

@@ -1,0 +1,79 @@
+// Where `sessync login` keeps the server URL and token: $SESSYNC_HOME/login.json, readable by the user only.
+import { chmod, mkdir, open, readFile, rename, rm } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { SessyncError } from '../shared/errors.js';
+
+export interface Login {
+  url: string;
+  token: string;
+  /** Account the token belongs to, as /v1/whoami answered at login. */
+  account?: string;
+}
+
+/** Same rule as cli/store/paths.ts sessyncHome(): kept here so login works before any session exists. */
+function home(env: NodeJS.ProcessEnv): string {
+  return env.SESSYNC_HOME || join(homedir(), '.sessync');
+}
+
+export function loginPath(env: NodeJS.ProcessEnv = process.env): string {
+  return join(home(env), 'login.json');
+}
+
+export async function loadLogin(env: NodeJS.ProcessEnv = process.env): Promise<Login | null> {
+  const p = loginPath(env);
+  let text: string;
+  try {
+    text = await readFile(p, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw new SessyncError('internal', `cannot read ${p}: ${(e as Error).message}`);
+  }
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch {
+    throw new SessyncError('corrupt', `${p} is not valid JSON: run \`sessync login <url> --token <token>\` again`);
+  }
+  const o = v as Partial<Login> | null;
+  if (!o || typeof o.url !== 'string' || typeof o.token !== 'string') {
+    throw new SessyncError('corrupt', `${p} lacks url or token: run \`sessync login <url> --token <token>\` again`);
+  }
+  return { url: o.url, token: o.token, ...(typeof o.account === 'string' ? { account: o.account } : {}) };
+}
+
+/** temp + fsync + rename, created 0600 so the token is never readable by others, even for a moment. */
+export async function saveLogin(login: Login, env: NodeJS.ProcessEnv = process.env): Promise<string> {
+  const p = loginPath(env);
+  await mkdir(home(env), { recursive: true, mode: 0o700 });
+  const tmp = `${p}.${process.pid}.tmp`;
+  const fh = await open(tmp, 'w', 0o600);
+  try {
+    await fh.writeFile(JSON.stringify(login, null, 2) + '\n');
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+  await chmod(tmp, 0o600);
+  await rename(tmp, p);
+  return p;
+}
+
+/** Returns whether a login was there. */
+export async function clearLogin(env: NodeJS.ProcessEnv = process.env): Promise<boolean> {
+  const p = loginPath(env);
+  try {
+    await rm(p);
+    return true;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw new SessyncError('internal', `cannot remove ${p}: ${(e as Error).message}`);
+  }
+}
+
+/** The login or a clear error: every network command starts here. */
+export async function requireLogin(env: NodeJS.ProcessEnv = process.env): Promise<Login> {
+  const l = await loadLogin(env);
+  if (!l) throw new SessyncError('unauthorized', 'not logged in: run `sessync login <url> --token <token>` first');
+  return l;
+}
