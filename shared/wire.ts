@@ -176,7 +176,12 @@ export type ShareInfo = z.infer<typeof ShareInfoSchema>;
 export const ListSharesResponseSchema = z.object({ shares: z.array(ShareInfoSchema) });
 
 /** GET /v1/shares/:token/blob (no auth: the token is the capability) */
-export const ShareBlobResponseSchema = z.object({ ciphertext: z.string(), expiresAt: z.string() });
+export const ShareBlobResponseSchema = z.object({
+  ciphertext: z.string(),
+  expiresAt: z.string(),
+  /** The share's id (not the token): `sessync import` names it in the new session's header. */
+  id: z.string().optional(),
+});
 export type ShareBlobResponse = z.infer<typeof ShareBlobResponseSchema>;
 
 /** DELETE /v1/shares/:idOrToken -> 200 { revoked: true } */
