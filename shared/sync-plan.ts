@@ -1,0 +1,124 @@
+// Sync as pure steps: local and remote status -> per-session diff -> list of operations. No I/O here: table-tested.
+import type { Cursor, Head } from './wire.js';
+
+/** What the client knows about one local session without reading it: file size and its sync state. */
+export interface LocalStatus {
+  session: string;
+  /** Current size of the session file in bytes. */
+  size: number;
+  /** Bytes of the file already pushed (0 = never). */
+  pushedOffset: number;
+  /** Seq of a batch written to state but not yet acknowledged by the server, or null. */
+  pendingSeq: number | null;
+  /** Per-host cursor of batches already merged into the local file. */
+  cursor: Cursor;
+  /** Next seq this host will use for the session. */
+  nextSeq: number;
+}
+
+export interface SessionDiff {
+  session: string;
+  local: boolean;
+  remote: boolean;
+  /** Bytes of the local file after the pushed offset (lines not yet pushed, or pulled ones not yet accounted). */
+  unpushedBytes: number;
+  /** A batch awaits its acknowledgement: it is resent with the same seq and batch id. */
+  pending: boolean;
+  /** Per other host: batches on the server the local file lacks. */
+  waiting: Record<string, number>;
+  waitingBatches: number;
+  /** Highest seq the server holds from this host (0 = none): detects state older than the server's. */
+  ownHead: number;
+}
+
+export type SyncOp =
+  | { kind: 'push'; session: string; resumePending: boolean }
+  | { kind: 'pull'; session: string; batches: number }
+  /** A session the server has and this machine lacks: create the local file, then pull. */
+  | { kind: 'fetch'; session: string; batches: number };
+
+export interface PlanOptions {
+  push: boolean;
+  pull: boolean;
+  /** Fetch sessions that exist only on the server (pull/sync without a ref: the caller filters by project). */
+  fetchRemoteOnly: boolean;
+  /** Only these sessions (a ref or this project); undefined = every local session. */
+  only?: ReadonlySet<string>;
+}
+
+/** Groups heads by session: {session: {host: seq}}. */
+export function headsBySession(heads: readonly Head[]): Map<string, Record<string, number>> {
+  const out = new Map<string, Record<string, number>>();
+  for (const h of heads) {
+    let m = out.get(h.session);
+    if (!m) out.set(h.session, (m = {}));
+    m[h.host] = Math.max(m[h.host] ?? 0, h.seq);
+  }
+  return out;
+}
+
+/** Compares local state with the server's heads, one row per session known on either side. */
+export function diffSessions(local: readonly LocalStatus[], heads: readonly Head[], ownHost: string): SessionDiff[] {
+  const remote = headsBySession(heads);
+  const rows: SessionDiff[] = [];
+  const seen = new Set<string>();
+  for (const l of local) {
+    seen.add(l.session);
+    const r = remote.get(l.session);
+    rows.push(row(l.session, l, r, ownHost));
+  }
+  for (const [session, r] of remote) if (!seen.has(session)) rows.push(row(session, undefined, r, ownHost));
+  return rows.sort((a, b) => (a.session < b.session ? -1 : a.session > b.session ? 1 : 0));
+}
+
+function row(session: string, l: LocalStatus | undefined, r: Record<string, number> | undefined, ownHost: string): SessionDiff {
+  const waiting: Record<string, number> = {};
+  let waitingBatches = 0;
+  for (const [host, seq] of Object.entries(r ?? {})) {
+    if (host === ownHost) continue;
+    const have = l?.cursor[host] ?? 0;
+    if (seq > have) {
+      waiting[host] = seq - have;
+      waitingBatches += seq - have;
+    }
+  }
+  return {
+    session,
+    local: l !== undefined,
+    remote: r !== undefined,
+    unpushedBytes: l ? Math.max(0, l.size - l.pushedOffset) : 0,
+    pending: l?.pendingSeq != null,
+    waiting,
+    waitingBatches,
+    ownHead: r?.[ownHost] ?? 0,
+  };
+}
+
+/** Operations for a sync: pushes first (so a pull never has to skip our own fresh batches), then pulls and fetches. */
+export function planSync(diffs: readonly SessionDiff[], o: PlanOptions): SyncOp[] {
+  const pushes: SyncOp[] = [];
+  const pulls: SyncOp[] = [];
+  for (const d of diffs) {
+    const inScope = o.only === undefined ? d.local : o.only.has(d.session);
+    if (o.push && d.local && inScope && (d.unpushedBytes > 0 || d.pending)) {
+      pushes.push({ kind: 'push', session: d.session, resumePending: d.pending });
+    }
+    if (!o.pull || d.waitingBatches === 0) continue;
+    if (d.local && inScope) pulls.push({ kind: 'pull', session: d.session, batches: d.waitingBatches });
+    else if (!d.local && (o.fetchRemoteOnly || inScope)) pulls.push({ kind: 'fetch', session: d.session, batches: d.waitingBatches });
+  }
+  return [...pushes, ...pulls];
+}
+
+/** Totals for the one summary line and `status`. */
+export function summarise(diffs: readonly SessionDiff[]): { sessions: number; toPush: number; unpushedBytes: number; toPull: number; waitingBatches: number; remoteOnly: number } {
+  let toPush = 0, unpushedBytes = 0, toPull = 0, waitingBatches = 0, remoteOnly = 0;
+  for (const d of diffs) {
+    if (d.local && (d.unpushedBytes > 0 || d.pending)) toPush++;
+    unpushedBytes += d.unpushedBytes;
+    if (d.waitingBatches > 0) toPull++;
+    waitingBatches += d.waitingBatches;
+    if (!d.local) remoteOnly++;
+  }
+  return { sessions: diffs.length, toPush, unpushedBytes, toPull, waitingBatches, remoteOnly };
+}

@@ -1,0 +1,63 @@
+// Table tests for the union-by-id merge: duplicates skipped, conflicts set aside and reported, parents before children.
+import { describe, expect, it } from 'vitest';
+import { canonicalJson, mergeEntries, parentsFirst } from '../../shared/merge.js';
+import type { SessionEntry } from '../../shared/entry.js';
+
+const e = (id: string, parentId: string | null, text = id, ts = '2026-01-01T00:00:00.000Z'): SessionEntry => ({
+  type: 'message', id, parentId, timestamp: ts, message: { role: 'user', content: text },
+});
+const local = (...entries: SessionEntry[]) => new Map(entries.map((x) => [x.id, x] as [string, SessionEntry]));
+const inc = (...entries: SessionEntry[]) => entries.map((entry) => ({ entry, host: 'h2' }));
+
+describe('mergeEntries', () => {
+  const cases: { name: string; local: SessionEntry[]; incoming: SessionEntry[]; append: string[]; dup: number; conflicts: string[] }[] = [
+    { name: 'nothing incoming', local: [e('a', null)], incoming: [], append: [], dup: 0, conflicts: [] },
+    { name: 'all new, linear', local: [e('a', null)], incoming: [e('b', 'a'), e('c', 'b')], append: ['b', 'c'], dup: 0, conflicts: [] },
+    { name: 'already present, same content', local: [e('a', null), e('b', 'a')], incoming: [e('b', 'a')], append: [], dup: 1, conflicts: [] },
+    { name: 'same id different content is a conflict', local: [e('a', null), e('b', 'a', 'mine')], incoming: [e('b', 'a', 'theirs')], append: [], dup: 0, conflicts: ['b'] },
+    { name: 'incoming twice, same content', local: [], incoming: [e('a', null), e('a', null)], append: ['a'], dup: 1, conflicts: [] },
+    { name: 'incoming twice, different content', local: [], incoming: [e('a', null, 'x'), e('a', null, 'y')], append: ['a'], dup: 0, conflicts: ['a'] },
+    { name: 'children before parents are reordered', local: [e('r', null)], incoming: [e('c', 'b'), e('b', 'a'), e('a', 'r')], append: ['a', 'b', 'c'], dup: 0, conflicts: [] },
+    { name: 'branch from a local entry', local: [e('r', null), e('x', 'r')], incoming: [e('y', 'r'), e('z', 'y')], append: ['y', 'z'], dup: 0, conflicts: [] },
+    { name: 'dangling parent kept', local: [], incoming: [e('q', 'missing')], append: ['q'], dup: 0, conflicts: [] },
+  ];
+  for (const c of cases) {
+    it(c.name, () => {
+      const r = mergeEntries(local(...c.local), inc(...c.incoming));
+      expect(r.toAppend.map((x) => x.id)).toEqual(c.append);
+      expect(r.duplicates).toBe(c.dup);
+      expect(r.conflicts.map((x) => x.id)).toEqual(c.conflicts);
+    });
+  }
+
+  it('a conflict keeps both versions and names the host', () => {
+    const mine = e('b', 'a', 'mine');
+    const theirs = e('b', 'a', 'theirs');
+    const r = mergeEntries(local(e('a', null), mine), inc(theirs));
+    expect(r.conflicts).toEqual([{ id: 'b', kept: mine, aside: theirs, host: 'h2' }]);
+  });
+
+  it('key order does not make a conflict; canonical JSON string in the map works too', () => {
+    const a = e('a', null);
+    const reordered = JSON.parse(JSON.stringify({ timestamp: a.timestamp, message: a.message, parentId: null, id: 'a', type: 'message' })) as SessionEntry;
+    expect(canonicalJson(a)).toBe(canonicalJson(reordered));
+    const r = mergeEntries(new Map([['a', canonicalJson(a)]]), inc(reordered));
+    expect(r).toMatchObject({ toAppend: [], duplicates: 1, conflicts: [] });
+  });
+});
+
+describe('parentsFirst', () => {
+  it('keeps a valid order unchanged', () => {
+    const xs = [e('a', null), e('b', 'a'), e('c', 'b'), e('d', 'a')];
+    expect(parentsFirst(xs).map((x) => x.id)).toEqual(['a', 'b', 'c', 'd']);
+  });
+  it('survives a cycle and a 20,000-deep chain', () => {
+    expect(parentsFirst([e('a', 'b'), e('b', 'a')]).map((x) => x.id).sort()).toEqual(['a', 'b']);
+    const chain: SessionEntry[] = [];
+    for (let i = 0; i < 20_000; i++) chain.push(e(`n${i}`, i ? `n${i - 1}` : null));
+    const out = parentsFirst(chain.slice().reverse());
+    const pos = new Map(out.map((x, i) => [x.id, i]));
+    expect(out).toHaveLength(20_000);
+    for (const x of chain) if (x.parentId) expect(pos.get(x.parentId)!).toBeLessThan(pos.get(x.id)!);
+  });
+});
