@@ -1,0 +1,142 @@
+// JSONL session parsing that survives torn and corrupt lines: every bad line becomes a Problem, nothing around it is lost.
+import { CURRENT_VERSION, checkEntry, checkHeader, checkV1Entry, type SessionEntry, type SessionHeader } from './entry.js';
+
+/** A line that was not loaded. `line` is 1-based and counts the header. */
+export interface Problem {
+  line: number;
+  reason: string;
+}
+
+export interface ParsedSession {
+  header: SessionHeader | null;
+  /** header.version ?? 1 (no header: CURRENT_VERSION, the entries are checked as current ones). */
+  version: number;
+  /** Usable entries in file order. For version 1 they have no id/parentId until migrateSession. */
+  entries: SessionEntry[];
+  problems: Problem[];
+  /** The text does not end in '\n' and its last line does not parse: an interrupted write. */
+  tornTail: boolean;
+}
+
+const MAX_REASON = 300;
+
+/**
+ * Incremental parser: feed text in chunks of any size (split anywhere, also inside a line), then
+ * call end(). Lets a reader decode a large file piece by piece instead of holding all of it as
+ * one string. parseSession(text) is push(text) + end().
+ */
+export class SessionParser {
+  private carry = '';
+  private lineNo = 0;
+  private sawFirst = false;
+  private header: SessionHeader | null = null;
+  private version = CURRENT_VERSION;
+  private readonly entries: SessionEntry[] = [];
+  private readonly problems: Problem[] = [];
+
+  push(chunk: string): void {
+    let start = 0;
+    let nl = chunk.indexOf('\n');
+    if (nl < 0) {
+      this.carry += chunk;
+      return;
+    }
+    if (this.carry !== '') {
+      const first = this.carry + chunk.slice(0, nl);
+      this.carry = '';
+      this.line(first);
+      start = nl + 1;
+      nl = chunk.indexOf('\n', start);
+    }
+    while (nl >= 0) {
+      this.line(chunk.slice(start, nl));
+      start = nl + 1;
+      nl = chunk.indexOf('\n', start);
+    }
+    this.carry = start < chunk.length ? chunk.slice(start) : '';
+  }
+
+  end(): ParsedSession {
+    let tornTail = false;
+    if (this.carry !== '') {
+      const last = this.carry;
+      this.carry = '';
+      // A last line without '\n' is fine when it parses; when it does not, it is a write that was cut off.
+      tornTail = !this.line(last, true);
+    }
+    return {
+      header: this.header,
+      version: this.version,
+      entries: this.entries,
+      problems: this.problems,
+      tornTail,
+    };
+  }
+
+  /** Handles one line; returns false only when it is not valid JSON. */
+  private line(text: string, isUnterminatedTail = false): boolean {
+    this.lineNo++;
+    if (isBlank(text)) return true; // carries no data
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch (err) {
+      this.sawFirst = true; // a corrupt first line is where the header was
+      const msg = err instanceof Error ? err.message : String(err);
+      this.problems.push({
+        line: this.lineNo,
+        reason: clip(isUnterminatedTail ? `torn last line (no newline, invalid JSON): ${msg}` : `invalid JSON: ${msg}`),
+      });
+      return false;
+    }
+    if (!this.sawFirst) {
+      this.sawFirst = true;
+      if (typeof value === 'object' && value !== null && (value as { type?: unknown }).type === 'session') {
+        const reason = checkHeader(value);
+        if (reason === null) {
+          this.header = value as SessionHeader;
+          this.version = this.header.version ?? 1;
+        } else {
+          this.problems.push({ line: this.lineNo, reason: clip(reason) });
+        }
+        return true;
+      }
+      this.problems.push({ line: this.lineNo, reason: 'no session header: the first line is not {"type":"session",...}' });
+    }
+    const reason = this.version < 2 ? checkV1Entry(value) : checkEntry(value);
+    if (reason === null) this.entries.push(value as SessionEntry);
+    else this.problems.push({ line: this.lineNo, reason: clip(reason) });
+    return true;
+  }
+}
+
+function isBlank(s: string): boolean {
+  // Fast path: a real line starts with '{'.
+  if (s.length === 0) return true;
+  const c = s.charCodeAt(0);
+  if (c === 123) return false;
+  return s.trim() === '';
+}
+
+function clip(s: string): string {
+  return s.length > MAX_REASON ? `${s.slice(0, MAX_REASON)}…` : s;
+}
+
+/** Parses a whole session file. Never throws on bad lines: each becomes a Problem. */
+export function parseSession(text: string): ParsedSession {
+  const p = new SessionParser();
+  p.push(text);
+  return p.end();
+}
+
+/** One JSONL line (no newline). Keys keep their order, so an unchanged entry serializes to its original line. */
+export function serializeLine(v: object): string {
+  return JSON.stringify(v);
+}
+
+/** Lines of a whole file: header then entries, each followed by '\n'. */
+export function serializeSession(header: SessionHeader, entries: readonly object[]): string {
+  let out = serializeLine(header) + '\n';
+  for (const e of entries) out += serializeLine(e) + '\n';
+  return out;
+}

@@ -1,0 +1,109 @@
+// Versioned session migrations (v1 -> v2 -> v3), run in order, idempotent, with ids every machine computes alike.
+import { CURRENT_VERSION, type SessionEntry, type SessionHeader } from './entry.js';
+import { SessyncError } from './errors.js';
+import { deterministicId } from './ids.js';
+import type { ParsedSession } from './jsonl.js';
+
+interface Migration {
+  from: number;
+  to: number;
+  run(header: SessionHeader, entries: SessionEntry[]): Promise<{ header: SessionHeader; entries: SessionEntry[] }>;
+}
+
+/**
+ * v1 -> v2: pi's linear files get ids and a linear parent chain.
+ * - id: kept when the line has one, else deterministicId(`${headerId}:${index}`), index = position
+ *   among the parsed lines with the header at 0 (what firstKeptEntryIndex counts), so two machines
+ *   migrating the same file produce the same ids and sync does not duplicate the history.
+ * - compaction firstKeptEntryIndex -> firstKeptEntryId (dropped when it points at nothing).
+ * - header: provider/modelId/thinkingLevel stay (pi drops them and loses the model of an old
+ *   session; buildContext falls back to them); branchedFrom becomes parentSession.
+ */
+const v1ToV2: Migration = {
+  from: 1,
+  to: 2,
+  async run(header, entries) {
+    const ids = await Promise.all(
+      entries.map((e, i) => (typeof e.id === 'string' && e.id !== '' ? e.id : deterministicId(`${header.id}:${i + 1}`))),
+    );
+    const out: SessionEntry[] = new Array(entries.length);
+    let prev: string | null = null;
+    for (let i = 0; i < entries.length; i++) {
+      const { type, id: _id, parentId, timestamp, ...rest } = entries[i]!;
+      const id = ids[i]!;
+      const entry: SessionEntry = {
+        type,
+        id,
+        parentId: parentId === null || typeof parentId === 'string' ? parentId : prev,
+        timestamp: typeof timestamp === 'string' ? timestamp : header.timestamp,
+        ...rest,
+      };
+      if (type === 'compaction' && typeof rest.firstKeptEntryIndex === 'number') {
+        const k = rest.firstKeptEntryIndex;
+        delete entry.firstKeptEntryIndex;
+        // index 0 is the header; entries[k-1] is the line the index names.
+        if (typeof entry.firstKeptEntryId !== 'string' && Number.isInteger(k) && k >= 1 && k <= entries.length) {
+          entry.firstKeptEntryId = ids[k - 1]!;
+        }
+      }
+      out[i] = entry;
+      prev = id;
+    }
+    const { branchedFrom, ...h } = header;
+    const newHeader: SessionHeader = { ...h, version: 2 };
+    if (typeof branchedFrom === 'string' && newHeader.parentSession === undefined) newHeader.parentSession = branchedFrom;
+    else if (branchedFrom !== undefined) newHeader.branchedFrom = branchedFrom;
+    return { header: newHeader, entries: out };
+  },
+};
+
+/** v2 -> v3: message role "hookMessage" is now "custom". */
+const v2ToV3: Migration = {
+  from: 2,
+  to: 3,
+  async run(header, entries) {
+    const out = entries.map((e) => {
+      const m = e.message as { role?: unknown } | undefined;
+      if (e.type !== 'message' || !m || m.role !== 'hookMessage') return e;
+      return { ...e, message: { ...m, role: 'custom' } };
+    });
+    return { header: { ...header, version: 3 }, entries: out };
+  },
+};
+
+/** In order; each step's `from` is the previous step's `to`. */
+export const MIGRATIONS: readonly Migration[] = [v1ToV2, v2ToV3];
+
+/**
+ * Brings a parsed session to CURRENT_VERSION. Never mutates its input (entries that need no change
+ * are shared, not copied). Idempotent: a current file comes back unchanged with changed = false.
+ * A file from a newer writer (version > CURRENT_VERSION) is returned as it is: this library
+ * preserves what it does not know. No header: SessyncError('corrupt').
+ */
+export async function migrateSession(parsed: ParsedSession): Promise<{
+  header: SessionHeader;
+  entries: SessionEntry[];
+  fromVersion: number;
+  toVersion: number;
+  changed: boolean;
+}> {
+  if (!parsed.header) {
+    throw new SessyncError('corrupt', 'the session has no valid header line ({"type":"session",...}); it cannot be migrated', {
+      details: { problems: parsed.problems.slice(0, 10) },
+    });
+  }
+  const fromVersion = parsed.version;
+  let header = parsed.header;
+  let entries = parsed.entries;
+  let version = fromVersion;
+  for (const m of MIGRATIONS) {
+    if (version === m.from) {
+      ({ header, entries } = await m.run(header, entries));
+      version = m.to;
+    }
+  }
+  if (version < CURRENT_VERSION) {
+    throw new SessyncError('unsupported_version', `session format version ${fromVersion} has no migration path to ${CURRENT_VERSION}`);
+  }
+  return { header, entries, fromVersion, toVersion: version, changed: version !== fromVersion };
+}
