@@ -66,7 +66,8 @@ export const CreateTokenResponseSchema = z.object({ account: z.string(), token: 
 export const BatchEnvelopeSchema = z.object({
   session: SessionIdSchema,
   host: HostIdSchema,
-  seq: z.number().int().min(1).max(1e12),
+  // 12 digits: keys.ts pads seqs to a fixed width so that listing order is numeric order.
+  seq: z.number().int().min(1).max(999_999_999_999),
   batchId: z.string().regex(NAME_RE, 'batchId: letters, digits, - and _ only'),
   entryCount: z.number().int().min(1).max(LIMITS.maxEntriesPerBatch),
   sha256: Sha256HexSchema,

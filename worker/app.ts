@@ -1,0 +1,74 @@
+// Builds the Hono app of the sync service; the store comes from the context, set by the runtime's entry.
+import { Hono } from 'hono';
+import type { Context } from 'hono';
+import { HTTPException } from 'hono/http-exception';
+import type { AppEnv } from './app-env.js';
+import type { BlobStore } from './store/blob-store.js';
+import { SessyncError, type ErrorCode } from '../shared/errors.js';
+import { adminRoutes } from './routes/admin.js';
+import { batchesRoutes } from './routes/batches.js';
+import { changesRoutes } from './routes/changes.js';
+import { healthRoutes } from './routes/health.js';
+import { pullRoutes } from './routes/pull.js';
+import { sessionsRoutes } from './routes/sessions.js';
+import { sharesRoutes } from './routes/shares.js';
+
+export interface AppOptions {
+  /** The store, or how to get it from the request (Workers: from env.BUCKET). Omit when a parent app sets c.var.store. */
+  store?: BlobStore | ((c: Context<AppEnv>) => BlobStore);
+  /** Admin secret; defaults to the SESSYNC_ADMIN_SECRET binding (Workers). */
+  adminSecret?: string;
+}
+
+const CODE_OF_STATUS: Record<number, ErrorCode> = {
+  400: 'bad_input',
+  401: 'unauthorized',
+  403: 'forbidden',
+  404: 'not_found',
+  409: 'conflict',
+  410: 'gone',
+  413: 'too_large',
+};
+
+function errorResponse(c: Context, status: number, code: string, message: string, retryable: boolean, details?: unknown): Response {
+  const error = details === undefined ? { code, message, retryable } : { code, message, retryable, details };
+  return c.json({ error }, status as 400);
+}
+
+export function createApp(opts: AppOptions = {}): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+
+  app.use('*', async (c, next) => {
+    if (opts.store) c.set('store', typeof opts.store === 'function' ? opts.store(c) : opts.store);
+    if (!c.var.store) throw new SessyncError('internal', 'server misconfigured: no storage backend was set up');
+    await next();
+  });
+
+  app.route('/', healthRoutes);
+  app.route('/', adminRoutes((c) => opts.adminSecret ?? c.env?.SESSYNC_ADMIN_SECRET));
+  app.route('/', batchesRoutes);
+  app.route('/', pullRoutes);
+  app.route('/', changesRoutes);
+  app.route('/', sessionsRoutes);
+  app.route('/', sharesRoutes);
+
+  app.notFound((c) => errorResponse(c, 404, 'not_found', `no route ${c.req.method} ${new URL(c.req.url).pathname} on this sessync server (API under /v1)`, false));
+
+  app.onError((err, c) => {
+    if (err instanceof SessyncError) {
+      if (err.status >= 500) console.error(`sessync: ${c.req.method} ${c.req.path}: ${err.message}`);
+      return errorResponse(c, err.status, err.code, err.message, err.retryable, err.details);
+    }
+    if (err instanceof HTTPException) {
+      const status = err.status;
+      const code = CODE_OF_STATUS[status] ?? (status >= 500 ? 'internal' : 'bad_input');
+      return errorResponse(c, status, code, err.message || `request refused (${status})`, status >= 500);
+    }
+    // c.req.json() in a route throws SyntaxError on a malformed body: that is bad input, not a server fault.
+    if (err instanceof SyntaxError) return errorResponse(c, 400, 'bad_input', `the request body is not valid JSON (${err.message})`, false);
+    console.error(`sessync: ${c.req.method} ${c.req.path}:`, err);
+    return errorResponse(c, 500, 'internal', 'internal server error; the server log has details', true);
+  });
+
+  return app;
+}

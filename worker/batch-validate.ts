@@ -1,0 +1,80 @@
+// Checks a pushed batch before anything is stored: envelope against path, body hash and size, and every entry line.
+import { SessyncError } from '../shared/errors.js';
+import { ENTRY_ID_RE, LIMITS, type PushBatchRequest } from '../shared/wire.js';
+import { sha256Hex } from './sha256.js';
+
+const encoder = new TextEncoder();
+
+/**
+ * Minimal structural check of one entry, used until shared/entry.ts's checkEntry is available:
+ * an object with a string type, a string id, a parentId that is a string or null, and a string timestamp.
+ */
+function checkEntryShape(v: unknown): string | null {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return 'not a JSON object';
+  const o = v as Record<string, unknown>;
+  if (typeof o.type !== 'string' || o.type === '') return 'missing "type"';
+  if (o.type === 'session') return 'a session header is not an entry (send it as meta.header)';
+  if (typeof o.id !== 'string') return 'missing string "id"';
+  if (!(o.parentId === null || typeof o.parentId === 'string')) return '"parentId" must be a string or null';
+  if (typeof o.timestamp !== 'string') return 'missing string "timestamp"';
+  return null;
+}
+
+function bad(message: string): SessyncError {
+  return new SessyncError('bad_input', message);
+}
+
+/** Splits a JSONL body into lines; a final newline is optional, an empty line anywhere else is refused. */
+export function splitLines(body: string): string[] {
+  const lines = body.split('\n');
+  if (lines.length > 1 && lines[lines.length - 1] === '') lines.pop();
+  return lines;
+}
+
+/**
+ * Throws a 4xx SessyncError for anything wrong with the batch; returns the body's UTF-8 size.
+ * Ciphertext batches (`aes-256-gcm`) get only the envelope, size and hash checks: the server cannot read them.
+ */
+export async function validateBatch(pathSession: string, req: PushBatchRequest): Promise<number> {
+  const env = req.envelope;
+  if (env.session !== pathSession) {
+    throw bad(`envelope.session "${env.session}" does not match the session in the URL "${pathSession}"`);
+  }
+  const bytes = encoder.encode(req.body);
+  if (bytes.byteLength > LIMITS.maxBatchBytes) {
+    throw new SessyncError('too_large', `batch body is ${bytes.byteLength} bytes, more than the limit of ${LIMITS.maxBatchBytes}; split it into smaller batches`);
+  }
+  const actual = await sha256Hex(bytes);
+  if (actual !== env.sha256) throw bad(`envelope.sha256 does not match the body (body hashes to ${actual}); the body was changed or truncated`);
+  if (env.encoding === 'aes-256-gcm') {
+    if (!/^[A-Za-z0-9+/]+={0,2}$/.test(req.body)) throw bad('an aes-256-gcm body must be base64 ciphertext');
+    return bytes.byteLength;
+  }
+  if (req.body === '') throw bad('batch body is empty: a batch holds at least one entry');
+  const lines = splitLines(req.body);
+  if (lines.length !== env.entryCount) {
+    throw bad(`envelope.entryCount is ${env.entryCount} but the body has ${lines.length} line(s)`);
+  }
+  if (lines.length > LIMITS.maxEntriesPerBatch) {
+    throw new SessyncError('too_large', `batch has ${lines.length} entries, more than the limit of ${LIMITS.maxEntriesPerBatch}`);
+  }
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!;
+    const where = `body line ${i + 1}`;
+    if (line.length > LIMITS.maxEntryBytes / 3 && encoder.encode(line).byteLength > LIMITS.maxEntryBytes) {
+      throw new SessyncError('too_large', `${where}: entry is larger than the limit of ${LIMITS.maxEntryBytes} bytes`);
+    }
+    if (line.trim() === '') throw bad(`${where} is empty; JSONL bodies have one entry per line`);
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch (e) {
+      throw bad(`${where} is not valid JSON (${(e as Error).message})`);
+    }
+    const problem = checkEntryShape(value);
+    if (problem) throw bad(`${where}: ${problem}`);
+    const id = (value as { id: string }).id;
+    if (!ENTRY_ID_RE.test(id)) throw bad(`${where}: entry id "${id.slice(0, 80)}" is not valid (letters, digits, _ . : - only, at most 128)`);
+  }
+  return bytes.byteLength;
+}

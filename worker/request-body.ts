@@ -1,0 +1,74 @@
+// Reads a request body with a byte limit (Content-Length and the bytes actually read), then parses JSON and a zod schema.
+import type { Context } from 'hono';
+import type { z } from 'zod';
+import { SessyncError } from '../shared/errors.js';
+
+/** Limit for small JSON bodies (pull cursors, admin calls). */
+export const SMALL_BODY_BYTES = 1024 * 1024;
+
+function tooLarge(limit: number): SessyncError {
+  return new SessyncError('too_large', `request body is larger than ${limit} bytes; send smaller batches`);
+}
+
+/** The body as UTF-8 text; 413 past `limit` bytes, 400 when it is not valid UTF-8. */
+export async function readBodyText(c: Context, limit: number): Promise<string> {
+  const declared = c.req.header('content-length');
+  if (declared !== undefined) {
+    const n = Number(declared);
+    if (!/^\d+$/.test(declared.trim()) || !Number.isSafeInteger(n)) throw new SessyncError('bad_input', `Content-Length "${declared.slice(0, 40)}" is not a number`);
+    if (n > limit) throw tooLarge(limit);
+  }
+  const stream = c.req.raw.body;
+  if (!stream) return '';
+  // Count what arrives: Content-Length can be absent (chunked) or wrong.
+  const reader = stream.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > limit) {
+      await reader.cancel().catch(() => undefined); // the request is refused either way; nothing is lost
+      throw tooLarge(limit);
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(total);
+  let at = 0;
+  for (const ch of chunks) {
+    bytes.set(ch, at);
+    at += ch.byteLength;
+  }
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    throw new SessyncError('bad_input', 'request body is not valid UTF-8');
+  }
+}
+
+/** Formats zod issues as `path: message` for an error a user can act on. */
+export function describeIssues(error: z.ZodError): string {
+  const parts = error.issues.slice(0, 5).map((i) => `${i.path.length ? i.path.join('.') : '(body)'}: ${i.message}`);
+  if (error.issues.length > 5) parts.push(`and ${error.issues.length - 5} more`);
+  return parts.join('; ');
+}
+
+/** JSON-parses and validates text already read; every failure is a 400 SessyncError naming `what`. */
+export function parseJson<S extends z.ZodType>(text: string, schema: S, what: string): z.infer<S> {
+  if (text.trim() === '') throw new SessyncError('bad_input', `${what}: the request body is empty; send a JSON object`);
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    throw new SessyncError('bad_input', `${what}: the request body is not valid JSON (${(e as Error).message})`);
+  }
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) throw new SessyncError('bad_input', `${what}: ${describeIssues(parsed.error)}`);
+  return parsed.data;
+}
+
+/** Reads, JSON-parses and validates the body; every failure is a 4xx SessyncError. */
+export async function readJson<S extends z.ZodType>(c: Context, schema: S, limit: number, what: string): Promise<z.infer<S>> {
+  return parseJson(await readBodyText(c, limit), schema, what);
+}

@@ -1,0 +1,74 @@
+// POST /v1/sessions/:session/batches: append-only, idempotent, gapless per host; the same batch retried is stored once.
+import { Hono } from 'hono';
+import type { AppEnv } from '../app-env.js';
+import type { BlobStore } from '../store/blob-store.js';
+import { SessyncError } from '../../shared/errors.js';
+import { keys, parseHeadKey } from '../../shared/keys.js';
+import { LIMITS, PushBatchRequestSchema, type BatchEnvelope, type PushBatchResponse, type SessionMetaInput } from '../../shared/wire.js';
+import { requireAccount } from '../auth.js';
+import { validateBatch } from '../batch-validate.js';
+import { readJson } from '../request-body.js';
+import { encodeJson, keyExists, listAll, nameParam, readBatch, type StoredMeta } from '../session-data.js';
+
+export const batchesRoutes = new Hono<AppEnv>();
+
+function sameBatch(a: BatchEnvelope, b: BatchEnvelope): boolean {
+  return a.sha256 === b.sha256 && a.batchId === b.batchId && a.entryCount === b.entryCount && a.encoding === b.encoding;
+}
+
+/**
+ * Records `seq` as this host's head unless a newer head is already there, then removes older heads.
+ * Runs on 'exists' too: it repairs a crash between the batch write and the head write.
+ */
+async function advanceHead(store: BlobStore, account: string, env: BatchEnvelope): Promise<void> {
+  const prefix = keys.hostHeadsPrefix(account, env.session, env.host);
+  const existing = (await listAll(store, prefix)).flatMap((k) => {
+    const h = parseHeadKey(account, k);
+    return h ? [{ key: k, seq: h.seq }] : [];
+  });
+  if (!existing.some((h) => h.seq >= env.seq)) {
+    await store.putIfAbsent(keys.head(account, env.session, env.host, env.seq), encodeJson({ seq: env.seq, batchId: env.batchId }));
+  }
+  const top = Math.max(env.seq, ...existing.map((h) => h.seq));
+  // Older heads are redundant; a racing push of a newer seq only ever deletes keys below its own.
+  await Promise.all(existing.filter((h) => h.seq < top).map((h) => store.delete(h.key)));
+}
+
+async function storeMeta(store: BlobStore, account: string, session: string, meta: SessionMetaInput): Promise<void> {
+  const record: StoredMeta = { header: meta.header, projectKey: meta.projectKey, created: new Date().toISOString() };
+  if (meta.name !== undefined) record.name = meta.name;
+  await store.putIfAbsent(keys.sessionMeta(account, session), encodeJson(record)); // kept as first pushed
+}
+
+batchesRoutes.post('/v1/sessions/:session/batches', requireAccount, async (c) => {
+  const session = nameParam(c, 'session', 'session id');
+  const req = await readJson(c, PushBatchRequestSchema, LIMITS.maxRequestBytes, 'push batch');
+  await validateBatch(session, req);
+  const store = c.var.store;
+  const account = c.var.account;
+  const env = req.envelope;
+
+  // Gapless per host: a pull walks seqs 1..head, so a hole would stall every reader.
+  if (env.seq > 1 && !(await keyExists(store, keys.batch(account, session, env.host, env.seq - 1)))) {
+    throw new SessyncError('conflict', `seq gap: host ${env.host} has no batch ${env.seq - 1} in session ${session}; push batches in order starting at 1`);
+  }
+
+  const batchKey = keys.batch(account, session, env.host, env.seq);
+  let status: PushBatchResponse['status'] = 'created';
+  if (!(await store.putIfAbsent(batchKey, encodeJson({ envelope: env, body: req.body })))) {
+    const stored = await readBatch(store, batchKey);
+    if (!stored) throw new SessyncError('unavailable', `batch ${env.seq} of host ${env.host} was reported present but cannot be read; retry`, { retryable: true });
+    if (!sameBatch(stored.envelope, env)) {
+      throw new SessyncError(
+        'conflict',
+        `host ${env.host} already stored a different batch at seq ${env.seq} (batch ${stored.envelope.batchId}); stored batches are never replaced: push new entries at a later seq`,
+        { details: { storedBatchId: stored.envelope.batchId, storedSha256: stored.envelope.sha256 } },
+      );
+    }
+    status = 'exists';
+  }
+  if (req.meta) await storeMeta(store, account, session, req.meta);
+  await advanceHead(store, account, env);
+  const res: PushBatchResponse = { status, session, host: env.host, seq: env.seq };
+  return c.json(res, status === 'created' ? 201 : 200);
+});

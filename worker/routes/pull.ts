@@ -1,0 +1,52 @@
+// POST /v1/sessions/:session/pull: the batches after a per-host cursor, in host then seq order, paginated.
+import { Hono } from 'hono';
+import type { AppEnv } from '../app-env.js';
+import { SessyncError } from '../../shared/errors.js';
+import { keys } from '../../shared/keys.js';
+import { LIMITS, PullRequestSchema, type Cursor, type PullResponse, type StoredBatch } from '../../shared/wire.js';
+import { requireAccount } from '../auth.js';
+import { readJson, SMALL_BODY_BYTES } from '../request-body.js';
+import { nameParam, notFoundSession, readBatch, sessionHeads } from '../session-data.js';
+
+export const pullRoutes = new Hono<AppEnv>();
+
+/** Batches fetched at once: enough to hide store latency, few enough for Workers' subrequest limits. */
+const PARALLEL_GETS = 8;
+
+pullRoutes.post('/v1/sessions/:session/pull', requireAccount, async (c) => {
+  const session = nameParam(c, 'session', 'session id');
+  const { cursor } = await readJson(c, PullRequestSchema, SMALL_BODY_BYTES, 'pull');
+  const store = c.var.store;
+  const account = c.var.account;
+  const heads = await sessionHeads(store, account, session);
+  if (heads.size === 0) throw notFoundSession(session);
+
+  // Which (host, seq) to fetch, in order, capped by batch count; bytes are capped while reading.
+  const wanted: { host: string; seq: number }[] = [];
+  for (const host of [...heads.keys()].sort()) {
+    const head = heads.get(host)!;
+    // A cursor past the head (e.g. a client that talked to another server) just yields nothing for that host.
+    for (let seq = (cursor[host] ?? 0) + 1; seq <= head && wanted.length < LIMITS.maxBatchesPerPull; seq++) wanted.push({ host, seq });
+  }
+
+  const batches: StoredBatch[] = [];
+  const next: Cursor = { ...cursor };
+  let bytes = 0;
+  outer: for (let i = 0; i < wanted.length; i += PARALLEL_GETS) {
+    const slice = wanted.slice(i, i + PARALLEL_GETS);
+    const got = await Promise.all(slice.map((w) => readBatch(store, keys.batch(account, session, w.host, w.seq))));
+    for (let j = 0; j < slice.length; j++) {
+      const w = slice[j]!;
+      const b = got[j];
+      // Batches are written before their head, so a missing one below a head means lost data, not bad input.
+      if (!b) throw new SessyncError('internal', `batch ${w.seq} of host ${w.host} in session ${session} is missing below its head ${heads.get(w.host)}`);
+      batches.push(b);
+      next[w.host] = w.seq;
+      bytes += b.body.length;
+      if (bytes >= LIMITS.maxPullBytes) break outer;
+    }
+  }
+  const more = [...heads].some(([host, head]) => head > (next[host] ?? 0));
+  const res: PullResponse = { batches, cursor: next, more };
+  return c.json(res);
+});
