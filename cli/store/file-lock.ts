@@ -1,0 +1,143 @@
+// An exclusive lock beside a file (`<file>.lock`, O_EXCL with the holder's pid) so two sessync processes never write at once.
+import { open, readFile, rename, stat, unlink } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { SessyncError } from '../../shared/errors.js';
+
+export interface LockOptions {
+  /** How long to wait for another holder before failing with 'locked'. Default $SESSYNC_LOCK_TIMEOUT_MS or 10 s. */
+  timeoutMs?: number;
+}
+
+interface LockInfo {
+  pid: number;
+  host: string;
+  at: string;
+}
+
+const HOST = hostname();
+
+function defaultTimeout(): number {
+  const v = Number(process.env.SESSYNC_LOCK_TIMEOUT_MS);
+  return Number.isFinite(v) && v > 0 ? v : 10_000;
+}
+
+export function lockPath(path: string): string {
+  return `${path}.lock`;
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    // EPERM: the process exists but belongs to someone else.
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+async function readInfo(lock: string): Promise<{ raw: string; info: LockInfo | null } | null> {
+  let raw: string;
+  try {
+    raw = await readFile(lock, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw e;
+  }
+  try {
+    const v = JSON.parse(raw) as LockInfo;
+    return { raw, info: typeof v.pid === 'number' ? v : null };
+  } catch {
+    // A holder killed between create and write leaves an empty or partial file: judged by age below.
+    return { raw, info: null };
+  }
+}
+
+/** True when the lock's holder is gone: a dead pid on this host, or an unreadable lock older than a few seconds. */
+async function isStale(lock: string, cur: { raw: string; info: LockInfo | null }): Promise<boolean> {
+  if (cur.info && cur.info.host === HOST) return !pidAlive(cur.info.pid);
+  if (cur.info) return false; // another host's holder (shared folder): cannot check its pid, wait for it
+  try {
+    const s = await stat(lock);
+    return Date.now() - s.mtimeMs > 5_000;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Removes a stale lock without racing another taker: the stale file is renamed to a unique name first, and only
+ * the process whose rename succeeded and whose renamed file still holds the stale content deletes it.
+ */
+async function breakStale(lock: string, raw: string): Promise<void> {
+  const aside = `${lock}.stale-${process.pid}-${Math.random().toString(36).slice(2)}`;
+  try {
+    await rename(lock, aside);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw e;
+  }
+  const moved = await readFile(aside, 'utf8').catch(() => null);
+  if (moved !== null && moved !== raw) {
+    // We moved a live lock that replaced the stale one in between: put it back if the name is still free.
+    try {
+      const fh = await open(lock, 'wx');
+      await fh.writeFile(moved);
+      await fh.close();
+    } catch {
+      // Someone else holds the name now; the moved holder's data loses its lock, which only costs it a wait.
+    }
+  }
+  await unlink(aside).catch(() => undefined);
+}
+
+async function tryCreate(lock: string): Promise<boolean> {
+  try {
+    const fh = await open(lock, 'wx');
+    try {
+      await fh.writeFile(JSON.stringify({ pid: process.pid, host: HOST, at: new Date().toISOString() } satisfies LockInfo));
+    } finally {
+      await fh.close();
+    }
+    return true;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new SessyncError('not_found', `folder of ${lock} does not exist`);
+    throw e;
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Runs fn while holding the lock of `path`; waits for other holders, takes over from dead ones, fails after the timeout. */
+export async function withFileLock<T>(path: string, fn: () => Promise<T>, opts: LockOptions = {}): Promise<T> {
+  const lock = lockPath(path);
+  const timeoutMs = opts.timeoutMs ?? defaultTimeout();
+  const deadline = Date.now() + timeoutMs;
+  let delay = 5;
+  let holder: LockInfo | null = null;
+  for (;;) {
+    if (await tryCreate(lock)) break;
+    const cur = await readInfo(lock);
+    if (cur === null) continue; // released between our attempt and the read
+    holder = cur.info;
+    if (await isStale(lock, cur)) {
+      await breakStale(lock, cur.raw);
+      continue;
+    }
+    if (Date.now() >= deadline) {
+      const who = holder ? `process ${holder.pid} on ${holder.host} since ${holder.at}` : 'another process';
+      throw new SessyncError('locked', `${path} is locked by ${who}; waited ${timeoutMs} ms. If no sessync process is running, delete ${lock}.`, {
+        details: { lock, holder },
+      });
+    }
+    await sleep(delay + Math.random() * delay);
+    delay = Math.min(delay * 2, 100);
+  }
+  try {
+    return await fn();
+  } finally {
+    await unlink(lock).catch((e: NodeJS.ErrnoException) => {
+      if (e.code !== 'ENOENT') throw e;
+    });
+  }
+}

@@ -1,0 +1,56 @@
+// Where sessions live on disk: sessync's home, the sessions root, and pi's per-project folder layout.
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { realpath } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { SessyncError } from '../../shared/errors.js';
+
+/** $SESSYNC_HOME or ~/.sessync. */
+export function sessyncHome(env: NodeJS.ProcessEnv = process.env): string {
+  return env.SESSYNC_HOME && env.SESSYNC_HOME.length > 0 ? env.SESSYNC_HOME : join(homedir(), '.sessync');
+}
+
+/** $SESSYNC_SESSIONS_DIR (set by --sessions-dir too) or <home>/sessions. */
+export function sessionsRoot(env: NodeJS.ProcessEnv = process.env): string {
+  return env.SESSYNC_SESSIONS_DIR && env.SESSYNC_SESSIONS_DIR.length > 0 ? env.SESSYNC_SESSIONS_DIR : join(sessyncHome(env), 'sessions');
+}
+
+/** Caches sessync keeps beside (never inside) the session files. */
+export function cacheDir(kind: string, env: NodeJS.ProcessEnv = process.env): string {
+  return join(sessyncHome(env), 'cache', kind);
+}
+
+/** A short stable file name for a cache keyed by an absolute path. */
+export function cacheKey(path: string): string {
+  return createHash('sha256').update(path).digest('hex').slice(0, 32);
+}
+
+/** pi's folder name for a cwd: `--${cwd minus leading slash, with / \ : replaced by ->--`. Lossy: the header's cwd is the truth. */
+export function encodeCwd(cwd: string): string {
+  return `--${cwd.replace(/^[/\\]/, '').replace(/[/\\:]/g, '-')}--`;
+}
+
+export function projectDir(root: string, realCwd: string): string {
+  return join(root, encodeCwd(realCwd));
+}
+
+/** pi's file name: the ISO time with : and . as -, then _<id>.jsonl. */
+export function sessionFileName(timestamp: string, id: string): string {
+  return `${timestamp.replace(/[:.]/g, '-')}_${id}.jsonl`;
+}
+
+/** The session id a file name carries (pi's layout), or null for other names. */
+export function idFromFileName(name: string): string | null {
+  if (!name.endsWith('.jsonl')) return null;
+  const us = name.indexOf('_');
+  return us < 0 ? null : name.slice(us + 1, -'.jsonl'.length) || null;
+}
+
+/** realpath-normalised cwd, so a symlinked project folder maps to the same sessions as its real path. */
+export async function realCwd(cwd: string): Promise<string> {
+  try {
+    return await realpath(cwd);
+  } catch (e) {
+    throw new SessyncError('not_found', `project folder ${cwd} does not exist or cannot be read (${(e as NodeJS.ErrnoException).code ?? e})`);
+  }
+}

@@ -1,0 +1,132 @@
+// Writes session files: create (temp + fsync + link, never over an existing file) and append (locked, one line
+// per entry, a torn last line ended first, fsync before returning; nothing already written is ever rewritten).
+import { link, mkdir, open, unlink } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { CURRENT_VERSION } from '../../shared/entry.js';
+import type { SessionEntry, SessionHeader } from '../../shared/entry.js';
+import { serializeLine, serializeSession } from '../../shared/jsonl.js';
+import { SessyncError } from '../../shared/errors.js';
+import { withFileLock } from './file-lock.js';
+import type { LockOptions } from './file-lock.js';
+import { advanceTailState, saveTailState, tailStateOf } from './tail-state.js';
+import type { TailState } from './tail-state.js';
+
+/** fsync a folder so a new name in it survives a crash. */
+export async function fsyncDir(dir: string): Promise<void> {
+  const fh = await open(dir, 'r');
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
+
+export async function fsyncFile(path: string): Promise<void> {
+  const fh = await open(path, 'r+');
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
+
+/** Writes `data` to a temp file beside `path` and fsyncs it; returns the temp path. */
+export async function writeTemp(path: string, data: string): Promise<string> {
+  const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`);
+  const fh = await open(tmp, 'wx', 0o644);
+  try {
+    await fh.writeFile(data);
+    await fh.sync();
+  } catch (e) {
+    await fh.close();
+    await unlink(tmp).catch(() => undefined);
+    throw e;
+  }
+  await fh.close();
+  return tmp;
+}
+
+/** Creates a new session file atomically; fails with 'conflict' when the file already exists. */
+export async function createSessionFile(path: string, header: SessionHeader, entries: SessionEntry[] = []): Promise<void> {
+  await mkdir(dirname(path), { recursive: true });
+  const tmp = await writeTemp(path, serializeSession(header, entries));
+  try {
+    await link(tmp, path); // link, unlike rename, refuses to replace an existing file
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'EEXIST') throw new SessyncError('conflict', `${path} already exists`);
+    throw e;
+  } finally {
+    await unlink(tmp).catch(() => undefined);
+  }
+  await fsyncDir(dirname(path));
+}
+
+/** What a builder sees under the lock: the current leaf and tips, so defaults are chosen without a race. */
+export interface AppendView {
+  leafId: string | null;
+  headerId: string | null;
+  tips: Readonly<Record<string, string>>;
+  entryCount: number;
+}
+
+/**
+ * Appends the entries `build` returns, computed while holding the file's lock from the file's current state
+ * (so two processes defaulting to "the leaf" make a chain, not two siblings). Returns the entries written.
+ */
+export async function appendWith(
+  path: string,
+  build: (view: AppendView) => SessionEntry[],
+  opts: LockOptions = {},
+): Promise<SessionEntry[]> {
+  return withFileLock(
+    path,
+    async () => {
+      let fh;
+      try {
+        fh = await open(path, 'a+');
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new SessyncError('not_found', `session file ${path} does not exist`);
+        throw e;
+      }
+      try {
+        const state = await tailStateOf(path, fh);
+        checkWritable(path, state);
+        const entries = build({ leafId: state.leafId, headerId: state.headerId, tips: state.tips, entryCount: state.entryCount });
+        if (entries.length === 0) return entries;
+        let data = '';
+        for (const e of entries) data += serializeLine(e) + '\n';
+        // A torn last line (a crash mid-write) is ended first so the new entry never gets glued onto it.
+        if (state.size > 0 && !(await endsWithNewline(fh, state.size))) data = '\n' + data;
+        await fh.write(data);
+        await fh.sync();
+        await advanceTailState(state, fh);
+        await saveTailState(state);
+        return entries;
+      } finally {
+        await fh.close();
+      }
+    },
+    opts,
+  );
+}
+
+/** Appends complete entries (ids, parents and timestamps already set). */
+export async function appendEntries(path: string, entries: SessionEntry[], opts: LockOptions = {}): Promise<void> {
+  await appendWith(path, () => entries, opts);
+}
+
+function checkWritable(path: string, state: TailState): void {
+  if (state.headerId === null) throw new SessyncError('corrupt', `${path} has no session header; not appending to it`);
+  if (state.version < CURRENT_VERSION) {
+    throw new SessyncError('unsupported_version', `${path} is format version ${state.version}; run \`sessync migrate ${path}\` before appending`);
+  }
+  if (state.version > CURRENT_VERSION) {
+    throw new SessyncError('unsupported_version', `${path} is format version ${state.version}, newer than this sessync (${CURRENT_VERSION}); upgrade sessync`);
+  }
+}
+
+async function endsWithNewline(fh: import('node:fs/promises').FileHandle, size: number): Promise<boolean> {
+  const b = Buffer.alloc(1);
+  await fh.read(b, 0, 1, size - 1);
+  return b[0] === 0x0a;
+}

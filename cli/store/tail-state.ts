@@ -1,0 +1,221 @@
+// The sidecar cache that makes an append cost the same at 1,000 and 100,000 entries: tips and leaf of a file,
+// checked against its size, mtime and last bytes, advanced by parsing only the bytes appended since (by anyone).
+import { mkdir, open, readFile, rename, writeFile } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { join } from 'node:path';
+import { checkEntry, checkHeader } from '../../shared/entry.js';
+import type { SessionEntry } from '../../shared/entry.js';
+import { SessyncError } from '../../shared/errors.js';
+import { cacheDir, cacheKey } from './paths.js';
+
+const FORMAT = 1;
+const TAIL_BYTES = 64;
+const NL = 0x0a;
+
+export interface TailState {
+  format: number;
+  path: string;
+  /** File size and mtime the state was computed for. */
+  size: number;
+  mtimeMs: number;
+  /** Hash of the last bytes before `size`: detects a file rewritten to a longer one. */
+  tailHash: string;
+  /** Bytes parsed so far: the end of the last complete line (a torn last line is not counted). */
+  offset: number;
+  headerId: string | null;
+  version: number;
+  /** Entries with no child so far: id -> timestamp. */
+  tips: Record<string, string>;
+  /** Parent ids that were not tips when referenced (branch points, not-yet-seen parents): an entry with such an id already has a child. */
+  pending: string[];
+  leafId: string | null;
+  entryCount: number;
+  messageCount: number;
+  name?: string;
+  /** Lines after the header that did not parse or failed the structural check. */
+  badLines: number;
+}
+
+function statePath(path: string): string {
+  return join(cacheDir('tail'), `${cacheKey(path)}.json`);
+}
+
+function timeOf(ts: string): number {
+  const t = Date.parse(ts);
+  return Number.isNaN(t) ? -Infinity : t;
+}
+
+/** The leaf rule of SessionTree (shared/tree.ts), on tips: greatest time, then greater timestamp string, then greater id. */
+export function tipBeats(aTs: string, aId: string, bTs: string, bId: string): boolean {
+  const ta = timeOf(aTs);
+  const tb = timeOf(bTs);
+  if (ta !== tb) return ta > tb;
+  if (aTs !== bTs) return aTs > bTs;
+  return aId > bId;
+}
+
+function pickLeaf(tips: Record<string, string>): string | null {
+  let best: string | null = null;
+  let bestTs = '';
+  for (const id in tips) {
+    const ts = tips[id]!;
+    if (best === null || tipBeats(ts, id, bestTs, best)) {
+      best = id;
+      bestTs = ts;
+    }
+  }
+  return best;
+}
+
+function emptyState(path: string): TailState {
+  return {
+    format: FORMAT,
+    path,
+    size: 0,
+    mtimeMs: 0,
+    tailHash: '',
+    offset: 0,
+    headerId: null,
+    version: 1,
+    tips: {},
+    pending: [],
+    leafId: null,
+    entryCount: 0,
+    messageCount: 0,
+    badLines: 0,
+  };
+}
+
+/** Adds one parsed entry to the tips (also used for entries just written). */
+export function addEntry(state: TailState, e: SessionEntry, pending: Set<string>): void {
+  const p = e.parentId;
+  if (p !== null) {
+    if (p in state.tips) delete state.tips[p];
+    else pending.add(p);
+  }
+  if (pending.has(e.id)) pending.delete(e.id); // something already names it as parent: not a tip
+  else state.tips[e.id] = e.timestamp;
+  state.entryCount++;
+  if (e.type === 'message') state.messageCount++;
+  if (e.type === 'session_info' && typeof e.name === 'string') state.name = e.name;
+}
+
+/** Parses complete lines of buf (which starts at file byte `base`) into the state; stops before a torn last line. */
+function consume(state: TailState, buf: Buffer, base: number): void {
+  const pending = new Set(state.pending);
+  let pos = 0;
+  for (;;) {
+    const nl = buf.indexOf(NL, pos);
+    if (nl < 0) break;
+    const start = base + pos;
+    const text = buf.toString('utf8', pos, nl);
+    pos = nl + 1;
+    if (text.trim() === '') continue;
+    let v: unknown;
+    try {
+      v = JSON.parse(text);
+    } catch {
+      if (start === 0) throw new SessyncError('corrupt', `${state.path}: first line is not JSON, not a session file`);
+      state.badLines++;
+      continue;
+    }
+    if (start === 0) {
+      const why = checkHeader(v);
+      if (why) throw new SessyncError('corrupt', `${state.path}: ${why}`);
+      const h = v as { id: string; version?: number };
+      state.headerId = h.id;
+      state.version = h.version ?? 1;
+      continue;
+    }
+    if (checkEntry(v) !== null) {
+      state.badLines++;
+      continue;
+    }
+    addEntry(state, v as SessionEntry, pending);
+  }
+  state.offset = base + pos;
+  state.pending = [...pending];
+  state.leafId = pickLeaf(state.tips);
+}
+
+async function hashTail(fh: FileHandle, size: number): Promise<string> {
+  const start = Math.max(0, size - TAIL_BYTES);
+  const buf = Buffer.alloc(size - start);
+  if (buf.length > 0) await fh.read(buf, 0, buf.length, start);
+  return createHash('sha1').update(buf).digest('hex');
+}
+
+async function readRange(fh: FileHandle, start: number, end: number): Promise<Buffer> {
+  const buf = Buffer.alloc(end - start);
+  let done = 0;
+  while (done < buf.length) {
+    const { bytesRead } = await fh.read(buf, done, buf.length - done, start + done);
+    if (bytesRead === 0) break;
+    done += bytesRead;
+  }
+  return done === buf.length ? buf : buf.subarray(0, done);
+}
+
+export async function peekTailState(path: string): Promise<TailState | null> {
+  try {
+    const v = JSON.parse(await readFile(statePath(path), 'utf8')) as TailState;
+    return v.format === FORMAT && v.path === path ? v : null;
+  } catch {
+    // A missing or unreadable cache only means a rebuild from the file.
+    return null;
+  }
+}
+
+/**
+ * The state of an open session file: from the cache when it still describes the file's prefix, advanced over
+ * the bytes appended since; rebuilt from the whole file when the file shrank or changed. `fh` must be readable.
+ */
+export async function tailStateOf(path: string, fh: FileHandle): Promise<TailState> {
+  const st = await fh.stat();
+  const cached = await peekTailState(path);
+  if (cached && cached.size <= st.size && cached.offset <= cached.size && (await hashTail(fh, cached.size)) === cached.tailHash) {
+    if (cached.size === st.size && cached.mtimeMs === st.mtimeMs) return cached;
+    consume(cached, await readRange(fh, cached.offset, st.size), cached.offset);
+    cached.size = st.size;
+    cached.mtimeMs = st.mtimeMs;
+    cached.tailHash = await hashTail(fh, st.size);
+    return cached;
+  }
+  const state = emptyState(path);
+  consume(state, await readRange(fh, 0, st.size), 0);
+  state.size = st.size;
+  state.mtimeMs = st.mtimeMs;
+  state.tailHash = await hashTail(fh, st.size);
+  return state;
+}
+
+/** Re-reads what was appended after `state.offset` (our own write included) and records the new size and mtime. */
+export async function advanceTailState(state: TailState, fh: FileHandle): Promise<void> {
+  const st = await fh.stat();
+  consume(state, await readRange(fh, state.offset, st.size), state.offset);
+  state.size = st.size;
+  state.mtimeMs = st.mtimeMs;
+  state.tailHash = await hashTail(fh, st.size);
+}
+
+/** Saves the state atomically (temp + rename); a lost save only costs a later incremental parse. */
+export async function saveTailState(state: TailState): Promise<void> {
+  const file = statePath(state.path);
+  await mkdir(join(file, '..'), { recursive: true });
+  const tmp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
+  await writeFile(tmp, JSON.stringify(state));
+  await rename(tmp, file);
+}
+
+/** Convenience for readers outside a lock (list, resolve): the state of a file, cache saved. */
+export async function readTailState(path: string): Promise<TailState> {
+  const fh = await open(path, 'r');
+  try {
+    const s = await tailStateOf(path, fh);
+    await saveTailState(s);
+    return s;
+  } finally {
+    await fh.close();
+  }
+}
