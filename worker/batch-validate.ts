@@ -1,24 +1,10 @@
 // Checks a pushed batch before anything is stored: envelope against path, body hash and size, and every entry line.
+import { checkEntry } from '../shared/entry.js';
 import { SessyncError } from '../shared/errors.js';
 import { ENTRY_ID_RE, LIMITS, type PushBatchRequest } from '../shared/wire.js';
 import { sha256Hex } from './sha256.js';
 
 const encoder = new TextEncoder();
-
-/**
- * Minimal structural check of one entry, used until shared/entry.ts's checkEntry is available:
- * an object with a string type, a string id, a parentId that is a string or null, and a string timestamp.
- */
-function checkEntryShape(v: unknown): string | null {
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) return 'not a JSON object';
-  const o = v as Record<string, unknown>;
-  if (typeof o.type !== 'string' || o.type === '') return 'missing "type"';
-  if (o.type === 'session') return 'a session header is not an entry (send it as meta.header)';
-  if (typeof o.id !== 'string') return 'missing string "id"';
-  if (!(o.parentId === null || typeof o.parentId === 'string')) return '"parentId" must be a string or null';
-  if (typeof o.timestamp !== 'string') return 'missing string "timestamp"';
-  return null;
-}
 
 function bad(message: string): SessyncError {
   return new SessyncError('bad_input', message);
@@ -71,7 +57,7 @@ export async function validateBatch(pathSession: string, req: PushBatchRequest):
     } catch (e) {
       throw bad(`${where} is not valid JSON (${(e as Error).message})`);
     }
-    const problem = checkEntryShape(value);
+    const problem = checkEntry(value);
     if (problem) throw bad(`${where}: ${problem}`);
     const id = (value as { id: string }).id;
     if (!ENTRY_ID_RE.test(id)) throw bad(`${where}: entry id "${id.slice(0, 80)}" is not valid (letters, digits, _ . : - only, at most 128)`);

@@ -79,7 +79,7 @@ const cases: Case[] = [
     },
   },
   { name: 'too many entries', status: 400, message: /entryCount/, run: async () => alice.call('POST', '/v1/sessions/s1/batches', await push2((r) => {
-    r.body = Array.from({ length: LIMITS.maxEntriesPerBatch + 1 }, (_, i) => JSON.stringify({ type: 'label', id: `x${i}`, parentId: null, timestamp: 't' })).join('\n');
+    r.body = Array.from({ length: LIMITS.maxEntriesPerBatch + 1 }, (_, i) => JSON.stringify({ type: 'label', id: `x${i}`, parentId: null, timestamp: 't', targetId: 'x0', label: 'l' })).join('\n');
     r.envelope.entryCount = LIMITS.maxEntriesPerBatch + 1;
   })) },
   { name: 'entry too big', status: 413, message: /entry is larger than/, run: async () => alice.call('POST', '/v1/sessions/s1/batches', await push2((r) => {
@@ -90,7 +90,7 @@ const cases: Case[] = [
     r.body = JSON.stringify(entryLine('h', 2, 0, { id: '../x' })) + '\n';
     r.envelope.entryCount = 1;
   })) },
-  { name: 'entry without an id', status: 400, message: /line 1: missing string "id"/, run: async () => alice.call('POST', '/v1/sessions/s1/batches', await push2((r) => {
+  { name: 'entry without an id', status: 400, message: /line 1: message entry without an "id" string/, run: async () => alice.call('POST', '/v1/sessions/s1/batches', await push2((r) => {
     r.body = JSON.stringify({ type: 'message', parentId: null, timestamp: 't' }) + '\n';
     r.envelope.entryCount = 1;
   })) },
@@ -98,7 +98,11 @@ const cases: Case[] = [
     r.body = JSON.stringify(entryLine('h', 2, 0)) + '\n{oops\n';
     r.envelope.entryCount = 2;
   })) },
-  { name: 'session header sent as an entry', status: 400, message: /header is not an entry/, run: async () => alice.call('POST', '/v1/sessions/s1/batches', await push2((r) => {
+  { name: 'entry missing a field its type needs', status: 400, message: /line 1: model_change without "provider"/, run: async () => alice.call('POST', '/v1/sessions/s1/batches', await push2((r) => {
+    r.body = JSON.stringify({ type: 'model_change', id: 'm1', parentId: null, timestamp: 't' }) + '\n';
+    r.envelope.entryCount = 1;
+  })) },
+  { name: 'session header sent as an entry', status: 400, message: /line 1: a second session header/, run: async () => alice.call('POST', '/v1/sessions/s1/batches', await push2((r) => {
     r.body = JSON.stringify({ type: 'session', id: 'abc', parentId: null, timestamp: 't', cwd: '/' }) + '\n';
     r.envelope.entryCount = 1;
   })) },

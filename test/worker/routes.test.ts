@@ -160,7 +160,7 @@ describe('push and pull', () => {
   it('pull pages by bytes: a page stops once it reaches the byte limit', async () => {
     const big = 'x'.repeat(3 * 1024 * 1024);
     for (let seq = 1; seq <= 4; seq++) {
-      await alice.push(await makeBatch({ session: 'fat', host: 'h', seq, lines: [{ type: 'custom', id: `f${seq}`, parentId: null, timestamp: 't', data: big }] }));
+      await alice.push(await makeBatch({ session: 'fat', host: 'h', seq, lines: [{ type: 'custom', customType: 'test', id: `f${seq}`, parentId: null, timestamp: 't', data: big }] }));
     }
     const first = await alice.pull('fat');
     expect(first.json.batches).toHaveLength(3); // 3 x 3 MB crosses 8 MB on the third
