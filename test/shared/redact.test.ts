@@ -1,0 +1,148 @@
+// Redaction: each provider's key shape, private keys, auth headers, known values, the home path, the walk and the re-scan.
+import { describe, expect, it } from 'vitest';
+import { describeCounts, redactValue, scanValue, secretsFromDotenv, secretsFromEnv, totalOf, type RedactionKind } from '../../shared/redact.js';
+
+// Built from parts so secret scanners do not flag this file; all are fake (AWS's documented example key and made-up strings).
+const fake = {
+  aws: 'AKIA' + 'IOSFODNN7EXAMPLE',
+  awsSecret: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCY' + 'EXAMPLEKEY',
+  github: 'ghp_' + 'a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8',
+  githubPat: 'github_pat_' + '11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz',
+  openai: 'sk-proj-' + 'Abc123Def456Ghi789Jkl012Mno345',
+  anthropic: 'sk-ant-' + 'api03-Abc123Def456Ghi789Jkl012Mno345',
+  slack: 'xoxb-' + '123456789012-abcdefghijkl',
+  google: 'AIza' + 'SyA1234567890abcdefghijklmnopqrstuv',
+  stripe: 'sk_live_' + '4eC39HqLyjWDarjtT1zdp7dc',
+  jwt: 'eyJhbGciOiJIUzI1NiJ9' + '.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U',
+  pem: '-----BEGIN RSA ' + 'PRIVATE KEY-----\nMIIEowIBAAKCAQEA0Z3VS5JJcds3xfn/ygWyF8PbnGy0AHB7MhgHcTz6sE2I2yPB\naFDrBz9vFqU4yDc3\n-----END RSA PRIVATE KEY-----',
+};
+
+function one(text: string, opts = {}): { text: string; kinds: RedactionKind[] } {
+  const r = redactValue(text, opts);
+  return { text: r.value, kinds: Object.keys(r.counts) as RedactionKind[] };
+}
+
+describe('redactValue finds each kind', () => {
+  const cases: [string, string, RedactionKind][] = [
+    ['AWS access key id', `export AWS_ACCESS_KEY_ID_X ${fake.aws} done`, 'aws_access_key'],
+    ['AWS secret key', `aws_secret_access_key = ${fake.awsSecret}`, 'aws_secret_key'],
+    ['GitHub classic token', `token: ${fake.github}`, 'github_token'],
+    ['GitHub fine-grained token', `use ${fake.githubPat} here`, 'github_token'],
+    ['OpenAI key', `OPENAI ${fake.openai}`, 'openai_key'],
+    ['Anthropic key', `key ${fake.anthropic}.`, 'anthropic_key'],
+    ['Slack token', `slack ${fake.slack}`, 'slack_token'],
+    ['Google API key', `maps?key=${fake.google}&x=1`, 'google_api_key'],
+    ['Stripe live key', `stripe ${fake.stripe}`, 'stripe_key'],
+    ['JWT', `cookie=${fake.jwt};`, 'jwt'],
+    ['private key block', `cat id_rsa\n${fake.pem}\nok`, 'private_key'],
+    ['Authorization Bearer header', 'curl -H "Authorization: Bearer abc.def.ghi" https://x', 'auth_header'],
+    ['Authorization Basic header', 'Authorization: Basic dXNlcjpwYXNzd29yZA==', 'auth_header'],
+    ['URL credentials', 'postgres://admin:hunter2hunter@db.local:5432/app', 'url_credentials'],
+    ['secret assignment', 'DB_PASSWORD=correcthorsebattery', 'secret_assignment'],
+  ];
+  for (const [name, text, kind] of cases) {
+    it(name, () => {
+      const r = one(text);
+      expect(r.kinds).toContain(kind);
+      expect(r.text).toContain(`[REDACTED:${kind}]`);
+      // Nothing found a second time: the re-scan of the result is clean.
+      expect(totalOf(scanValue(r.text))).toBe(0);
+    });
+  }
+
+  it('removes the secret itself and keeps the text around it', () => {
+    const r = one(`before ${fake.aws} after`);
+    expect(r.text).toBe('before [REDACTED:aws_access_key] after');
+    const h = one('Authorization: Bearer s3cr3t-t0ken-value');
+    expect(h.text).toBe('Authorization: Bearer [REDACTED:auth_header]');
+  });
+
+  it('redacts a private key block whose END line was cut off', () => {
+    const r = one(`head\n-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA`);
+    expect(r.text).toBe('head\n[REDACTED:private_key]');
+  });
+
+  it('leaves ordinary prose and code alone', () => {
+    const text = 'Basic authentication is fine. const API_KEY = process.env.API_KEY; see sk-learn docs; the task-ask is done.';
+    const r = redactValue(text);
+    expect(r.value).toBe(text);
+    expect(totalOf(r.counts)).toBe(0);
+  });
+});
+
+describe('known values and the home path', () => {
+  it('replaces .env values and secret-looking environment variables', () => {
+    const secrets = [
+      ...secretsFromDotenv('# comment\nDATABASE_URL="postgres://localhost/db-name-x"\nDEBUG=true\nAPI_SECRET=abcd1\nexport MY_TOKEN=\'tok-123456789\'\n'),
+      ...secretsFromEnv({ OPENAI_API_KEY: 'zzzzzzzzzzzz', HOME: '/home/ann', SHORT_TOKEN: 'abc', PATH: '/usr/bin:/bin' }),
+    ];
+    expect(secrets.map((s) => s.name).sort()).toEqual(['API_SECRET', 'DATABASE_URL', 'MY_TOKEN', 'OPENAI_API_KEY']);
+    const r = redactValue('url postgres://localhost/db-name-x key zzzzzzzzzzzz tok tok-123456789 s abcd1 debug true', { secrets });
+    expect(r.value).toBe('url [REDACTED:env_file_value] key [REDACTED:env_var_value] tok [REDACTED:env_file_value] s [REDACTED:env_file_value] debug true');
+    expect(r.counts).toEqual({ env_file_value: 3, env_var_value: 1 });
+  });
+
+  it('replaces the home path with ~ only as a whole path prefix', () => {
+    const r = redactValue('/home/ann/src/app and /home/ann and /home/anna/x', { homeDir: '/home/ann/' });
+    expect(r.value).toBe('~/src/app and ~ and /home/anna/x');
+    expect(r.counts).toEqual({ home_path: 2 });
+  });
+
+  it('ignores a value that is part of its own marker, so the re-scan cannot block forever', () => {
+    const secrets = [{ name: 'X_TOKEN', value: 'REDACTED', kind: 'env_var_value' as const }];
+    const r = redactValue(`a ${fake.aws} b`, { secrets });
+    expect(totalOf(scanValue(r.value, { secrets }))).toBe(0);
+  });
+});
+
+describe('the walk', () => {
+  it('redacts every string at any depth, counts by kind, keeps structure and non-strings', () => {
+    const input = {
+      type: 'message',
+      id: 'e1',
+      n: 3,
+      ok: true,
+      nothing: null,
+      message: { content: [{ type: 'text', text: `key ${fake.aws}` }, { type: 'toolCall', arguments: { cmd: `echo ${fake.github}`, env: [fake.aws] } }] },
+    };
+    const r = redactValue(input, { homeDir: '/home/ann' });
+    expect(r.counts).toEqual({ aws_access_key: 2, github_token: 1 });
+    expect(JSON.stringify(r.value)).not.toContain(fake.aws);
+    expect(JSON.stringify(r.value)).not.toContain(fake.github);
+    expect(r.value.n).toBe(3);
+    expect(r.value.ok).toBe(true);
+    expect(r.value.nothing).toBeNull();
+    expect(r.value.id).toBe('e1');
+    // The input is not modified.
+    expect(JSON.stringify(input)).toContain(fake.aws);
+  });
+
+  it('leaves base64 image data alone', () => {
+    const data = `AAAA/${fake.aws}/BBBB`;
+    const r = redactValue({ type: 'image', mimeType: 'image/png', data });
+    expect(r.value.data).toBe(data);
+  });
+
+  it('scanValue finds secrets in object keys (which it never rewrites)', () => {
+    const v = { [fake.github]: 1 };
+    expect(scanValue(v)).toEqual({ github_token: 1 });
+    expect(Object.keys(redactValue(v).value)).toEqual([fake.github]);
+  });
+
+  it('describeCounts is stable and readable', () => {
+    expect(describeCounts({ private_key: 1, aws_access_key: 2 })).toBe('2 aws_access_key, 1 private_key');
+    expect(describeCounts({})).toBe('nothing');
+  });
+
+  it('handles a multi-megabyte string in reasonable time', () => {
+    const big = ('lorem ipsum dolor sit amet API_KEYS_ARE_FUN consectetur ' + 'x'.repeat(200) + '\n').repeat(40_000);
+    const t = Date.now();
+    // Long unbroken words are where unbounded repetitions backtrack quadratically.
+    const word = 'aB3'.repeat(700_000);
+    const b64ish = 'ab+/cd9:'.repeat(250_000);
+    const r = redactValue({ big: big + fake.aws, word, b64ish }, { homeDir: '/home/ann', secrets: secretsFromEnv({ A_TOKEN: 'qwertyuiop' }) });
+    expect(r.counts).toEqual({ aws_access_key: 1 });
+    // Generous: a guard against pathological backtracking, not a speed goal.
+    expect(Date.now() - t).toBeLessThan(20_000);
+  });
+});
