@@ -7,7 +7,7 @@ import type { Problem } from '../../shared/jsonl.js';
 import { migrateSession } from '../../shared/migrate.js';
 import { SessyncError } from '../../shared/errors.js';
 import { withFileLock } from './file-lock.js';
-import { fsyncDir, fsyncFile, writeTemp } from './session-writer.js';
+import { fsyncPath, writeTemp } from './session-writer.js';
 import { readHeader } from './session-reader.js';
 
 export interface MigrateResult {
@@ -56,7 +56,7 @@ export async function migrateFile(path: string): Promise<MigrateResult> {
     // The backup is durable before the rename, and rename is atomic: at every instant either the original or the
     // migrated file is at `path`, and the original survives beside it.
     await copyFile(path, backup);
-    await fsyncFile(backup);
+    await fsyncPath(backup);
     const tmp = await writeTemp(path, serializeSession(m.header, m.entries));
     try {
       await rename(tmp, path);
@@ -64,7 +64,7 @@ export async function migrateFile(path: string): Promise<MigrateResult> {
       await unlink(tmp).catch(() => undefined);
       throw e;
     }
-    await fsyncDir(dirname(path));
+    await fsyncPath(dirname(path));
     return { ...base, changed: true, backup };
   });
 }

@@ -11,18 +11,9 @@ import type { LockOptions } from './file-lock.js';
 import { advanceTailState, saveTailState, tailStateOf } from './tail-state.js';
 import type { TailState } from './tail-state.js';
 
-/** fsync a folder so a new name in it survives a crash. */
-export async function fsyncDir(dir: string): Promise<void> {
-  const fh = await open(dir, 'r');
-  try {
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
-}
-
-export async function fsyncFile(path: string): Promise<void> {
-  const fh = await open(path, 'r+');
+/** fsync a file, or a folder so a new name in it survives a crash. */
+export async function fsyncPath(path: string): Promise<void> {
+  const fh = await open(path, 'r');
   try {
     await fh.sync();
   } finally {
@@ -58,7 +49,7 @@ export async function createSessionFile(path: string, header: SessionHeader, ent
   } finally {
     await unlink(tmp).catch(() => undefined);
   }
-  await fsyncDir(dirname(path));
+  await fsyncPath(dirname(path));
 }
 
 /** What a builder sees under the lock: the current leaf and tips, so defaults are chosen without a race. */

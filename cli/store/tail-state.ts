@@ -1,6 +1,7 @@
 // The sidecar cache that makes an append cost the same at 1,000 and 100,000 entries: tips and leaf of a file,
 // checked against its size, mtime and last bytes, advanced by parsing only the bytes appended since (by anyone).
-import { mkdir, open, readFile, rename, writeFile } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
+import { readJsonOrNull, writeJsonAtomic } from './atomic-json.js';
 import type { FileHandle } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
@@ -158,13 +159,9 @@ async function readRange(fh: FileHandle, start: number, end: number): Promise<Bu
 }
 
 export async function peekTailState(path: string): Promise<TailState | null> {
-  try {
-    const v = JSON.parse(await readFile(statePath(path), 'utf8')) as TailState;
-    return v.format === FORMAT && v.path === path ? v : null;
-  } catch {
-    // A missing or unreadable cache only means a rebuild from the file.
-    return null;
-  }
+  // A missing or unreadable cache only means a rebuild from the file.
+  const v = await readJsonOrNull<TailState>(statePath(path));
+  return v && v.format === FORMAT && v.path === path ? v : null;
 }
 
 /**
@@ -201,11 +198,7 @@ export async function advanceTailState(state: TailState, fh: FileHandle): Promis
 
 /** Saves the state atomically (temp + rename); a lost save only costs a later incremental parse. */
 export async function saveTailState(state: TailState): Promise<void> {
-  const file = statePath(state.path);
-  await mkdir(join(file, '..'), { recursive: true });
-  const tmp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
-  await writeFile(tmp, JSON.stringify(state));
-  await rename(tmp, file);
+  await writeJsonAtomic(statePath(state.path), state);
 }
 
 /** Convenience for readers outside a lock (list, resolve): the state of a file, cache saved. */
