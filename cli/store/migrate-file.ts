@@ -9,6 +9,7 @@ import { SessyncError } from '../../shared/errors.js';
 import { withFileLock } from './file-lock.js';
 import { fsyncPath, writeTemp } from './session-writer.js';
 import { readHeader } from './session-reader.js';
+import { readTailState } from './tail-state.js';
 
 export interface MigrateResult {
   path: string;
@@ -65,6 +66,7 @@ export async function migrateFile(path: string): Promise<MigrateResult> {
       throw e;
     }
     await fsyncPath(dirname(path));
+    await readTailState(path); // leaves name and message count for `list`
     return { ...base, changed: true, backup };
   });
 }

@@ -8,7 +8,7 @@ import { serializeLine, serializeSession } from '../../shared/jsonl.js';
 import { SessyncError } from '../../shared/errors.js';
 import { withFileLock } from './file-lock.js';
 import type { LockOptions } from './file-lock.js';
-import { advanceTailState, saveTailState, tailStateOf } from './tail-state.js';
+import { advanceTailState, readTailState, saveTailState, tailStateOf } from './tail-state.js';
 import type { TailState } from './tail-state.js';
 
 /** fsync a file, or a folder so a new name in it survives a crash. */
@@ -50,6 +50,7 @@ export async function createSessionFile(path: string, header: SessionHeader, ent
     await unlink(tmp).catch(() => undefined);
   }
   await fsyncPath(dirname(path));
+  await readTailState(path); // leaves name and message count for `list`
 }
 
 /** What a builder sees under the lock: the current leaf and tips, so defaults are chosen without a race. */

@@ -1,0 +1,25 @@
+// `sessync context <ref>`: what the model is sent when the session continues: model, thinking level, messages.
+import type { Command } from '../command.js';
+import { buildContext } from '../../shared/context.js';
+import { positionals, sessionOf } from '../store/locate.js';
+import { readSession } from '../store/session-reader.js';
+import { describeMessage } from '../format/describe-entry.js';
+
+const command: Command = {
+  summary: 'Print the context projection of the active branch: model, thinking level and the messages sent to the model.',
+  usage: '<ref>',
+  async run(ctx) {
+    const [ref] = positionals(ctx, ['<ref>'], 'sessync context <ref>');
+    const { session } = await sessionOf(ctx, ref!);
+    const s = await readSession(session.path);
+    const c = buildContext(s.tree, { header: s.header });
+    const human = [
+      `model    ${c.model ? `${c.model.provider}/${c.model.modelId}` : '(none recorded)'}`,
+      `thinking ${c.thinkingLevel ?? '(default)'}`,
+      `messages ${c.messages.length}`,
+      ...c.messages.map((m, i) => `${String(i + 1).padStart(5)}  ${describeMessage(m)}`),
+    ].join('\n');
+    ctx.print(human, { model: c.model, thinkingLevel: c.thinkingLevel, messages: c.messages });
+  },
+};
+export default command;

@@ -1,0 +1,25 @@
+// `sessync log <ref>`: the active branch, root to leaf, one line per entry.
+import type { Command } from '../command.js';
+import { positionals, sessionOf } from '../store/locate.js';
+import { readSession } from '../store/session-reader.js';
+import { describeEntry, labelsOf, shortTime } from '../format/describe-entry.js';
+import { shortId } from '../format/short-id.js';
+
+const command: Command = {
+  summary: 'Show the active branch of a session, root to leaf.',
+  usage: '<ref>',
+  async run(ctx) {
+    const [ref] = positionals(ctx, ['<ref>'], 'sessync log <ref>');
+    const { session } = await sessionOf(ctx, ref!);
+    const s = await readSession(session.path);
+    const branch = s.tree.branch();
+    const labels = labelsOf(s.entries);
+    for (const p of s.problems) ctx.info(`line ${p.line} not loaded: ${p.reason}`);
+    for (const p of s.tree.problems) ctx.info(`entry ${shortId(p.entryId)}: ${p.reason}`);
+    const human = branch.length
+      ? branch.map((e) => `${shortId(e.id)}  ${shortTime(e.timestamp)}  ${describeEntry(e)}${labels.has(e.id) ? `  [${labels.get(e.id)}]` : ''}`).join('\n')
+      : '(no entries)';
+    ctx.print(human, { id: s.header.id, leafId: s.tree.leafId, entries: branch });
+  },
+};
+export default command;

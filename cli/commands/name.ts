@@ -1,0 +1,18 @@
+// `sessync name <ref> <text>`: names a session (a session_info entry, as pi writes it).
+import type { Command } from '../command.js';
+import { positionals, sessionOf } from '../store/locate.js';
+import { appendCompleted } from '../store/new-entry.js';
+import { shortId } from '../format/short-id.js';
+
+const command: Command = {
+  summary: 'Name a session.',
+  usage: '<ref> <text>',
+  async run(ctx) {
+    const [ref, ...words] = positionals(ctx, ['<ref>', '<text>'], 'sessync name <ref> <text>', true);
+    const name = words.join(' ');
+    const { session } = await sessionOf(ctx, ref!);
+    const [e] = await appendCompleted(session.path, [{ type: 'session_info', name }], { note: ctx.info });
+    ctx.print(`named ${shortId(session.id)} "${name}"`, { id: e!.id, session: session.id, name });
+  },
+};
+export default command;

@@ -1,0 +1,28 @@
+// `sessync tree <ref>`: every entry as an ASCII tree with branch points, labels and the active leaf.
+import type { Command } from '../command.js';
+import { positionals, sessionOf } from '../store/locate.js';
+import { readSession } from '../store/session-reader.js';
+import { renderTree } from '../format/tree-render.js';
+import { labelsOf } from '../format/describe-entry.js';
+
+const command: Command = {
+  summary: 'Draw the entry tree of a session: branch points, labels, `*` on the active branch, `<- leaf` at its end.',
+  usage: '<ref>',
+  async run(ctx) {
+    const [ref] = positionals(ctx, ['<ref>'], 'sessync tree <ref>');
+    const { session } = await sessionOf(ctx, ref!);
+    const s = await readSession(session.path);
+    const labels = labelsOf(s.entries);
+    const nodes = s.tree.entries.map((e) => ({
+      id: e.id,
+      parentId: e.parentId,
+      type: e.type,
+      timestamp: e.timestamp,
+      children: s.tree.children(e.id).map((c) => c.id),
+      ...(labels.has(e.id) ? { label: labels.get(e.id) } : {}),
+    }));
+    const lines = renderTree(s.tree);
+    ctx.print(lines.length ? lines.join('\n') : '(no entries)', { id: s.header.id, leafId: s.tree.leafId, nodes, problems: s.tree.problems });
+  },
+};
+export default command;

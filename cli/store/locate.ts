@@ -1,0 +1,36 @@
+// What every local command starts from: the sessions root, this project's real cwd, and a <ref> resolved to a session.
+import type { CommandContext } from '../command.js';
+import { SessyncError } from '../../shared/errors.js';
+import { realCwd, sessionsRoot } from './paths.js';
+import { resolveSession } from './resolve.js';
+import type { SessionSummary } from './session-index.js';
+
+export interface Place {
+  root: string;
+  realCwd: string;
+  cwd: string;
+}
+
+export async function locate(ctx: CommandContext): Promise<Place> {
+  return { root: sessionsRoot(ctx.env), realCwd: await realCwd(ctx.cwd), cwd: ctx.cwd };
+}
+
+/** Checks the positional count: `names` are the required ones, in order; `rest` allows more. */
+export function positionals(ctx: CommandContext, names: string[], usage: string, rest = false): string[] {
+  const a = ctx.args;
+  if (a.length < names.length) throw new SessyncError('bad_input', `missing ${names.slice(a.length).join(' ')}. Usage: ${usage}`);
+  if (!rest && a.length > names.length) throw new SessyncError('bad_input', `unexpected argument "${a[names.length]}". Usage: ${usage}`);
+  return a;
+}
+
+export function stringOpt(ctx: CommandContext, name: string): string | undefined {
+  const v = ctx.opts[name];
+  if (v === undefined) return undefined;
+  if (typeof v !== 'string') throw new SessyncError('bad_input', `--${name} needs a value`);
+  return v;
+}
+
+export async function sessionOf(ctx: CommandContext, ref: string): Promise<{ place: Place; session: SessionSummary }> {
+  const place = await locate(ctx);
+  return { place, session: await resolveSession(ref, place) };
+}
