@@ -1,5 +1,179 @@
-// Share routes: create, list, revoke, fetch ciphertext, and the static viewer page.
-import { Hono } from 'hono';
+// Share routes: create, list and revoke (auth), fetch the ciphertext (the token is the capability), and the viewer page.
+import { Hono, type Context } from 'hono';
 import type { AppEnv } from '../app-env.js';
+import type { BlobStore } from '../store/blob-store.js';
+import { requireAccount } from '../auth.js';
+import { readJson } from '../request-body.js';
+import { sha256Hex } from '../sha256.js';
+import { SessyncError } from '../../shared/errors.js';
+import { keys } from '../../shared/keys.js';
+import { SHARE_ID_RE, SHARE_TOKEN_RE, newShareId, newShareToken } from '../../shared/share-crypto.js';
+import {
+  CreateShareRequestSchema,
+  LIMITS,
+  type CreateShareResponse,
+  type ShareBlobResponse,
+  type ShareInfo,
+} from '../../shared/wire.js';
+import { VIEWER_CSS, VIEWER_PAGE, viewerHeaders } from '../viewer/page.js';
+import { VIEWER_SCRIPT } from '../viewer/viewer-bundle.js';
+
+/** What keys.share(sha256(token)) holds. After revocation the ciphertext is gone and `revoked` says when. */
+interface ShareRecord {
+  id: string;
+  account: string;
+  created: string;
+  expiresAt: string;
+  ciphertext?: string;
+  revoked?: string;
+}
+
+/** What keys.accountShare(account, id) holds: the account's index, for listing and revoking by id. */
+interface ShareIndexRecord extends ShareInfo {
+  tokenHash: string;
+}
+
+/** Longest a share may live; a link is a capability, and capabilities should not be forever. */
+const MAX_LIFETIME_MS = 366 * 24 * 3600 * 1000;
+/** Room for the JSON around the ciphertext. */
+const ENVELOPE_BYTES = 64 * 1024;
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+async function getJson<T>(store: BlobStore, key: string, what: string): Promise<T | null> {
+  const obj = await store.get(key);
+  if (!obj) return null;
+  try {
+    return JSON.parse(decoder.decode(obj.body)) as T;
+  } catch (e) {
+    throw new SessyncError('internal', `${what} at ${key} is unreadable: ${(e as Error).message}`);
+  }
+}
+
+function putJson(store: BlobStore, key: string, value: unknown): Promise<void> {
+  return store.put(key, encoder.encode(JSON.stringify(value)));
+}
+
+function info(rec: ShareIndexRecord): ShareInfo {
+  const { tokenHash: _hidden, ...rest } = rec;
+  return rest;
+}
+
+function noStore(c: Context): void {
+  c.header('Cache-Control', 'no-store');
+  c.header('X-Robots-Tag', 'noindex, nofollow');
+  c.header('Referrer-Policy', 'no-referrer');
+}
 
 export const sharesRoutes = new Hono<AppEnv>();
+
+sharesRoutes.post('/v1/shares', requireAccount, async (c) => {
+  const req = await readJson(c, CreateShareRequestSchema, LIMITS.maxShareBytes + ENVELOPE_BYTES, 'create share');
+  if (req.ciphertext.length > LIMITS.maxShareBytes) {
+    throw new SessyncError('too_large', `the share is ${req.ciphertext.length} bytes after encryption; the limit is ${LIMITS.maxShareBytes}. Share an earlier entry with --at`);
+  }
+  const now = Date.now();
+  const expires = Date.parse(req.expiresAt);
+  if (expires <= now) throw new SessyncError('bad_input', `expiresAt ${req.expiresAt} is in the past`);
+  if (expires - now > MAX_LIFETIME_MS) throw new SessyncError('bad_input', 'a share may live at most 366 days; pass a shorter --expires');
+  const account = c.var.account;
+  const store = c.var.store;
+  const token = newShareToken();
+  const tokenHash = await sha256Hex(token);
+  const id = newShareId();
+  const created = new Date(now).toISOString();
+  const expiresAt = new Date(expires).toISOString();
+  const index: ShareIndexRecord = {
+    id,
+    tokenHash,
+    ...(req.session === undefined ? {} : { session: req.session }),
+    ...(req.entryId === undefined ? {} : { entryId: req.entryId }),
+    ...(req.entryCount === undefined ? {} : { entryCount: req.entryCount }),
+    created,
+    expiresAt,
+    revoked: false,
+  };
+  // Index first: a failure between the two writes leaves a listed share with no blob (404), never an unlisted live one.
+  if (!(await store.putIfAbsent(keys.accountShare(account, id), encoder.encode(JSON.stringify(index))))) {
+    throw new SessyncError('conflict', 'share id collision: try again', { retryable: true });
+  }
+  const record: ShareRecord = { id, account, created, expiresAt, ciphertext: req.ciphertext };
+  if (!(await store.putIfAbsent(keys.share(tokenHash), encoder.encode(JSON.stringify(record))))) {
+    // 256 random bits do not collide; if the store says they did, refuse rather than overwrite someone's share.
+    throw new SessyncError('internal', 'share token collision: refusing to reuse a share record');
+  }
+  const url = `${new URL(c.req.url).origin}/s/${token}`;
+  const body: CreateShareResponse = { token, id, url, expiresAt };
+  noStore(c);
+  return c.json(body, 201);
+});
+
+sharesRoutes.get('/v1/shares', requireAccount, async (c) => {
+  const store = c.var.store;
+  const prefix = keys.accountSharesPrefix(c.var.account);
+  const shares: ShareInfo[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await store.list({ prefix, ...(cursor === undefined ? {} : { cursor }) });
+    const recs = await Promise.all(page.keys.map((k) => getJson<ShareIndexRecord>(store, k, 'share index record')));
+    for (const r of recs) if (r) shares.push(info(r));
+    cursor = page.cursor;
+  } while (cursor !== undefined);
+  shares.sort((a, b) => (a.created < b.created ? 1 : a.created > b.created ? -1 : 0));
+  return c.json({ shares });
+});
+
+/** The caller's index record for an id or a token; null when it is not theirs (callers answer 404 either way). */
+async function findOwnShare(store: BlobStore, account: string, idOrToken: string): Promise<ShareIndexRecord | null> {
+  if (SHARE_ID_RE.test(idOrToken)) return getJson<ShareIndexRecord>(store, keys.accountShare(account, idOrToken), 'share index record');
+  if (!SHARE_TOKEN_RE.test(idOrToken)) return null;
+  const rec = await getJson<ShareRecord>(store, keys.share(await sha256Hex(idOrToken)), 'share record');
+  if (!rec || rec.account !== account) return null;
+  return getJson<ShareIndexRecord>(store, keys.accountShare(account, rec.id), 'share index record');
+}
+
+sharesRoutes.delete('/v1/shares/:idOrToken', requireAccount, async (c) => {
+  const store = c.var.store;
+  const account = c.var.account;
+  const index = await findOwnShare(store, account, c.req.param('idOrToken'));
+  if (!index) throw new SessyncError('not_found', 'no share of yours has that id or token; `sessync shares` lists them');
+  const revoked = new Date().toISOString();
+  // The tombstone drops the ciphertext: after revocation the server holds nothing of the shared session.
+  const tomb: ShareRecord = { id: index.id, account, created: index.created, expiresAt: index.expiresAt, revoked };
+  await putJson(store, keys.share(index.tokenHash), tomb);
+  if (!index.revoked) await putJson(store, keys.accountShare(account, index.id), { ...index, revoked: true });
+  return c.json({ revoked: true as const, id: index.id });
+});
+
+sharesRoutes.get('/v1/shares/:token/blob', async (c) => {
+  noStore(c);
+  const token = c.req.param('token');
+  const missing = new SessyncError('not_found', 'this share link does not exist: check that the whole link was copied');
+  if (!SHARE_TOKEN_RE.test(token)) throw missing;
+  const rec = await getJson<ShareRecord>(c.var.store, keys.share(await sha256Hex(token)), 'share record');
+  if (!rec) throw missing;
+  if (rec.revoked) throw new SessyncError('gone', 'this share was revoked by its owner');
+  if (Date.parse(rec.expiresAt) <= Date.now()) throw new SessyncError('gone', `this share expired at ${rec.expiresAt}`);
+  if (rec.ciphertext === undefined) throw new SessyncError('internal', 'share record has no ciphertext');
+  const body: ShareBlobResponse = { ciphertext: rec.ciphertext, expiresAt: rec.expiresAt, id: rec.id };
+  return c.json(body);
+});
+
+// The viewer: one static page for every token (it never looks the token up), its script and its style.
+sharesRoutes.get('/s/assets/viewer.js', (c) => {
+  for (const [k, v] of Object.entries(viewerHeaders('application/javascript; charset=utf-8'))) c.header(k, v);
+  return c.body(VIEWER_SCRIPT);
+});
+
+sharesRoutes.get('/s/assets/viewer.css', (c) => {
+  for (const [k, v] of Object.entries(viewerHeaders('text/css; charset=utf-8'))) c.header(k, v);
+  return c.body(VIEWER_CSS);
+});
+
+sharesRoutes.get('/s/:token', (c) => {
+  for (const [k, v] of Object.entries(viewerHeaders('text/html; charset=utf-8'))) c.header(k, v);
+  // The page is the same for every token, but a link should not be cached by anything between.
+  c.header('Cache-Control', 'no-store');
+  return c.body(VIEWER_PAGE);
+});
