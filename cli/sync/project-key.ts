@@ -1,0 +1,70 @@
+// Project identity across machines: the normalised git remote, else the repository's root commit, else the path.
+import { execFile } from 'node:child_process';
+import { stat } from 'node:fs/promises';
+import { SessyncError } from '../../shared/errors.js';
+
+/**
+ * `git@github.com:Owner/Repo.git`, `https://user@GitHub.com/Owner/Repo`, `ssh://git@github.com:22/Owner/Repo.git/`
+ * all become `github.com/Owner/Repo`: protocol, user, port, `.git` and trailing slashes dropped, host lowercased
+ * (hosts are case-insensitive; paths may not be, so they keep their case).
+ */
+export function normaliseRemote(url: string): string {
+  let u = url.trim();
+  let host: string;
+  let path: string;
+  const proto = /^[a-z][a-z0-9+.-]*:\/\/(.*)$/i.exec(u);
+  if (proto) {
+    u = proto[1]!;
+    const slash = u.indexOf('/');
+    host = slash < 0 ? u : u.slice(0, slash);
+    path = slash < 0 ? '' : u.slice(slash + 1);
+    host = host.replace(/^[^@]*@/, '').replace(/:\d*$/, '');
+  } else {
+    const scp = /^(?:[^@/]+@)?([^:/]+):(.*)$/.exec(u); // scp-like: user@host:path
+    if (!scp) return u.replace(/\/+$/, '').replace(/\.git$/, ''); // a local path remote: keep it as it is
+    host = scp[1]!;
+    path = scp[2]!;
+  }
+  path = path.replace(/\/+$/, '').replace(/\.git$/, '').replace(/^\/+/, '');
+  return `${host.toLowerCase()}/${path}`;
+}
+
+function git(cwd: string, args: string[]): Promise<string | null> {
+  return new Promise((resolve) => {
+    execFile('git', ['-C', cwd, ...args], { timeout: 5_000, env: { ...process.env, GIT_TERMINAL_PROMPT: '0' } }, (err, stdout) => {
+      // git missing, not a repository, no remote, no commit: each just means "try the next kind of key".
+      resolve(err ? null : stdout.trim() || null);
+    });
+  });
+}
+
+const cache = new Map<string, Promise<string>>();
+
+/** The project key of a folder; folders that do not exist here get the path key. Cached per process. */
+export function projectKey(dir: string): Promise<string> {
+  let p = cache.get(dir);
+  if (!p) cache.set(dir, (p = computeKey(dir)));
+  return p;
+}
+
+async function computeKey(dir: string): Promise<string> {
+  const isDir = await stat(dir).then((s) => s.isDirectory(), () => false);
+  if (isDir) {
+    const remote = await git(dir, ['config', '--get', 'remote.origin.url']);
+    if (remote) return normaliseRemote(remote);
+    const roots = await git(dir, ['rev-list', '--max-parents=0', 'HEAD']);
+    if (roots) return `git-root:${roots.split('\n').sort()[0]}`;
+  }
+  return `path:${dir}`;
+}
+
+/** Parses `--map KEY=PATH` values. */
+export function parseMaps(values: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const v of values) {
+    const i = v.lastIndexOf('=');
+    if (i <= 0 || i === v.length - 1) throw new SessyncError('bad_input', `--map expects KEY=PATH (e.g. github.com/owner/repo=/home/me/src/repo), got "${v}"`);
+    out[v.slice(0, i)] = v.slice(i + 1);
+  }
+  return out;
+}

@@ -1,0 +1,217 @@
+// Push of one session: reads only the bytes after the pushed offset, sends them as numbered batches, resends a
+// batch written down but not acknowledged (same seq, same batch id) so a kill -9 at any point cannot duplicate.
+import { open, stat } from 'node:fs/promises';
+import { createHash, randomUUID } from 'node:crypto';
+import { checkEntry, type SessionHeader } from '../../shared/entry.js';
+import { isSessyncError, SessyncError } from '../../shared/errors.js';
+import { LIMITS, type PushBatchRequest, type SessionMetaInput } from '../../shared/wire.js';
+import { ensureCurrent } from '../store/migrate-file.js';
+import { readHeader } from '../store/session-reader.js';
+import { newSessionState, type PendingBatch, type SessionSyncState } from './sync-state.js';
+import { projectKey } from './project-key.js';
+import type { SyncContext } from './sync-context.js';
+
+export interface PushTarget {
+  session: string;
+  path: string;
+  name?: string;
+}
+
+export interface PushResult {
+  session: string;
+  batches: number;
+  entries: number;
+  bytes: number;
+  /** Lines not pushed because they are not valid entries (reported, never silently dropped). */
+  skipped: { offset: number; reason: string }[];
+  migrated?: string;
+}
+
+/** Body bytes per batch: JSON escaping can double a body, and the whole request must stay under maxRequestBytes. */
+const BATCH_BYTES = Math.min(LIMITS.maxBatchBytes, Math.floor((LIMITS.maxRequestBytes - 256 * 1024) / 2));
+const READ_CHUNK = BATCH_BYTES + 64 * 1024;
+
+interface Slice {
+  lines: string[];
+  ids: string[];
+  bytes: number;
+  /** Offset after the last line consumed (sent, skipped or invalid). */
+  end: number;
+  skipped: { offset: number; reason: string }[];
+}
+
+/** Reads complete lines after `from`, up to one batch; a last line without '\n' (being written, or torn) waits. */
+async function readSlice(path: string, from: number, size: number, skipIds: ReadonlySet<string>): Promise<Slice> {
+  const out: Slice = { lines: [], ids: [], bytes: 0, end: from, skipped: [] };
+  const fh = await open(path, 'r');
+  try {
+    let pos = from;
+    while (pos < size && out.lines.length < LIMITS.maxEntriesPerBatch) {
+      const len = Math.min(READ_CHUNK, size - pos);
+      const buf = Buffer.alloc(len);
+      const { bytesRead } = await fh.read(buf, 0, len, pos);
+      let start = 0;
+      let progressed = false;
+      for (;;) {
+        const nl = buf.indexOf(0x0a, start);
+        if (nl < 0 || nl >= bytesRead) break;
+        const lineBytes = nl - start;
+        const lineOffset = pos + start;
+        if (out.bytes + lineBytes + 1 > BATCH_BYTES && out.lines.length > 0) {
+          return out; // batch full: this line starts the next one
+        }
+        const text = buf.toString('utf8', start, nl);
+        start = nl + 1;
+        progressed = true;
+        out.end = pos + start;
+        if (text.trim() === '') continue;
+        if (lineOffset === 0) continue; // the header goes in the session meta, not in a batch
+        if (lineBytes > LIMITS.maxEntryBytes) {
+          out.skipped.push({ offset: lineOffset, reason: `entry of ${lineBytes} bytes is over the ${LIMITS.maxEntryBytes}-byte limit` });
+          continue;
+        }
+        let v: unknown;
+        try {
+          v = JSON.parse(text);
+        } catch (e) {
+          out.skipped.push({ offset: lineOffset, reason: `not JSON (${(e as Error).message})` });
+          continue;
+        }
+        const why = checkEntry(v);
+        if (why) {
+          out.skipped.push({ offset: lineOffset, reason: why });
+          continue;
+        }
+        const id = (v as { id: string }).id;
+        if (skipIds.has(id)) continue; // pulled from the server: it has it
+        out.lines.push(text);
+        out.ids.push(id);
+        out.bytes += lineBytes + 1;
+        if (out.lines.length >= LIMITS.maxEntriesPerBatch) return out;
+      }
+      if (!progressed) {
+        if (bytesRead === len && pos + len < size) {
+          throw new SessyncError('too_large', `${path}: a line at offset ${pos} is longer than ${READ_CHUNK} bytes; it cannot be pushed`);
+        }
+        return out; // only an unfinished last line remains
+      }
+      pos += start;
+    }
+    return out;
+  } finally {
+    await fh.close();
+  }
+}
+
+function sha256Hex(s: string): string {
+  return createHash('sha256').update(s, 'utf8').digest('hex');
+}
+
+async function metaFor(target: PushTarget): Promise<SessionMetaInput> {
+  const h = await readHeader(target.path);
+  if (!h.ok) throw new SessyncError('corrupt', `${target.path}: ${h.reason}`);
+  const header: SessionHeader = h.header;
+  return { header, projectKey: await projectKey(header.cwd), ...(target.name ? { name: target.name.slice(0, 1000) } : {}) };
+}
+
+/** Finds this host's head for the session on the server (0 = none): used when our seq disagrees with it. */
+async function serverHead(ctx: SyncContext, session: string): Promise<number> {
+  try {
+    return (await ctx.api.sessionMeta(session)).hosts[ctx.hostId] ?? 0;
+  } catch (e) {
+    if (isSessyncError(e, 'not_found')) return 0;
+    throw e;
+  }
+}
+
+export async function pushSession(ctx: SyncContext, target: PushTarget): Promise<PushResult> {
+  const { session, path } = target;
+  const result: PushResult = { session, batches: 0, entries: 0, bytes: 0, skipped: [] };
+  let st: SessionSyncState = (await ctx.state.load(session)) ?? newSessionState(session, path);
+  st.path = path;
+  if (st.pushedOffset === 0 && st.pending === null) {
+    // An old-format file is brought to the current format first (the original kept as .bak), as pi does on open:
+    // the ids it gets are deterministic, so two machines migrating copies of one file push the same entries.
+    const m = await ensureCurrent(path);
+    if (m?.changed) {
+      result.migrated = `${path}: format ${m.fromVersion} -> ${m.toVersion} (original kept as ${m.backup})`;
+      ctx.note?.(`migrated ${result.migrated}`);
+    }
+  }
+  let meta: SessionMetaInput | undefined = st.metaSent ? undefined : await metaFor(target);
+
+  for (let conflicts = 0; ; ) {
+    if (st.pending) {
+      const body = await ctx.state.readPendingBody(session, st.pending.seq);
+      if (body === null) {
+        // State says pending but its body is gone (removed by hand): rebuild from the file at the same seq.
+        ctx.note?.(`session ${session}: pending batch ${st.pending.seq} lost its body; re-reading it from the file`);
+        st = { ...st, nextSeq: st.pending.seq, pending: null };
+        await ctx.state.save(st);
+        continue;
+      }
+      const p: PendingBatch = st.pending;
+      const req: PushBatchRequest = {
+        envelope: { session, host: ctx.hostId, seq: p.seq, batchId: p.batchId, entryCount: p.entryCount, sha256: p.sha256, encoding: 'jsonl' },
+        body,
+        ...(meta ? { meta } : {}),
+      };
+      try {
+        await ctx.api.pushBatch(req);
+      } catch (e) {
+        if (!isSessyncError(e, 'conflict') || ++conflicts > 3) throw e;
+        // Our seq disagrees with the server (state restored from a backup, or a gap): continue after its head.
+        const head = await serverHead(ctx, session);
+        ctx.note?.(`session ${session}: seq ${p.seq} refused (${e.message}); continuing after the server's seq ${head}`);
+        await ctx.state.dropPendingBody(session, p.seq);
+        await ctx.state.writePendingBody(session, head + 1, body);
+        st = { ...st, nextSeq: head + 1, pending: { ...p, seq: head + 1, batchId: randomUUID() } };
+        await ctx.state.save(st);
+        continue;
+      }
+      st = { ...st, pushedOffset: Math.max(st.pushedOffset, p.endOffset), nextSeq: p.seq + 1, pending: null, metaSent: true };
+      if (meta) st.projectKey = meta.projectKey;
+      await ctx.state.save(st);
+      await ctx.state.dropPendingBody(session, p.seq);
+      meta = undefined;
+      result.batches++;
+      result.entries += p.entryCount;
+      result.bytes += Buffer.byteLength(body);
+      ctx.onProgress?.({ entries: p.entryCount, bytes: Buffer.byteLength(body) });
+      continue;
+    }
+    const size = (await stat(path)).size;
+    if (size <= st.pushedOffset) {
+      if (st.skipIds.length > 0 && size === st.pushedOffset) {
+        st = { ...st, skipIds: [] };
+        await ctx.state.save(st);
+      }
+      break;
+    }
+    const slice = await readSlice(path, st.pushedOffset, size, new Set(st.skipIds));
+    for (const s of slice.skipped) ctx.note?.(`session ${session}: line at byte ${s.offset} not pushed: ${s.reason}`);
+    result.skipped.push(...slice.skipped);
+    if (slice.end === st.pushedOffset) break; // only an unfinished line: the next push takes it
+    if (slice.lines.length === 0) {
+      // Only pulled, blank or invalid lines: nothing to send, move on.
+      const done = slice.end >= size;
+      st = { ...st, pushedOffset: slice.end, ...(done ? { skipIds: [] } : {}) };
+      await ctx.state.save(st);
+      continue;
+    }
+    const body = slice.lines.join('\n') + '\n';
+    const pending: PendingBatch = { seq: st.nextSeq, batchId: randomUUID(), entryCount: slice.lines.length, sha256: sha256Hex(body), endOffset: slice.end };
+    // Body first, then the state naming it: a crash in between leaves an orphan body, never a pending without one.
+    await ctx.state.writePendingBody(session, pending.seq, body);
+    st = { ...st, pending };
+    await ctx.state.save(st);
+  }
+  return result;
+}
+
+/** For callers that only need to know whether a push has anything to do (no request, no read of the file). */
+export async function needsPush(ctx: SyncContext, session: string, size: number): Promise<boolean> {
+  const st = await ctx.state.load(session);
+  return !st || st.pending !== null || size > st.pushedOffset;
+}
+

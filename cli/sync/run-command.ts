@@ -1,0 +1,61 @@
+// The shared body of `sessync push`, `pull` and `sync`: options, the run, one summary line (or JSON).
+import type { Command, CommandContext } from '../command.js';
+import { SessyncError } from '../../shared/errors.js';
+import { parseMaps } from './project-key.js';
+import { createProgress, formatBytes } from './progress.js';
+import { runSync, type RunSummary, type SyncMode } from './sync-run.js';
+
+export const SCOPE_OPTIONS = {
+  all: { type: 'boolean', default: false },
+  map: { type: 'string', multiple: true },
+} as const;
+
+export function mapsOf(ctx: CommandContext): Record<string, string> {
+  const v = ctx.opts.map;
+  return parseMaps(Array.isArray(v) ? v : typeof v === 'string' ? [v] : []);
+}
+
+export function scopeOf(ctx: CommandContext, name: string): { ref?: string; all: boolean } {
+  if (ctx.args.length > 1) throw new SessyncError('bad_input', `sessync ${name} takes at most one session reference`);
+  const all = ctx.opts.all === true;
+  if (all && ctx.args[0]) throw new SessyncError('bad_input', `give a session reference or --all, not both`);
+  return { ...(ctx.args[0] ? { ref: ctx.args[0] } : {}), all };
+}
+
+export function summaryLine(s: RunSummary): string {
+  const parts: string[] = [];
+  if (s.mode !== 'pull') parts.push(`pushed ${s.pushedEntries} entr${s.pushedEntries === 1 ? 'y' : 'ies'} (${formatBytes(s.pushedBytes)}) from ${s.pushedSessions} session${s.pushedSessions === 1 ? '' : 's'}`);
+  if (s.mode !== 'push') {
+    parts.push(`pulled ${s.pulledEntries} entr${s.pulledEntries === 1 ? 'y' : 'ies'} into ${s.pulledSessions} session${s.pulledSessions === 1 ? '' : 's'}${s.createdSessions ? ` (${s.createdSessions} new here)` : ''}`);
+  }
+  if (s.conflicts) parts.push(`${s.conflicts} conflicting entr${s.conflicts === 1 ? 'y' : 'ies'} kept aside`);
+  if (s.skippedLines) parts.push(`${s.skippedLines} invalid line${s.skippedLines === 1 ? '' : 's'} skipped`);
+  if (s.failed) parts.push(`${s.failed} session${s.failed === 1 ? '' : 's'} failed`);
+  return `${s.mode}: ${s.sessionsChecked} session${s.sessionsChecked === 1 ? '' : 's'} checked; ${parts.join('; ')}; ${s.requests} request${s.requests === 1 ? '' : 's'}`;
+}
+
+export function syncCommand(mode: SyncMode, summary: string): Command {
+  return {
+    summary,
+    usage: `[<ref> | --all] [--map KEY=PATH]...`,
+    help: [
+      'Without a ref: the sessions of this project (--cwd), including ones only the server has (matched by project key:',
+      'the git remote, else the root commit, else the path). --all: every session here and on the server.',
+      '--map KEY=PATH files sessions of project KEY under PATH on this machine (remembered).',
+    ].join('\n'),
+    options: { ...SCOPE_OPTIONS },
+    async run(ctx) {
+      const summary = await runSync({
+        mode,
+        ...scopeOf(ctx, mode),
+        cwd: ctx.cwd,
+        env: ctx.env,
+        maps: mapsOf(ctx),
+        progress: createProgress({ json: ctx.json }),
+        note: (t) => ctx.info(t),
+      });
+      ctx.print(summaryLine(summary), summary);
+      return summary.failed ? 1 : 0;
+    },
+  };
+}

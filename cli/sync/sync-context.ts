@@ -1,0 +1,21 @@
+// What push, pull and the sync run share: the API client, this machine's state and host id, progress callbacks.
+import type { ApiClient } from '../api-client.js';
+import type { SyncState } from './sync-state.js';
+
+export interface SyncProgress {
+  /** Entries and bytes moved since the last call. */
+  entries?: number;
+  bytes?: number;
+}
+
+export interface SyncContext {
+  api: ApiClient;
+  state: SyncState;
+  hostId: string;
+  /** Where sessions pulled for the first time go (sessions root). */
+  sessionsRoot: string;
+  env: NodeJS.ProcessEnv;
+  onProgress?: (p: SyncProgress) => void;
+  /** Notes for the user (skipped lines, migrations, conflicts): never dropped silently. */
+  note?: (text: string) => void;
+}

@@ -1,0 +1,258 @@
+// One push / pull / sync run: scope (ref, this project, --all) -> status -> plan -> push and pull each session.
+import { mkdir, realpath } from 'node:fs/promises';
+import { SessyncError, isSessyncError } from '../../shared/errors.js';
+import { diffSessions, planSync, type LocalStatus, type SyncOp } from '../../shared/sync-plan.js';
+import type { Head, SessionMetaResponse } from '../../shared/wire.js';
+import { ApiClient } from '../api-client.js';
+import { requireLogin } from '../login-store.js';
+import { withFileLock } from '../store/file-lock.js';
+import { realCwd as toRealCwd, sessionsRoot, sessyncHome } from '../store/paths.js';
+import { listSessions, type SessionSummary } from '../store/session-index.js';
+import { resolveSession } from '../store/resolve.js';
+import { idMatches } from '../format/short-id.js';
+import { projectKey } from './project-key.js';
+import { pushSession } from './push.js';
+import { pullSession } from './pull.js';
+import { SyncState } from './sync-state.js';
+import type { SyncContext } from './sync-context.js';
+import type { Progress } from './progress.js';
+
+export type SyncMode = 'push' | 'pull' | 'sync';
+
+export interface RunOptions {
+  mode: SyncMode;
+  ref?: string;
+  all?: boolean;
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  /** `--map KEY=PATH`: where sessions of a project go on this machine (saved for later runs). */
+  maps?: Record<string, string>;
+  progress?: Progress;
+  note?: (text: string) => void;
+  /** A client to use instead of the saved login (benches count its requests). */
+  api?: ApiClient;
+}
+
+export interface SessionOutcome {
+  session: string;
+  path?: string;
+  pushed?: { batches: number; entries: number; bytes: number };
+  pulled?: { batches: number; entries: number; duplicates: number; created: boolean };
+  conflicts?: number;
+  skipped?: number;
+  error?: { code: string; message: string };
+}
+
+export interface RunSummary {
+  mode: SyncMode;
+  sessionsChecked: number;
+  pushedSessions: number;
+  pushedEntries: number;
+  pushedBytes: number;
+  pulledSessions: number;
+  pulledEntries: number;
+  createdSessions: number;
+  conflicts: number;
+  skippedLines: number;
+  failed: number;
+  requests: number;
+  sessions: SessionOutcome[];
+}
+
+/** Login, client, state, host id: what every network command needs. */
+export async function openSync(env: NodeJS.ProcessEnv, o: { api?: ApiClient; note?: (t: string) => void } = {}): Promise<SyncContext> {
+  let api = o.api;
+  if (!api) {
+    const login = await requireLogin(env);
+    api = new ApiClient({
+      url: login.url,
+      token: login.token,
+      onRetry: (e, attempt, ms) => o.note?.(`${e.message}; retry ${attempt} in ${(ms / 1000).toFixed(1)} s`),
+    });
+  }
+  const state = new SyncState(sessyncHome(env));
+  await mkdir(state.dir, { recursive: true, mode: 0o700 });
+  const ctx: SyncContext = { api, state, hostId: await state.hostId(), sessionsRoot: sessionsRoot(env), env };
+  if (o.note) ctx.note = o.note;
+  return ctx;
+}
+
+/** Holds the sync lock of this SESSYNC_HOME: two sync processes never interleave batches of one session. */
+export function withSyncLock<T>(ctx: SyncContext, fn: () => Promise<T>): Promise<T> {
+  return withFileLock(ctx.state.lockTarget(), fn, { timeoutMs: 60_000 });
+}
+
+/** Where a session new to this machine goes: --map, this project when the key matches, a saved mapping, else its own cwd. */
+export function placer(ctx: SyncContext, o: { maps?: Record<string, string>; cwdKey?: string; realCwd?: string }): (meta: SessionMetaResponse) => Promise<string> {
+  return async (meta) => {
+    const mapped = o.maps?.[meta.projectKey];
+    if (mapped) return realpath(mapped).catch(() => mapped);
+    if (o.cwdKey && o.realCwd && o.cwdKey === meta.projectKey) return o.realCwd;
+    const saved = (await ctx.state.projectMap())[meta.projectKey];
+    if (saved) return saved;
+    return String(meta.header.cwd ?? meta.cwd ?? '');
+  };
+}
+
+/** Remote sessions' project keys, from a cache kept in state (session meta never changes once pushed). */
+async function remoteProjectKeys(ctx: SyncContext, sessions: string[]): Promise<Map<string, string>> {
+  const cache = await ctx.state.remoteMeta();
+  let dirty = false;
+  const out = new Map<string, string>();
+  for (const s of sessions) {
+    let m = cache[s];
+    if (!m) {
+      try {
+        const meta = await ctx.api.sessionMeta(s);
+        m = { projectKey: meta.projectKey, cwd: String(meta.header.cwd ?? ''), timestamp: String(meta.header.timestamp ?? '') };
+        if (meta.name) m.name = meta.name;
+        cache[s] = m;
+        dirty = true;
+      } catch (e) {
+        if (isSessyncError(e, 'not_found')) continue; // heads before meta: a push in progress elsewhere
+        throw e;
+      }
+    }
+    out.set(s, m.projectKey);
+  }
+  if (dirty) await ctx.state.saveRemoteMeta(cache);
+  return out;
+}
+
+/** Sessions on the server whose id starts with `ref` (or its short form). */
+export function matchRemote(heads: readonly Head[], ref: string): string[] {
+  return [...new Set(heads.map((h) => h.session))].filter((s) => idMatches(s, ref));
+}
+
+export async function runSync(o: RunOptions): Promise<RunSummary> {
+  const ctx = await openSync(o.env, o);
+  if (o.progress) {
+    const p = o.progress;
+    ctx.onProgress = (x) => p.moved(x);
+  }
+  const before = ctx.api.requestCount;
+  return withSyncLock(ctx, async () => {
+    const root = ctx.sessionsRoot;
+    const wantsPull = o.mode !== 'push';
+    const wantsPush = o.mode !== 'pull';
+    let locals: SessionSummary[];
+    let only: Set<string> | undefined;
+    let fetchRemoteOnly = false;
+    let cwdKey: string | undefined;
+    let rc: string | undefined;
+    const maps = o.maps ?? {};
+    if (Object.keys(maps).length) {
+      const saved = await ctx.state.projectMap();
+      await ctx.state.saveProjectMap({ ...saved, ...maps });
+    }
+    let heads: Head[] = [];
+    if (o.ref !== undefined) {
+      rc = await toRealCwd(o.cwd).catch(() => undefined);
+      try {
+        locals = [await resolveSession(o.ref, { root, realCwd: rc ?? o.cwd, cwd: o.cwd })];
+        only = new Set([locals[0]!.id]);
+      } catch (e) {
+        if (!isSessyncError(e, 'not_found') || !wantsPull) throw e;
+        heads = await ctx.api.allHeads();
+        const m = matchRemote(heads, o.ref);
+        if (m.length === 0) throw new SessyncError('not_found', `no session matches "${o.ref}" here or on the server`);
+        if (m.length > 1) throw new SessyncError('ambiguous', `"${o.ref}" matches ${m.length} sessions on the server: ${m.slice(0, 10).join(', ')}; give more characters`, { details: { candidates: m } });
+        locals = [];
+        only = new Set(m);
+      }
+      if (rc) cwdKey = await projectKey(rc);
+    } else if (o.all) {
+      locals = await listSessions({ root, all: true });
+      fetchRemoteOnly = true;
+    } else {
+      rc = await toRealCwd(o.cwd);
+      locals = await listSessions({ root, realCwd: rc });
+      cwdKey = await projectKey(rc);
+      only = new Set(locals.map((l) => l.id));
+    }
+
+    const states = await ctx.state.all();
+    const byId = new Map(locals.map((l) => [l.id, l]));
+    const status: LocalStatus[] = locals.map((l) => {
+      const st = states.get(l.id);
+      return { session: l.id, size: l.size, pushedOffset: st?.pushedOffset ?? 0, pendingSeq: st?.pending?.seq ?? null, cursor: st?.cursor ?? {}, nextSeq: st?.nextSeq ?? 1 };
+    });
+    if (wantsPull && heads.length === 0) heads = await ctx.api.allHeads();
+    if (wantsPull && only && o.ref === undefined && cwdKey) {
+      // This project's sessions that only the server has: matched by project key, not by path.
+      const remoteOnly = [...new Set(heads.map((h) => h.session))].filter((s) => !byId.has(s));
+      const keys = await remoteProjectKeys(ctx, remoteOnly);
+      for (const [s, k] of keys) if (k === cwdKey) only.add(s);
+    }
+    const ops: SyncOp[] = planSync(diffSessions(status, heads, ctx.hostId), { push: wantsPush, pull: wantsPull, fetchRemoteOnly, ...(only ? { only } : {}) });
+
+    const outcomes = new Map<string, SessionOutcome>();
+    const outcome = (s: string) => {
+      let x = outcomes.get(s);
+      if (!x) outcomes.set(s, (x = { session: s }));
+      return x;
+    };
+    const place = placer(ctx, { maps, ...(cwdKey ? { cwdKey } : {}), ...(rc ? { realCwd: rc } : {}) });
+    const projectMap = await ctx.state.projectMap();
+    let mapDirty = false;
+    o.progress?.start(new Set(ops.map((x) => x.session)).size);
+    try {
+      for (const op of ops) {
+        const out = outcome(op.session);
+        if (out.error) continue;
+        try {
+          if (op.kind === 'push') {
+            const l = byId.get(op.session)!;
+            const r = await pushSession(ctx, { session: l.id, path: l.path, ...(l.name ? { name: l.name } : {}) });
+            out.path = l.path;
+            out.pushed = { batches: r.batches, entries: r.entries, bytes: r.bytes };
+            if (r.skipped.length) out.skipped = (out.skipped ?? 0) + r.skipped.length;
+            const key = await projectKey(l.cwd);
+            if (!key.startsWith('path:') && projectMap[key] === undefined) {
+              projectMap[key] = l.cwd;
+              mapDirty = true;
+            }
+          } else {
+            const l = byId.get(op.session);
+            const r = await pullSession(ctx, op.session, { ...(l ? { path: l.path } : {}), placeFor: place });
+            out.path = r.path;
+            out.pulled = { batches: r.batches, entries: r.appended, duplicates: r.duplicates, created: r.created };
+            if (r.conflicts) out.conflicts = r.conflicts;
+            if (r.skipped) out.skipped = (out.skipped ?? 0) + r.skipped;
+          }
+        } catch (e) {
+          // The server gone or the token refused: stop, the next run resumes. A bad file: skip it, report it.
+          if (!isSessyncError(e) || e.retryable || e.code === 'unauthorized' || e.code === 'wrong_server' || e.code === 'internal') throw e;
+          out.error = { code: e.code, message: e.message };
+          o.note?.(`session ${op.session}: ${e.message}`);
+        }
+        if (op.kind !== 'push' || !ops.some((x) => x !== op && x.session === op.session)) o.progress?.sessionDone();
+      }
+    } finally {
+      o.progress?.stop();
+      if (mapDirty) await ctx.state.saveProjectMap(projectMap);
+    }
+    const sessions = [...outcomes.values()];
+    return {
+      mode: o.mode,
+      sessionsChecked: new Set([...locals.map((l) => l.id), ...(only ?? [])]).size,
+      pushedSessions: sessions.filter((s) => (s.pushed?.entries ?? 0) > 0).length,
+      pushedEntries: sum(sessions, (s) => s.pushed?.entries ?? 0),
+      pushedBytes: sum(sessions, (s) => s.pushed?.bytes ?? 0),
+      pulledSessions: sessions.filter((s) => (s.pulled?.entries ?? 0) > 0).length,
+      pulledEntries: sum(sessions, (s) => s.pulled?.entries ?? 0),
+      createdSessions: sessions.filter((s) => s.pulled?.created).length,
+      conflicts: sum(sessions, (s) => s.conflicts ?? 0),
+      skippedLines: sum(sessions, (s) => s.skipped ?? 0),
+      failed: sessions.filter((s) => s.error).length,
+      requests: ctx.api.requestCount - before,
+      sessions,
+    };
+  });
+}
+
+function sum<T>(xs: readonly T[], f: (x: T) => number): number {
+  let n = 0;
+  for (const x of xs) n += f(x);
+  return n;
+}

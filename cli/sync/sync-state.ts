@@ -1,0 +1,177 @@
+// Sync state beside the session files (never inside them): host id, per-session offsets, seqs, cursors, pending batches.
+import { mkdir, open, readFile, rename, rm, readdir } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
+import { dirname, join } from 'node:path';
+import { SessyncError } from '../../shared/errors.js';
+import type { Cursor } from '../../shared/wire.js';
+
+/** A batch written down before it is sent: after a crash the SAME batch (seq, batchId, body) is resent. */
+export interface PendingBatch {
+  seq: number;
+  batchId: string;
+  entryCount: number;
+  sha256: string;
+  /** File offset the pushed offset moves to once the server acknowledges the batch. */
+  endOffset: number;
+  /** For files in an older format pushed from their migrated form: the entry index after this batch. */
+  endLegacyIndex?: number;
+}
+
+export interface SessionSyncState {
+  session: string;
+  /** The local session file. */
+  path: string;
+  /** Bytes of the file already pushed: a push reads only what comes after it. */
+  pushedOffset: number;
+  /** Next seq this host uses for the session (seqs are per (session, host), gap-free). */
+  nextSeq: number;
+  /** Per other host: the last seq merged into the local file. Saved only after the entries are fsynced. */
+  cursor: Cursor;
+  /** Ids appended by pulls after the pushed offset: a push skips them (the server has them already). */
+  skipIds: string[];
+  pending: PendingBatch | null;
+  /** The session metadata went with an acknowledged batch. */
+  metaSent: boolean;
+  projectKey?: string;
+  /** Older-format files: how many migrated entries were pushed. */
+  legacyIndex?: number;
+}
+
+export function newSessionState(session: string, path: string): SessionSyncState {
+  return { session, path, pushedOffset: 0, nextSeq: 1, cursor: {}, skipIds: [], pending: null, metaSent: false };
+}
+
+/** temp + fsync + rename + fsync of the folder: a reader sees the old or the new state, never a mix. */
+export async function writeFileAtomic(path: string, data: string): Promise<void> {
+  await mkdir(dirname(path), { recursive: true });
+  const tmp = `${path}.${process.pid}.${randomUUID().slice(0, 8)}.tmp`;
+  const fh = await open(tmp, 'w', 0o600);
+  try {
+    await fh.writeFile(data);
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+  await rename(tmp, path);
+  const dir = await open(dirname(path), 'r');
+  try {
+    await dir.sync();
+  } finally {
+    await dir.close();
+  }
+}
+
+async function readJson<T>(path: string): Promise<T | null> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw e;
+  }
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    throw new SessyncError('corrupt', `sync state ${path} is not valid JSON; move it away to rebuild it (the next sync re-sends what the server lacks, without duplicates)`);
+  }
+}
+
+/** All sync state of one SESSYNC_HOME. */
+export class SyncState {
+  readonly dir: string;
+
+  constructor(home: string) {
+    this.dir = join(home, 'sync');
+  }
+
+  private sessionPath(session: string): string {
+    return join(this.dir, 'sessions', `${session}.json`);
+  }
+
+  pendingBodyPath(session: string, seq: number): string {
+    return join(this.dir, 'pending', `${session}.${seq}.jsonl`);
+  }
+
+  conflictsPath(session: string): string {
+    return join(this.dir, 'conflicts', `${session}.jsonl`);
+  }
+
+  lockTarget(): string {
+    return join(this.dir, 'run');
+  }
+
+  /** Random, made once per SESSYNC_HOME: names this machine's batches on the server. */
+  async hostId(): Promise<string> {
+    const p = join(this.dir, 'host.json');
+    const have = await readJson<{ hostId?: string }>(p);
+    if (have?.hostId) return have.hostId;
+    const hostId = randomUUID();
+    await writeFileAtomic(p, JSON.stringify({ hostId, created: new Date().toISOString() }) + '\n');
+    return hostId;
+  }
+
+  async load(session: string): Promise<SessionSyncState | null> {
+    const s = await readJson<SessionSyncState>(this.sessionPath(session));
+    if (s && (typeof s.pushedOffset !== 'number' || typeof s.nextSeq !== 'number' || typeof s.path !== 'string')) {
+      throw new SessyncError('corrupt', `sync state of session ${session} lacks fields; move ${this.sessionPath(session)} away to rebuild it`);
+    }
+    return s ? { ...s, skipIds: s.skipIds ?? [], cursor: s.cursor ?? {} } : null;
+  }
+
+  async save(s: SessionSyncState): Promise<void> {
+    await writeFileAtomic(this.sessionPath(s.session), JSON.stringify(s) + '\n');
+  }
+
+  /** Every session with state, keyed by id. */
+  async all(): Promise<Map<string, SessionSyncState>> {
+    const out = new Map<string, SessionSyncState>();
+    let names: string[];
+    try {
+      names = await readdir(join(this.dir, 'sessions'));
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return out;
+      throw e;
+    }
+    for (const n of names) {
+      if (!n.endsWith('.json')) continue;
+      const s = await this.load(n.slice(0, -5));
+      if (s) out.set(s.session, s);
+    }
+    return out;
+  }
+
+  async writePendingBody(session: string, seq: number, body: string): Promise<void> {
+    await writeFileAtomic(this.pendingBodyPath(session, seq), body);
+  }
+
+  async readPendingBody(session: string, seq: number): Promise<string | null> {
+    try {
+      return await readFile(this.pendingBodyPath(session, seq), 'utf8');
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw e;
+    }
+  }
+
+  async dropPendingBody(session: string, seq: number): Promise<void> {
+    await rm(this.pendingBodyPath(session, seq), { force: true });
+  }
+
+  /** projectKey -> local project path on this machine. */
+  async projectMap(): Promise<Record<string, string>> {
+    return (await readJson<Record<string, string>>(join(this.dir, 'projects.json'))) ?? {};
+  }
+
+  async saveProjectMap(m: Record<string, string>): Promise<void> {
+    await writeFileAtomic(join(this.dir, 'projects.json'), JSON.stringify(m, null, 2) + '\n');
+  }
+
+  /** Cache of remote sessions' project keys and headers (immutable once pushed): spares a request per sync. */
+  async remoteMeta(): Promise<Record<string, { projectKey: string; cwd?: string; name?: string; timestamp?: string }>> {
+    return (await readJson(join(this.dir, 'remote-meta.json'))) ?? {};
+  }
+
+  async saveRemoteMeta(m: Record<string, { projectKey: string; cwd?: string; name?: string; timestamp?: string }>): Promise<void> {
+    await writeFileAtomic(join(this.dir, 'remote-meta.json'), JSON.stringify(m) + '\n');
+  }
+}

@@ -1,0 +1,110 @@
+// `sessync status` data: per session, entries not yet pushed (read from the local tail only) and batches waiting on the server.
+import { open } from 'node:fs/promises';
+import { isSessyncError } from '../../shared/errors.js';
+import { diffSessions, type LocalStatus } from '../../shared/sync-plan.js';
+import type { Head } from '../../shared/wire.js';
+import { realCwd as toRealCwd } from '../store/paths.js';
+import { listSessions, type SessionSummary } from '../store/session-index.js';
+import { resolveSession } from '../store/resolve.js';
+import { loadLogin } from '../login-store.js';
+import { openSync } from './sync-run.js';
+
+export interface StatusRow {
+  session: string;
+  path?: string;
+  name?: string;
+  /** Entries after the pushed offset, pulled ones excluded. */
+  unpushedEntries: number;
+  unpushedBytes: number;
+  pendingBatch: boolean;
+  /** Batches on the server this file lacks, per other host; null when the server could not be asked. */
+  waitingBatches: number | null;
+  /** The session exists only on the server. */
+  remoteOnly: boolean;
+}
+
+export interface StatusReport {
+  server: string | null;
+  /** Why the server part is missing (not logged in, unreachable). */
+  serverError?: { code: string; message: string };
+  sessions: StatusRow[];
+}
+
+/** Counts complete entry lines after `from`, skipping the header and ids a pull appended. */
+async function countTail(path: string, from: number, size: number, skip: ReadonlySet<string>): Promise<number> {
+  if (size <= from) return 0;
+  const fh = await open(path, 'r');
+  try {
+    let n = 0;
+    let pos = from;
+    let carry = '';
+    const buf = Buffer.alloc(1 << 20);
+    while (pos < size) {
+      const { bytesRead } = await fh.read(buf, 0, Math.min(buf.length, size - pos), pos);
+      if (bytesRead === 0) break;
+      const lines = (carry + buf.toString('utf8', 0, bytesRead)).split('\n');
+      carry = lines.pop()!;
+      for (const l of lines) {
+        if (!l.trim() || (pos === from && from === 0 && n === 0 && l.startsWith('{"type":"session"'))) continue;
+        if (skip.size) {
+          const m = /"id":"([^"]+)"/.exec(l);
+          if (m && skip.has(m[1]!)) continue;
+        }
+        n++;
+      }
+      pos += bytesRead;
+    }
+    return n;
+  } finally {
+    await fh.close();
+  }
+}
+
+export async function syncStatus(o: { ref?: string; all?: boolean; cwd: string; env: NodeJS.ProcessEnv; root: string }): Promise<StatusReport> {
+  let locals: SessionSummary[];
+  if (o.ref) locals = [await resolveSession(o.ref, { root: o.root, realCwd: await toRealCwd(o.cwd).catch(() => o.cwd), cwd: o.cwd })];
+  else if (o.all) locals = await listSessions({ root: o.root, all: true });
+  else locals = await listSessions({ root: o.root, realCwd: await toRealCwd(o.cwd) });
+
+  const login = await loadLogin(o.env);
+  const report: StatusReport = { server: login?.url ?? null, sessions: [] };
+  let heads: Head[] | null = null;
+  const ctx = await openSync(o.env, {}).catch((e) => {
+    if (isSessyncError(e, 'unauthorized')) return null;
+    throw e;
+  });
+  if (!ctx) report.serverError = { code: 'unauthorized', message: 'not logged in: run `sessync login <url> --token <token>`' };
+  else {
+    try {
+      heads = await ctx.api.allHeads();
+    } catch (e) {
+      if (!isSessyncError(e)) throw e;
+      report.serverError = { code: e.code, message: e.message }; // local figures are still shown
+    }
+  }
+  const states = ctx ? await ctx.state.all() : new Map();
+  const status: LocalStatus[] = locals.map((l) => {
+    const st = states.get(l.id);
+    return { session: l.id, size: l.size, pushedOffset: st?.pushedOffset ?? 0, pendingSeq: st?.pending?.seq ?? null, cursor: st?.cursor ?? {}, nextSeq: st?.nextSeq ?? 1 };
+  });
+  const ids = new Set(locals.map((l) => l.id));
+  const diffs = diffSessions(status, heads ?? [], ctx?.hostId ?? '');
+  const byId = new Map(locals.map((l) => [l.id, l]));
+  for (const d of diffs) {
+    const l = byId.get(d.session);
+    if (!l && (o.ref || !o.all)) continue; // remote-only sessions are listed with --all
+    const st = states.get(d.session);
+    const row: StatusRow = {
+      session: d.session,
+      unpushedEntries: l ? await countTail(l.path, st?.pushedOffset ?? 0, l.size, new Set(st?.skipIds ?? [])) : 0,
+      unpushedBytes: d.unpushedBytes,
+      pendingBatch: d.pending,
+      waitingBatches: heads ? d.waitingBatches : null,
+      remoteOnly: !ids.has(d.session),
+    };
+    if (l) row.path = l.path;
+    if (l?.name) row.name = l.name;
+    report.sessions.push(row);
+  }
+  return report;
+}

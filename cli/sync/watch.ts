@@ -1,0 +1,97 @@
+// `sessync sync --watch`: pushes appended entries within a second, pulls every few seconds, rides out server outages.
+import { isSessyncError } from '../../shared/errors.js';
+import { ApiClient } from '../api-client.js';
+import { requireLogin } from '../login-store.js';
+import { runSync, type RunSummary } from './sync-run.js';
+
+export interface WatchOptions {
+  ref?: string;
+  all?: boolean;
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  maps?: Record<string, string>;
+  /** How often local files are checked for growth (a stat per session; no request when nothing grew). */
+  pushEveryMs?: number;
+  /** How often the server is asked for changes. */
+  pullEveryMs?: number;
+  signal: AbortSignal;
+  /** State changes and moved entries, one line each. */
+  report: (line: string, value: Record<string, unknown>) => void;
+  api?: ApiClient;
+}
+
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    if (signal.aborted) return resolve();
+    const t = setTimeout(done, ms);
+    function done() {
+      clearTimeout(t);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+
+function moved(s: RunSummary): boolean {
+  return s.pushedEntries + s.pulledEntries + s.createdSessions + s.conflicts + s.failed > 0;
+}
+
+/** Runs until the signal aborts; returns the number of cycles that failed. */
+export async function watchSync(o: WatchOptions): Promise<number> {
+  const pushEvery = o.pushEveryMs ?? 500;
+  const pullEvery = o.pullEveryMs ?? 3_000;
+  let api = o.api;
+  if (!api) {
+    const login = await requireLogin(o.env);
+    // One quick retry per call: the loop below does the long backoff, and keeps checking local files meanwhile.
+    api = new ApiClient({ url: login.url, token: login.token, retries: 1, baseDelayMs: 200 });
+  }
+  let lastPull = 0;
+  let online: boolean | null = null;
+  let backoff = 0;
+  let failures = 0;
+  o.report(`watching ${o.ref ?? (o.all ? 'every session' : 'this project')}: push within ${pushEvery} ms of a change, pull every ${pullEvery / 1000} s; Ctrl-C stops`, { event: 'start' });
+  while (!o.signal.aborted) {
+    const pullDue = Date.now() - lastPull >= pullEvery;
+    const started = Date.now();
+    try {
+      const s = await runSync({
+        mode: pullDue ? 'sync' : 'push',
+        ...(o.ref ? { ref: o.ref } : {}),
+        all: o.all ?? false,
+        cwd: o.cwd,
+        env: o.env,
+        ...(o.maps ? { maps: o.maps } : {}),
+        api,
+        note: (t) => o.report(t, { event: 'note' }),
+      });
+      if (pullDue) lastPull = started;
+      if (online !== true && (online === false || s.requests > 0)) {
+        if (online === false) o.report('server reachable again; catching up', { event: 'online' });
+        online = true;
+      }
+      backoff = 0;
+      if (moved(s)) {
+        const line = `${new Date().toISOString()} pushed ${s.pushedEntries}, pulled ${s.pulledEntries}${s.createdSessions ? `, ${s.createdSessions} new session(s)` : ''}${s.conflicts ? `, ${s.conflicts} conflict(s) kept aside` : ''}`;
+        o.report(line, { event: 'synced', ...s });
+      }
+    } catch (e) {
+      failures++;
+      const retryable = isSessyncError(e) && (e.retryable || e.code === 'locked');
+      const msg = isSessyncError(e) ? e.message : String((e as Error)?.message ?? e);
+      if (!retryable && !(isSessyncError(e) && e.code === 'internal')) {
+        // A refused token or a wrong server will not fix itself; a watcher still keeps trying, but says so loudly.
+        o.report(`error: ${msg}`, { event: 'error', code: isSessyncError(e) ? e.code : 'internal' });
+      } else if (online !== false) {
+        o.report(`server unreachable (${msg}); will keep trying`, { event: 'offline' });
+      }
+      online = false;
+      backoff = Math.min(backoff ? backoff * 2 : 1_000, 15_000);
+      await sleep(backoff / 2 + Math.random() * (backoff / 2), o.signal);
+      continue;
+    }
+    await sleep(Math.max(0, pushEvery - (Date.now() - started)), o.signal);
+  }
+  o.report('stopped', { event: 'stop' });
+  return failures;
+}
