@@ -1,0 +1,25 @@
+// `sessync import <url>`: makes a new local session in this project from a share link (no account needed).
+import type { Command } from '../command.js';
+import { locate, positionals } from '../store/locate.js';
+import { fetchShare, writeImported } from '../share/import-share.js';
+import { shortId } from '../format/short-id.js';
+
+const command: Command = {
+  summary: 'Import a share link as a new session of this project: the shared branch with its entry ids, ready to continue and push.',
+  usage: '<url>',
+  help: 'The link\'s key (after #) decrypts the share here; the new header\'s parentSession is "sessync-share:<share id>" and sharedFrom names the original session and entry.',
+  async run(ctx) {
+    const [url] = positionals(ctx, ['<url>'], 'sessync import <url>');
+    const place = await locate(ctx);
+    const fetched = await fetchShare(url!);
+    const imported = await writeImported(fetched, place.root, place.realCwd);
+    ctx.print(`imported ${imported.entryCount} entries as session ${shortId(imported.id)}\n${imported.path}`, {
+      id: imported.id,
+      path: imported.path,
+      entryCount: imported.entryCount,
+      parentSession: imported.header.parentSession,
+      sharedFrom: imported.header.sharedFrom,
+    });
+  },
+};
+export default command;
