@@ -33,6 +33,7 @@ export const VIEWER_PAGE = `<!doctype html>
 <meta name="robots" content="noindex, nofollow">
 <meta name="referrer" content="no-referrer">
 <title>Shared session · sessync</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="assets/viewer.css">
 <script src="assets/viewer.js" defer></script>
 </head>

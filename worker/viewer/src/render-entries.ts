@@ -185,7 +185,7 @@ export class EntryRenderer {
       if (p.type === 'text') put(c, el('div', 'text', str(p.text)));
       else if (p.type === 'thinking') {
         const t = str(p.thinking);
-        put(c, lazyDetails(`Thinking: ${oneLine(t, 80)}`, 'thinking', [() => el('div', 'text', t)]));
+        put(c, lazyDetails(`Thinking (${t.length.toLocaleString()} characters)`, 'thinking', [() => el('div', 'text', t)]));
       } else if (p.type === 'toolCall') {
         const args = p.arguments;
         const name = str(p.name) || 'tool';
