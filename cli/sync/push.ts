@@ -28,8 +28,10 @@ export interface PushResult {
 }
 
 /** Body bytes per batch: JSON escaping can double a body, and the whole request must stay under maxRequestBytes. */
-const BATCH_BYTES = Math.min(LIMITS.maxBatchBytes, Math.floor((LIMITS.maxRequestBytes - 256 * 1024) / 2));
-const READ_CHUNK = BATCH_BYTES + 64 * 1024;
+const MAX_BATCH_BYTES = Math.min(LIMITS.maxBatchBytes, Math.floor((LIMITS.maxRequestBytes - 256 * 1024) / 2));
+/** $SESSYNC_SYNC_BATCH_BYTES lowers it (tests use small batches to get many kill points out of small sessions). */
+const BATCH_BYTES = Math.min(MAX_BATCH_BYTES, Number(process.env.SESSYNC_SYNC_BATCH_BYTES) || MAX_BATCH_BYTES);
+const READ_CHUNK = MAX_BATCH_BYTES + 64 * 1024;
 
 interface Slice {
   lines: string[];

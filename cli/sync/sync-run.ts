@@ -164,6 +164,9 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
     } else if (o.all) {
       locals = await listSessions({ root, all: true });
       fetchRemoteOnly = true;
+      // Sessions of the project at --cwd still land in this folder (matched by key), others under their own cwd.
+      rc = await toRealCwd(o.cwd).catch(() => undefined);
+      if (rc) cwdKey = await projectKey(rc);
     } else {
       rc = await toRealCwd(o.cwd);
       locals = await listSessions({ root, realCwd: rc });

@@ -1,0 +1,247 @@
+// Sync test rig: real servers (`sessync serve` child process, or `wrangler dev` workerd) and "machines" (one SESSYNC_HOME each).
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { CLI_BIN, REPO_ROOT, runCli, tempDir, type CliResult } from '../helpers/cli.js';
+import { canonicalJson } from '../../shared/merge.js';
+
+export interface TestServer {
+  url: string;
+  token: string;
+  kind: 'node' | 'workerd';
+  /** Stops the server (SIGKILL of its process group). */
+  stop(): Promise<void>;
+  /** Stops it and starts it again on the same port and data. */
+  restart(): Promise<void>;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+function killGroup(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    child.once('exit', () => resolve());
+    try {
+      process.kill(-child.pid!, 'SIGKILL');
+    } catch {
+      child.kill('SIGKILL');
+    }
+  });
+}
+
+/** TEMPORARY stand-in while `sessync serve` is not in the tree: the same local server module, the same first line. */
+function standInServe(port: number, dataDir: string): string[] {
+  const script = join(dataDir + '-standin.mts');
+  writeFileSync(script, [
+    `import { startLocalServer } from ${JSON.stringify(join(REPO_ROOT, 'worker/local-server.ts'))};`,
+    `const s = await startLocalServer({ port: ${port}, dataDir: ${JSON.stringify(dataDir)} });`,
+    'console.log(JSON.stringify({ url: s.url, token: s.token }));',
+  ].join('\n'));
+  return [join(REPO_ROOT, 'node_modules/.bin/tsx'), script];
+}
+
+/** `sessync serve --json --port P --data DIR` in its own process group; resolves with its first stdout line. */
+function spawnServe(port: number, dataDir: string, home: string): Promise<{ child: ChildProcess; url: string; token: string }> {
+  const cmd = existsSync(join(REPO_ROOT, 'cli/commands/serve.ts'))
+    ? [process.execPath, CLI_BIN, 'serve', '--json', '--port', String(port), '--data', dataDir]
+    : standInServe(port, dataDir);
+  const child = spawn(cmd[0]!, cmd.slice(1), {
+    cwd: REPO_ROOT,
+    env: { ...process.env, SESSYNC_HOME: home },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  let err = '';
+  child.stderr!.setEncoding('utf8').on('data', (d) => (err += d));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`sessync serve printed nothing in 20 s; stderr:\n${err}`)), 20_000);
+    createInterface({ input: child.stdout! }).once('line', (line) => {
+      clearTimeout(timer);
+      try {
+        const v = JSON.parse(line) as { url: string; token: string };
+        resolve({ child, url: v.url, token: v.token });
+      } catch {
+        reject(new Error(`first line of serve is not JSON: ${line}\n${err}`));
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`sessync serve exited with ${code}; stderr:\n${err}`)));
+  });
+}
+
+/** The real Node service on a temp data dir. Port 0 first, then the port it took, so a restart keeps the URL. */
+export async function startNodeServer(): Promise<TestServer & { cleanup(): void }> {
+  const dir = tempDir('sessync-srv-');
+  const data = join(dir.dir, 'data');
+  const home = join(dir.dir, 'home');
+  mkdirSync(home);
+  let s = await spawnServe(0, data, home);
+  const port = Number(new URL(s.url).port);
+  const server: TestServer & { cleanup(): void } = {
+    url: s.url,
+    token: s.token,
+    kind: 'node',
+    stop: () => killGroup(s.child),
+    async restart() {
+      await killGroup(s.child);
+      s = await spawnServe(port, data, home);
+    },
+    cleanup: () => dir.cleanup(),
+  };
+  return server;
+}
+
+const ADMIN_SECRET = 'test-admin-secret-0123456789abcdef';
+
+async function waitHealthy(url: string, ms: number, log: () => string): Promise<void> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    try {
+      const r = await fetch(`${url}/v1/health`);
+      if (r.ok) return;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`wrangler dev not healthy at ${url} within ${ms} ms:\n${log()}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** `wrangler dev --local` (workerd, R2 persisted to a temp dir) in its own process group; an account made through the admin API. */
+export async function startWorkerdServer(): Promise<TestServer & { cleanup(): void }> {
+  const dir = tempDir('sessync-wrangler-');
+  const port = await freePort();
+  let log = '';
+  const start = () => {
+    const child = spawn(
+      join(REPO_ROOT, 'node_modules/.bin/wrangler'),
+      ['dev', '--local', '--port', String(port), '--ip', '127.0.0.1', '--persist-to', join(dir.dir, 'state'), '--var', `SESSYNC_ADMIN_SECRET:${ADMIN_SECRET}`, '--show-interactive-dev-session=false'],
+      {
+        cwd: REPO_ROOT,
+        env: { ...process.env, CI: 'true', WRANGLER_SEND_METRICS: 'false', CLOUDFLARE_CF_FETCH_ENABLED: 'false', XDG_CONFIG_HOME: join(dir.dir, 'config') },
+        stdio: ['ignore', 'pipe', 'pipe'],
+        detached: true,
+      },
+    );
+    child.stdout!.setEncoding('utf8').on('data', (d) => (log += d));
+    child.stderr!.setEncoding('utf8').on('data', (d) => (log += d));
+    return child;
+  };
+  let child = start();
+  const url = `http://127.0.0.1:${port}`;
+  await waitHealthy(url, 60_000, () => log);
+  const r = await fetch(`${url}/v1/admin/accounts`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_SECRET}`, 'content-type': 'application/json' }, body: '{}' });
+  if (!r.ok) throw new Error(`admin account creation failed: ${r.status} ${await r.text()}`);
+  const { token } = (await r.json()) as { token: string };
+  return {
+    url,
+    token,
+    kind: 'workerd',
+    stop: () => killGroup(child),
+    async restart() {
+      await killGroup(child);
+      child = start();
+      await waitHealthy(url, 60_000, () => log);
+    },
+    cleanup: () => dir.cleanup(),
+  };
+}
+
+/** One machine: its own SESSYNC_HOME, and a project folder that is a git repo with the shared remote. */
+export class Machine {
+  readonly home: string;
+  readonly project: string;
+  private readonly extraEnv: Record<string, string>;
+
+  constructor(root: string, name: string, opts: { remote?: string; env?: Record<string, string> } = {}) {
+    this.home = join(root, name, 'home');
+    this.project = join(root, name, 'src', 'app');
+    mkdirSync(this.home, { recursive: true });
+    mkdirSync(this.project, { recursive: true });
+    if (opts.remote !== undefined) {
+      execFileSync('git', ['init', '-q', this.project]);
+      execFileSync('git', ['-C', this.project, 'remote', 'add', 'origin', opts.remote]);
+    }
+    this.extraEnv = opts.env ?? {};
+  }
+
+  get env(): Record<string, string> {
+    return { SESSYNC_HOME: this.home, ...this.extraEnv };
+  }
+
+  run(args: string[], opts: { input?: string; timeoutMs?: number } = {}): Promise<CliResult> {
+    return runCli([...args, '--cwd', this.project], { env: this.env, ...opts });
+  }
+
+  /** Runs and demands exit 0; returns parsed JSON when --json was given. */
+  async ok(args: string[], input?: string): Promise<any> {
+    const r = await this.run(args, input === undefined ? {} : { input });
+    if (r.code !== 0) throw new Error(`sessync ${args.join(' ')} exited ${r.code}\nstdout:${r.stdout}\nstderr:${r.stderr}`);
+    return args.includes('--json') ? r.json() : r.stdout;
+  }
+
+  login(server: TestServer): Promise<unknown> {
+    return this.ok(['login', server.url, '--token', server.token, '--json']);
+  }
+
+  async newSession(): Promise<string> {
+    return ((await this.ok(['new', '--json'])) as { id: string }).id;
+  }
+
+  async say(session: string, ...texts: string[]): Promise<void> {
+    const lines = texts.map((t) => JSON.stringify({ type: 'message', message: { role: 'user', content: t } })).join('\n') + '\n';
+    await this.ok(['append', session, '--json'], lines);
+  }
+
+  /** Every session file under this machine's sessions root. */
+  sessionFiles(root = join(this.home, 'sessions')): string[] {
+    const out: string[] = [];
+    const walk = (d: string) => {
+      let names: string[];
+      try {
+        names = readdirSync(d);
+      } catch {
+        return;
+      }
+      for (const n of names) {
+        const p = join(d, n);
+        if (statSync(p).isDirectory()) walk(p);
+        else if (n.endsWith('.jsonl')) out.push(p);
+      }
+    };
+    walk(root);
+    return out.sort();
+  }
+
+  fileOf(session: string, root?: string): string {
+    const f = this.sessionFiles(root).filter((p) => p.endsWith(`_${session}.jsonl`));
+    if (f.length !== 1) throw new Error(`expected one file for ${session} on ${this.home}, found ${f.length}: ${f.join(', ')}`);
+    return f[0]!;
+  }
+}
+
+/** Parsed lines of a session file: header, entries, and the ids in file order (duplicates visible). */
+export function readLog(path: string): { header: Record<string, unknown>; entries: Record<string, unknown>[]; ids: string[] } {
+  const lines = readFileSync(path, 'utf8').split('\n').filter((l) => l.trim() !== '');
+  const [h, ...rest] = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+  return { header: h!, entries: rest, ids: rest.map((e) => String(e.id)) };
+}
+
+/** Entry set by id -> canonical content, for cross-machine equality. */
+export function entrySet(path: string): Map<string, string> {
+  const m = new Map<string, string>();
+  for (const e of readLog(path).entries) m.set(String(e.id), canonicalJson(e));
+  return m;
+}
+
+export { tempDir, runCli, REPO_ROOT };
