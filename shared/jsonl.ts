@@ -129,6 +129,19 @@ export function parseSession(text: string): ParsedSession {
   return p.end();
 }
 
+/**
+ * Parses a session from UTF-8 byte chunks (a Node read stream, a fetch body, an array of
+ * Uint8Array), decoding one chunk at a time: the file never exists as one string, which keeps the
+ * peak memory of opening a large session near the size of its parsed entries.
+ */
+export async function parseSessionChunks(chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>): Promise<ParsedSession> {
+  const decoder = new TextDecoder('utf-8');
+  const parser = new SessionParser();
+  for await (const chunk of chunks) parser.push(decoder.decode(chunk, { stream: true }));
+  parser.push(decoder.decode());
+  return parser.end();
+}
+
 /** One JSONL line (no newline). Keys keep their order, so an unchanged entry serializes to its original line. */
 export function serializeLine(v: object): string {
   return JSON.stringify(v);

@@ -1,0 +1,96 @@
+// JSONL parsing: torn and corrupt lines become problems and lose nothing around them; chunked parsing equals whole parsing.
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { parseSession, parseSessionChunks, serializeLine, serializeSession, SessionParser } from '../../shared/jsonl.js';
+import { header, LogBuilder } from './log-builder.js';
+
+const H = serializeLine(header());
+const line = (id: string, parentId: string | null) =>
+  serializeLine({ type: 'message', id, parentId, timestamp: '2026-01-01T10:00:00.000Z', message: { role: 'user', content: id } });
+
+describe('parseSession problems', () => {
+  const cases: { name: string; text: string; ids: string[]; problems: [number, RegExp][]; torn: boolean; hasHeader?: boolean }[] = [
+    { name: 'clean file', text: `${H}\n${line('a', null)}\n${line('b', 'a')}\n`, ids: ['a', 'b'], problems: [], torn: false },
+    { name: 'last line without newline but complete', text: `${H}\n${line('a', null)}\n${line('b', 'a')}`, ids: ['a', 'b'], problems: [], torn: false },
+    { name: 'torn last line', text: `${H}\n${line('a', null)}\n${line('b', 'a').slice(0, 30)}`, ids: ['a'], problems: [[3, /torn last line/]], torn: true },
+    { name: 'corrupt middle line keeps both neighbours', text: `${H}\n${line('a', null)}\n{"type":"mess\n${line('c', 'a')}\n`, ids: ['a', 'c'], problems: [[3, /invalid JSON/]], torn: false },
+    { name: 'torn line later completed by an append on the next line', text: `${H}\n${line('a', null)}\n{"type":"mes\n${line('c', 'a')}\n`, ids: ['a', 'c'], problems: [[3, /invalid JSON/]], torn: false },
+    { name: 'blank lines carry nothing', text: `${H}\n\n${line('a', null)}\n   \n${line('b', 'a')}\n\n`, ids: ['a', 'b'], problems: [], torn: false },
+    { name: 'CRLF line ends', text: `${H}\r\n${line('a', null)}\r\n`, ids: ['a'], problems: [], torn: false },
+    { name: 'entry without id', text: `${H}\n{"type":"message","parentId":null,"timestamp":"t","message":{"role":"user"}}\n${line('b', null)}\n`, ids: ['b'], problems: [[2, /without an "id"/]], torn: false },
+    { name: 'entry that is not an object', text: `${H}\n[1,2]\n42\n${line('b', null)}\n`, ids: ['b'], problems: [[2, /not a JSON object/], [3, /not a JSON object/]], torn: false },
+    { name: 'a second header', text: `${H}\n${H}\n${line('a', null)}\n`, ids: ['a'], problems: [[2, /second session header/]], torn: false },
+    { name: 'no header: entries still load', text: `${line('a', null)}\n${line('b', 'a')}\n`, ids: ['a', 'b'], problems: [[1, /no session header/]], torn: false, hasHeader: false },
+    { name: 'corrupt header line', text: `{"type":"sess\n${line('a', null)}\n`, ids: ['a'], problems: [[1, /invalid JSON/]], torn: false, hasHeader: false },
+    { name: 'empty file', text: '', ids: [], problems: [], torn: false, hasHeader: false },
+    { name: 'model_change missing its fields', text: `${H}\n{"type":"model_change","id":"m","parentId":null,"timestamp":"t"}\n`, ids: [], problems: [[2, /model_change/]], torn: false },
+    { name: 'bad parentId type', text: `${H}\n{"type":"label","id":"l","parentId":5,"timestamp":"t","targetId":"x"}\n`, ids: [], problems: [[2, /parentId/]], torn: false },
+  ];
+  for (const c of cases) {
+    it(c.name, () => {
+      const p = parseSession(c.text);
+      expect(p.entries.map((e) => e.id)).toEqual(c.ids);
+      expect(p.problems.map((x) => x.line)).toEqual(c.problems.map((x) => x[0]));
+      p.problems.forEach((x, i) => expect(x.reason).toMatch(c.problems[i]![1]));
+      expect(p.tornTail).toBe(c.torn);
+      expect(p.header !== null).toBe(c.hasHeader ?? true);
+    });
+  }
+
+  it('version is the header version, 1 when absent, and v1 lines need no ids', () => {
+    expect(parseSession(`${H}\n`).version).toBe(3);
+    const v1 = parseSession('{"type":"session","id":"s","timestamp":"t","cwd":"/"}\n{"type":"message","timestamp":"t","message":{"role":"user","content":"x"}}\n');
+    expect(v1.version).toBe(1);
+    expect(v1.entries).toHaveLength(1);
+    expect(v1.problems).toEqual([]);
+  });
+
+  it('an unknown entry type and unknown fields round-trip byte for byte', () => {
+    const lines = [
+      '{"type":"future_thing","id":"f1","parentId":null,"timestamp":"2026-01-01T10:00:00.000Z","payload":{"nested":[1,"two",{"three":null}],"ü":"✓"},"zeta":true}',
+      '{"type":"message","id":"m1","parentId":"f1","timestamp":"2026-01-01T10:00:01.000Z","message":{"role":"user","content":"hi","newField":{"x":1}},"extra":"kept"}',
+    ];
+    const hdr = '{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T10:00:00.000Z","cwd":"/r","futureHeaderField":{"a":1}}';
+    const text = [hdr, ...lines].join('\n') + '\n';
+    const p = parseSession(text);
+    expect(p.problems).toEqual([]);
+    expect(p.entries.map(serializeLine)).toEqual(lines);
+    expect(serializeSession(p.header!, p.entries)).toBe(text);
+  });
+});
+
+describe('chunked parsing', () => {
+  const b = new LogBuilder();
+  b.user('a', null, 'hello — ünïcödé 🙂');
+  b.assistant('b', 'a', 'reply\nwith newline escaped');
+  b.add('c', 'b', 'custom', { customType: 'x', data: { s: '🙂'.repeat(50) } });
+  const text = b.text() + '{"type":"message","id":"d","par';
+  const whole = parseSession(text);
+
+  it('gives the same result as one push, wherever the text is cut', () => {
+    fc.assert(
+      fc.property(fc.uniqueArray(fc.integer({ min: 0, max: text.length }), { maxLength: 12 }), (cuts) => {
+        const points = [...cuts].sort((x, y) => x - y);
+        const p = new SessionParser();
+        let prev = 0;
+        for (const c of points) {
+          p.push(text.slice(prev, c));
+          prev = c;
+        }
+        p.push(text.slice(prev));
+        expect(p.end()).toEqual(whole);
+      }),
+    );
+  });
+
+  it('decodes UTF-8 byte chunks split inside multi-byte characters', async () => {
+    const bytes = new TextEncoder().encode(text);
+    for (const size of [1, 2, 3, 7, 64, 4096]) {
+      const chunks: Uint8Array[] = [];
+      for (let i = 0; i < bytes.length; i += size) chunks.push(bytes.subarray(i, i + size));
+      expect(await parseSessionChunks(chunks)).toEqual(whole);
+    }
+    expect(whole.entries.map((e) => e.id)).toEqual(['a', 'b', 'c']);
+    expect(whole.tornTail).toBe(true);
+  });
+});
