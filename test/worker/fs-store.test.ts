@@ -1,0 +1,152 @@
+// The BlobStore conformance suite on the file-system store, plus what only a file system can get wrong:
+// racing processes, keys that try to leave the root, case-insensitive names, crash leftovers.
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { build } from 'esbuild';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { isSessyncError } from '../../shared/errors.js';
+import { FsStore, compareKeys, decodeEntryName, encodeSegment } from '../../worker/store/fs-store.js';
+import { REPO_ROOT, tempDir } from '../helpers/cli.js';
+import { describeBlobStore } from './blob-store.case.js';
+
+describeBlobStore('file system', async () => {
+  const t = tempDir('sessync-fs-store-');
+  return { store: new FsStore(t.dir), cleanup: async () => t.cleanup() };
+});
+
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+
+describe('FsStore, file-system specifics', () => {
+  const t = tempDir('sessync-fs-store-x-');
+  afterAll(() => t.cleanup());
+
+  it('racing put-if-absent from separate node processes leaves exactly one winner per key', async () => {
+    const PROCS = 6;
+    const KEYS = 30;
+    const root = join(t.dir, 'race');
+    // Bundle a tiny racer around the real store so each child is a plain `node` process.
+    const racer = join(t.dir, 'racer.mjs');
+    await build({
+      stdin: {
+        contents: `
+          import { FsStore } from ${JSON.stringify(join(REPO_ROOT, 'worker/store/fs-store.ts'))};
+          const [root, id, n] = process.argv.slice(2);
+          const store = new FsStore(root);
+          process.stdout.write('ready\\n');
+          process.stdin.once('data', async () => {
+            const won = [];
+            for (let i = 0; i < Number(n); i++) {
+              if (await store.putIfAbsent('a/acct/s/sess/b/host/' + String(i).padStart(12, '0'), new TextEncoder().encode('proc ' + id))) won.push(i);
+            }
+            process.stdout.write(JSON.stringify(won) + '\\n');
+            process.exit(0);
+          });`,
+        resolveDir: REPO_ROOT,
+        loader: 'ts',
+      },
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      outfile: racer,
+      logLevel: 'silent',
+    });
+    const children = Array.from({ length: PROCS }, (_, id) => {
+      const child = spawn(process.execPath, [racer, root, String(id), String(KEYS)], { stdio: ['pipe', 'pipe', 'inherit'] });
+      let out = '';
+      const ready = new Promise<void>((resolve) => child.stdout.on('data', (d) => { out += d; if (out.includes('ready\n')) resolve(); }));
+      const done = new Promise<number[]>((resolve, reject) => {
+        child.on('error', reject);
+        child.on('close', (code) => (code === 0 ? resolve(JSON.parse(out.split('\n')[1]!)) : reject(new Error(`racer ${id} exited ${code}: ${out}`))));
+      });
+      return { child, ready, done };
+    });
+    await Promise.all(children.map((c) => c.ready));
+    for (const c of children) c.child.stdin.write('go\n');
+    const wins = await Promise.all(children.map((c) => c.done));
+
+    const store = new FsStore(root);
+    for (let i = 0; i < KEYS; i++) {
+      const winners = wins.flatMap((w, id) => (w.includes(i) ? [id] : []));
+      expect(winners, `key ${i}`).toHaveLength(1);
+      const got = await store.get('a/acct/s/sess/b/host/' + String(i).padStart(12, '0'));
+      expect(got && dec.decode(got.body)).toBe(`proc ${winners[0]}`);
+    }
+    // More than one process must have won something, or the processes did not actually race.
+    expect(wins.filter((w) => w.length > 0).length).toBeGreaterThan(1);
+    expect(readdirSync(join(root, '.tmp'))).toEqual([]);
+  }, 60_000);
+
+  it('refuses keys that could leave the root or are not file names, and writes nothing', async () => {
+    const root = join(t.dir, 'jail');
+    const store = new FsStore(root);
+    const bad = ['', '..', '../escape', 'a/../../escape', 'a/./b', '/abs', 'a//b', 'a/', 'nul\u0000byte', 'line\nfeed', 'x'.repeat(300), 'a/' + 'b'.repeat(1100), '\ud800lone'];
+    for (const k of bad) {
+      for (const op of [() => store.putIfAbsent(k, enc.encode('x')), () => store.put(k, enc.encode('x')), () => store.get(k), () => store.delete(k)]) {
+        const e = await op().then(() => null, (err: unknown) => err);
+        expect(isSessyncError(e, 'bad_input'), `key ${JSON.stringify(k.slice(0, 20))}`).toBe(true);
+      }
+    }
+    expect(existsSync(join(t.dir, 'escape'))).toBe(false);
+    expect((await store.list()).keys).toEqual([]);
+    // A backslash or a drive-like segment is just a character on disk, not a path.
+    expect(await store.putIfAbsent('a\\..\\..\\b', enc.encode('ok'))).toBe(true);
+    expect((await store.list()).keys).toEqual(['a\\..\\..\\b']);
+    expect(readdirSync(root).sort()).toEqual(['.tmp', 'a%5c..%5c..%5cb~']);
+  });
+
+  it('encodes names so that case-insensitive file systems keep Foo and foo apart, and decodes only canonical names', () => {
+    const samples = ['foo', 'Foo', 'FOO', 'a'.repeat(128), 'A'.repeat(128), 'x.y', '.hidden', '..a', 'é', '日本', '🙂', 'a b', '%41', 'a@b', 'a~', 'Z9_-'];
+    for (const s of samples) {
+      const name = encodeSegment(s);
+      expect(name, s).toBe(name.toLowerCase().replace(/@[0-9a-f]+$/, (m) => m)); // no uppercase letter anywhere
+      expect(name.startsWith('.')).toBe(false);
+      expect(name).not.toContain('~');
+      expect(decodeEntryName(name)).toEqual({ segment: s, isDir: true });
+      expect(decodeEntryName(name + '~')).toEqual({ segment: s, isDir: false });
+    }
+    expect(encodeSegment('A'.repeat(128)).length).toBeLessThanOrEqual(254);
+    const lower = new Set(samples.map((s) => encodeSegment(s).toLowerCase()));
+    expect(lower.size).toBe(samples.length);
+    for (const junk of ['%61', 'A', 'a@0', 'a@', '.tmp', '%zz', '%ff', 'foo@8', 'fOo']) expect(decodeEntryName(junk), junk).toBeNull();
+  });
+
+  it('orders keys by UTF-8 bytes, also where JS string order differs', () => {
+    expect(compareKeys('\uffff', '\u{10000}')).toBeLessThan(0); // JS says the opposite
+    expect(compareKeys('a', 'a/')).toBeLessThan(0);
+    expect(compareKeys('a-', 'a/')).toBeLessThan(0);
+    expect(compareKeys('é', 'z')).toBeGreaterThan(0);
+    expect(compareKeys('same', 'same')).toBe(0);
+  });
+
+  it('removes temp files left by a crashed writer, and ignores (with a warning) stray files in the tree', async () => {
+    const root = join(t.dir, 'leftovers');
+    mkdirSync(join(root, '.tmp'), { recursive: true });
+    writeFileSync(join(root, '.tmp', 'old'), 'half a batch');
+    const old = new Date(Date.now() - 2 * 3600_000);
+    utimesSync(join(root, '.tmp', 'old'), old, old);
+    writeFileSync(join(root, '.tmp', 'recent'), 'a write in progress elsewhere');
+    writeFileSync(join(root, 'README'), 'not an object');
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+    try {
+      const store = new FsStore(root);
+      expect(await store.putIfAbsent('k', enc.encode('v'))).toBe(true);
+      expect(readdirSync(join(root, '.tmp'))).toEqual(['recent']);
+      expect((await store.list()).keys).toEqual(['k']);
+      expect(warn.mock.calls.flat().join(' ')).toContain('README');
+    } finally {
+      warn.mockRestore();
+    }
+  });
+
+  it('delete prunes the directories it empties, up to the root', async () => {
+    const root = join(t.dir, 'prune');
+    const store = new FsStore(root);
+    await store.put('a/b/c/d', enc.encode('x'));
+    await store.put('a/keep', enc.encode('y'));
+    await store.delete('a/b/c/d');
+    expect(readdirSync(join(root, 'a')).sort()).toEqual(['keep~']);
+    expect(await store.putIfAbsent('a/b/c/d', enc.encode('z'))).toBe(true);
+  });
+});

@@ -1,0 +1,338 @@
+// File-system BlobStore: one file per key under a root directory, atomic put-if-absent across processes.
+import { createHash, randomBytes } from 'node:crypto';
+import { promises as fs } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { SessyncError } from '../../shared/errors.js';
+import type { BlobObject, BlobStore, ListOptions, ListPage } from './blob-store.js';
+
+const MAX_PAGE = 1000;
+/** Temp files live inside the root (same file system, so link/rename stay atomic) under a name keys never map to. */
+const TMP_DIR = '.tmp';
+/** Temp files older than this are left over from a crashed writer and are removed on open. */
+const STALE_TMP_MS = 60 * 60 * 1000;
+/** A writer whose parent directory vanished (pruned by a concurrent delete) recreates it this many times. */
+const MAX_DIR_RACES = 8;
+
+const MAX_KEY_BYTES = 1024;
+/** Most file systems cap one name at 255 bytes. */
+const MAX_NAME_BYTES = 255;
+/** Appended to the last segment's name so a key `a/b` (a file) and keys `a/b/...` (a directory) can coexist. */
+const FILE_MARK = '~';
+const utf8 = new TextEncoder();
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** Throws bad_input for a key that no backend should hold: nothing here can climb out of the root. */
+export function validateKey(key: string): void {
+  const bad = (why: string) => new SessyncError('bad_input', `object key "${key.slice(0, 80)}" ${why}`);
+  if (typeof key !== 'string' || key.length === 0) throw bad('is empty');
+  if (LONE_SURROGATE.test(key)) throw bad('is not valid Unicode');
+  if (utf8.encode(key).length > MAX_KEY_BYTES) throw bad(`is longer than ${MAX_KEY_BYTES} bytes`);
+  if (/[\u0000-\u001f\u007f]/.test(key)) throw bad('contains a control character');
+  for (const seg of key.split('/')) {
+    if (seg === '') throw bad('has an empty path segment (leading, trailing or double /)');
+    if (seg === '.' || seg === '..') throw bad('has a . or .. path segment');
+    if (encodeSegment(seg).length + FILE_MARK.length > MAX_NAME_BYTES) throw bad(`has a segment too long for a file name`);
+  }
+}
+
+/**
+ * One key segment as a file name that means the same on every file system: lowercase letters,
+ * digits, '_', '-' and non-leading '.' stay; every other byte becomes %xx (lowercase hex).
+ * Uppercase letters are written in lowercase and remembered in a trailing '@' + hex bitmask,
+ * so `Foo` and `foo` stay two files where names are case-insensitive (macOS, Windows) and the
+ * names stay short (a 128-letter name needs 161 bytes). The output never starts with '.',
+ * never contains '~', and only in the mask contains '@'.
+ */
+export function encodeSegment(seg: string): string {
+  let out = '';
+  const upper: number[] = [];
+  for (const ch of seg) {
+    if (/^[a-z0-9_-]$/.test(ch) || (ch === '.' && out !== '')) out += ch;
+    else if (/^[A-Z]$/.test(ch)) {
+      upper.push(out.length);
+      out += ch.toLowerCase();
+    } else for (const b of utf8.encode(ch)) out += '%' + b.toString(16).padStart(2, '0');
+  }
+  if (upper.length === 0) return out;
+  const mask = new Uint8Array(Math.ceil(out.length / 4));
+  for (const i of upper) mask[i >> 2]! |= 1 << (i & 3);
+  return out + '@' + Array.from(mask, (n) => n.toString(16)).join('');
+}
+
+/** The segment a file or directory name stands for, or null when it is not one encodeSegment makes. */
+export function decodeEntryName(name: string): { segment: string; isDir: boolean } | null {
+  const isDir = !name.endsWith(FILE_MARK);
+  const enc = isDir ? name : name.slice(0, -FILE_MARK.length);
+  const at = enc.indexOf('@');
+  const body = at < 0 ? enc : enc.slice(0, at);
+  if (!/^(?:[a-z0-9_.-]|%[0-9a-f]{2})+$/.test(body)) return null;
+  const chars = body.split('');
+  if (at >= 0) {
+    const mask = enc.slice(at + 1);
+    if (!/^[0-9a-f]+$/.test(mask)) return null;
+    for (let i = 0; i < chars.length; i++) {
+      if ((parseInt(mask[i >> 2] ?? '0', 16) >> (i & 3)) & 1) chars[i] = chars[i]!.toUpperCase();
+    }
+  }
+  let segment: string;
+  try {
+    segment = decodeURIComponent(chars.join(''));
+  } catch {
+    return null; // not UTF-8 underneath: not a name this store wrote
+  }
+  // Only the canonical spelling counts, so one key never has two files.
+  return encodeSegment(segment) === enc ? { segment, isDir } : null;
+}
+
+/**
+ * Orders keys by their UTF-8 bytes, as S3 and R2 do. UTF-16 order agrees except where a surrogate
+ * (U+10000 and up) meets U+E000..U+FFFF, so only that case is corrected; nothing is allocated.
+ */
+export function compareKeys(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    let x = a.charCodeAt(i);
+    let y = b.charCodeAt(i);
+    if (x === y) continue;
+    if (x >= 0xd800 && y >= 0xd800) {
+      x = x >= 0xe000 ? x - 0x800 : x + 0x2000;
+      y = y >= 0xe000 ? y - 0x800 : y + 0x2000;
+    }
+    return x - y;
+  }
+  return a.length - b.length;
+}
+
+function errno(e: unknown): string | undefined {
+  return (e as NodeJS.ErrnoException | null)?.code;
+}
+
+function unavailable(op: string, key: string, e: unknown): SessyncError {
+  const code = errno(e);
+  // Out of space, quota, read-only file system and permissions need an operator; EMFILE/EAGAIN/EBUSY pass.
+  const retryable = !['ENOSPC', 'EDQUOT', 'EROFS', 'EACCES', 'EPERM', 'ENOTSUP', 'EXDEV'].includes(code ?? '');
+  return new SessyncError('unavailable', `file store: ${op} ${key} failed: ${(e as Error).message}`, { retryable, cause: e });
+}
+
+function etagOf(body: Uint8Array): string {
+  return createHash('sha256').update(body).digest('hex').slice(0, 32);
+}
+
+/**
+ * Keys map to files under `root` (see encodeSegment: safe on case-insensitive and
+ * normalising file systems, never `.`/`..`). Writes go to a temp file that is fsynced and then
+ * linked (put-if-absent: link fails with EEXIST when the key exists, atomically, whatever
+ * process raced it) or renamed (put: atomic replace) into place. Readers never see a partial file.
+ */
+export class FsStore implements BlobStore {
+  private ready: Promise<void> | undefined;
+
+  constructor(readonly root: string) {}
+
+  get(key: string): Promise<BlobObject | null> {
+    return this.read(key);
+  }
+
+  async putIfAbsent(key: string, body: Uint8Array): Promise<boolean> {
+    const path = this.pathOf(key);
+    const tmp = await this.writeTemp(key, body);
+    try {
+      await this.intoPlace(path, () => fs.link(tmp, path));
+      return true;
+    } catch (e) {
+      if (errno(e) === 'EEXIST') return false;
+      if (errno(e) === 'EPERM' || errno(e) === 'ENOTSUP' || errno(e) === 'EOPNOTSUPP') {
+        throw new SessyncError('unavailable', `file store: ${this.root} is on a file system without hard links, which atomic put-if-absent needs; use a local disk (ext4, xfs, apfs, ntfs)`, { retryable: false, cause: e });
+      }
+      throw unavailable('put-if-absent', key, e);
+    } finally {
+      await this.removeTemp(tmp);
+    }
+  }
+
+  async put(key: string, body: Uint8Array): Promise<void> {
+    const path = this.pathOf(key);
+    const tmp = await this.writeTemp(key, body);
+    try {
+      await this.intoPlace(path, () => fs.rename(tmp, path));
+    } catch (e) {
+      await this.removeTemp(tmp);
+      throw unavailable('put', key, e);
+    }
+  }
+
+  async list(opts: ListOptions = {}): Promise<ListPage> {
+    const limit = Math.min(Math.max(Math.floor(opts.limit ?? MAX_PAGE), 1), MAX_PAGE);
+    const prefix = opts.prefix ?? '';
+    // The cursor is the last key of the previous page; it supersedes startAfter.
+    const after = opts.cursor ?? opts.startAfter ?? '';
+    // Start at the deepest directory the prefix names in full; the rest of the prefix filters its entries.
+    const slash = prefix.lastIndexOf('/');
+    const base = slash < 0 ? '' : prefix.slice(0, slash + 1);
+    if (base && !this.validPrefixDir(base)) return { keys: [] };
+    const found: string[] = [];
+    await this.walk(base, prefix, after, limit + 1, found);
+    return found.length > limit ? { keys: found.slice(0, limit), cursor: found[limit - 1]! } : { keys: found };
+  }
+
+  async delete(key: string): Promise<void> {
+    const path = this.pathOf(key);
+    try {
+      await fs.unlink(path);
+    } catch (e) {
+      if (errno(e) === 'ENOENT') return;
+      throw unavailable('delete', key, e);
+    }
+    await this.pruneEmptyDirs(dirname(path));
+  }
+
+  /** Absolute file path of a key; throws bad_input for keys that could not be stored safely. */
+  pathOf(key: string): string {
+    validateKey(key);
+    const segs = key.split('/');
+    return join(this.root, ...segs.slice(0, -1).map(encodeSegment), encodeSegment(segs[segs.length - 1]!) + FILE_MARK);
+  }
+
+  private async read(key: string): Promise<BlobObject | null> {
+    const path = this.pathOf(key);
+    let body: Buffer;
+    try {
+      body = await fs.readFile(path);
+    } catch (e) {
+      // ENOTDIR cannot happen with this layout unless someone put files in the tree by hand: still not-found.
+      if (errno(e) === 'ENOENT' || errno(e) === 'ENOTDIR') return null;
+      throw unavailable('get', key, e);
+    }
+    const bytes = new Uint8Array(body.buffer, body.byteOffset, body.byteLength);
+    return { key, body: bytes, etag: etagOf(bytes) };
+  }
+
+  /** Depth-first walk in key order (UTF-8 byte order), skipping subtrees that lie wholly at or before `after`. */
+  private async walk(base: string, prefix: string, after: string, want: number, out: string[]): Promise<void> {
+    const dir = join(this.root, ...base.split('/').slice(0, -1).map(encodeSegment));
+    let names: string[];
+    try {
+      names = await fs.readdir(dir);
+    } catch (e) {
+      // A directory pruned by a concurrent delete, or one never created: no keys there.
+      if (errno(e) === 'ENOENT' || errno(e) === 'ENOTDIR') return;
+      throw unavailable('list', prefix, e);
+    }
+    const entries: { full: string; isDir: boolean }[] = [];
+    for (const name of names) {
+      const d = decodeEntryName(name);
+      if (!d) {
+        // Dotfiles (our temp dir, .DS_Store) are not objects; anything else is a stray file worth a warning.
+        if (!name.startsWith('.')) console.warn(`sessync file store: ignoring ${join(dir, name)}: not a stored object`);
+        continue;
+      }
+      const full = base + d.segment + (d.isDir ? '/' : '');
+      if (!(full.startsWith(prefix) || (d.isDir && prefix.startsWith(full)))) continue;
+      if (d.isDir ? compareKeys(full, after) <= 0 && !after.startsWith(full) : compareKeys(full, after) <= 0) continue;
+      entries.push({ full, isDir: d.isDir });
+    }
+    // A directory sorts as its name plus '/', which is exactly where its keys fall among their siblings.
+    entries.sort((a, b) => compareKeys(a.full, b.full));
+    for (const e of entries) {
+      if (out.length >= want) return;
+      if (e.isDir) await this.walk(e.full, prefix, after, want, out);
+      else out.push(e.full);
+    }
+  }
+
+  private validPrefixDir(base: string): boolean {
+    try {
+      validateKey(base + 'x');
+      return true;
+    } catch {
+      // A prefix no valid key can have (e.g. containing '..') matches nothing: an empty page, not an error.
+      return false;
+    }
+  }
+
+  private init(): Promise<void> {
+    this.ready ??= (async () => {
+      await fs.mkdir(join(this.root, TMP_DIR), { recursive: true });
+      await this.sweepStaleTemps();
+    })().catch((e) => {
+      this.ready = undefined;
+      throw unavailable('open', this.root, e);
+    });
+    return this.ready;
+  }
+
+  private async sweepStaleTemps(): Promise<void> {
+    const dir = join(this.root, TMP_DIR);
+    const now = Date.now();
+    for (const name of await fs.readdir(dir)) {
+      const p = join(dir, name);
+      const st = await fs.stat(p).catch(() => null); // gone already: another process swept it
+      if (st && now - st.mtimeMs > STALE_TMP_MS) await fs.rm(p, { force: true });
+    }
+  }
+
+  private async writeTemp(key: string, body: Uint8Array): Promise<string> {
+    await this.init();
+    const tmp = join(this.root, TMP_DIR, `${process.pid}-${randomBytes(8).toString('hex')}`);
+    try {
+      const fh = await fs.open(tmp, 'wx');
+      try {
+        await fh.writeFile(body);
+        await fh.sync(); // the data must be on disk before the name points at it
+      } finally {
+        await fh.close();
+      }
+    } catch (e) {
+      await this.removeTemp(tmp);
+      throw unavailable('write', key, e);
+    }
+    return tmp;
+  }
+
+  private async removeTemp(tmp: string): Promise<void> {
+    await fs.rm(tmp, { force: true }).catch((e) => {
+      // Not fatal: the next open sweeps it.
+      console.warn(`sessync file store: could not remove temp file ${tmp}: ${(e as Error).message}`);
+    });
+  }
+
+  /** Links or renames the temp file to `path`, recreating its directory when a concurrent delete pruned it. */
+  private async intoPlace(path: string, place: () => Promise<void>): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await place();
+        await this.syncDir(dirname(path));
+        return;
+      } catch (e) {
+        if (errno(e) !== 'ENOENT' || attempt >= MAX_DIR_RACES) throw e;
+        await fs.mkdir(dirname(path), { recursive: true });
+      }
+    }
+  }
+
+  /** Makes a new directory entry durable. Platforms that cannot fsync a directory (Windows) skip it. */
+  private async syncDir(dir: string): Promise<void> {
+    let fh: fs.FileHandle | undefined;
+    try {
+      fh = await fs.open(dir, 'r');
+      await fh.sync();
+    } catch (e) {
+      if (!['EISDIR', 'EPERM', 'EINVAL', 'EACCES'].includes(errno(e) ?? '')) throw e;
+    } finally {
+      await fh?.close();
+    }
+  }
+
+  /** Removes directories a delete left empty, up to the root; a racing writer recreates what it needs. */
+  private async pruneEmptyDirs(dir: string): Promise<void> {
+    while (dir.length > this.root.length && dir.startsWith(this.root)) {
+      try {
+        await fs.rmdir(dir);
+      } catch (e) {
+        if (errno(e) === 'ENOTEMPTY' || errno(e) === 'EEXIST' || errno(e) === 'ENOENT') return;
+        throw unavailable('delete', dir, e);
+      }
+      dir = dirname(dir);
+    }
+  }
+}
