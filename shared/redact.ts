@@ -86,6 +86,9 @@ const RULES: Rule[] = [
   },
 ];
 
+/** Values of NAME=value that are documentation, not secrets: `sk-ant-...`, `<your key>`, `your_token_here`, `xxxxxxxx`. */
+const PLACEHOLDER = /\.\.\.|…|^<|^your[-_]|^x{4,}|^\*+$|^(changeme|example|placeholder)/i;
+
 function bump(counts: RedactionCounts, kind: RedactionKind, n = 1): void {
   counts[kind] = (counts[kind] ?? 0) + n;
 }
@@ -131,6 +134,7 @@ function redactText(text: string, plan: Plan, counts: RedactionCounts, replace: 
       const whole = m[0] as string;
       const secret = m[rule.group] as string;
       if (secret.startsWith(MARKER_START)) return whole;
+      if (rule.kind === 'secret_assignment' && PLACEHOLDER.test(secret)) return whole;
       bump(counts, rule.kind);
       if (rule.group === 0) return marker(rule.kind);
       const at = whole.indexOf(secret, ((m[1] as string | undefined) ?? '').length);

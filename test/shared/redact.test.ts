@@ -62,6 +62,11 @@ describe('redactValue finds each kind', () => {
     expect(r.text).toBe('head\n[REDACTED:private_key]');
   });
 
+  it('leaves documentation placeholders in NAME=value alone', () => {
+    const text = 'export ANTHROPIC_API_KEY=sk-ant-... and OPENAI_API_KEY=<your key> and GH_TOKEN=your_token_here';
+    expect(redactValue(text).value).toBe(text);
+  });
+
   it('leaves ordinary prose and code alone', () => {
     const text = 'Basic authentication is fine. const API_KEY = process.env.API_KEY; see sk-learn docs; the task-ask is done.';
     const r = redactValue(text);
