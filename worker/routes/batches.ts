@@ -16,16 +16,19 @@ function sameBatch(a: BatchEnvelope, b: BatchEnvelope): boolean {
   return a.sha256 === b.sha256 && a.batchId === b.batchId && a.entryCount === b.entryCount && a.encoding === b.encoding;
 }
 
+/** This host's head keys in the session (normally one; more only while a push is between its head write and its cleanup). */
+async function hostHeads(store: BlobStore, account: string, env: BatchEnvelope): Promise<{ key: string; seq: number }[]> {
+  return (await listAll(store, keys.hostHeadsPrefix(account, env.session, env.host))).flatMap((k) => {
+    const h = parseHeadKey(account, k);
+    return h ? [{ key: k, seq: h.seq }] : [];
+  });
+}
+
 /**
  * Records `seq` as this host's head unless a newer head is already there, then removes older heads.
  * Runs on 'exists' too: it repairs a crash between the batch write and the head write.
  */
-async function advanceHead(store: BlobStore, account: string, env: BatchEnvelope): Promise<void> {
-  const prefix = keys.hostHeadsPrefix(account, env.session, env.host);
-  const existing = (await listAll(store, prefix)).flatMap((k) => {
-    const h = parseHeadKey(account, k);
-    return h ? [{ key: k, seq: h.seq }] : [];
-  });
+async function advanceHead(store: BlobStore, account: string, env: BatchEnvelope, existing: { key: string; seq: number }[]): Promise<void> {
   if (!existing.some((h) => h.seq >= env.seq)) {
     await store.putIfAbsent(keys.head(account, env.session, env.host, env.seq), encodeJson({ seq: env.seq, batchId: env.batchId }));
   }
@@ -34,10 +37,13 @@ async function advanceHead(store: BlobStore, account: string, env: BatchEnvelope
   await Promise.all(existing.filter((h) => h.seq < top).map((h) => store.delete(h.key)));
 }
 
+/** Stores the session's meta once, as first pushed; a cheap read first because clients may send meta with every push. */
 async function storeMeta(store: BlobStore, account: string, session: string, meta: SessionMetaInput): Promise<void> {
+  const key = keys.sessionMeta(account, session);
+  if (await store.get(key)) return;
   const record: StoredMeta = { header: meta.header, projectKey: meta.projectKey, created: new Date().toISOString() };
   if (meta.name !== undefined) record.name = meta.name;
-  await store.putIfAbsent(keys.sessionMeta(account, session), encodeJson(record)); // kept as first pushed
+  await store.putIfAbsent(key, encodeJson(record));
 }
 
 batchesRoutes.post('/v1/sessions/:session/batches', requireAccount, async (c) => {
@@ -48,8 +54,11 @@ batchesRoutes.post('/v1/sessions/:session/batches', requireAccount, async (c) =>
   const account = c.var.account;
   const env = req.envelope;
 
-  // Gapless per host: a pull walks seqs 1..head, so a hole would stall every reader.
-  if (env.seq > 1 && !(await keyExists(store, keys.batch(account, session, env.host, env.seq - 1)))) {
+  // Gapless per host: a pull walks seqs 1..head, so a hole would stall every reader. The head usually proves
+  // batch seq-1 exists; only when it lags (a crash before its write) is the batch itself looked up.
+  const heads = await hostHeads(store, account, env);
+  const top = Math.max(0, ...heads.map((h) => h.seq));
+  if (env.seq > 1 && top < env.seq - 1 && !(await keyExists(store, keys.batch(account, session, env.host, env.seq - 1)))) {
     throw new SessyncError('conflict', `seq gap: host ${env.host} has no batch ${env.seq - 1} in session ${session}; push batches in order starting at 1`);
   }
 
@@ -68,7 +77,7 @@ batchesRoutes.post('/v1/sessions/:session/batches', requireAccount, async (c) =>
     status = 'exists';
   }
   if (req.meta) await storeMeta(store, account, session, req.meta);
-  await advanceHead(store, account, env);
+  await advanceHead(store, account, env, heads);
   const res: PushBatchResponse = { status, session, host: env.host, seq: env.seq };
   return c.json(res, status === 'created' ? 201 : 200);
 });

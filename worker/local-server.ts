@@ -1,0 +1,92 @@
+// The local server behind `sessync serve` / `npm start`: the Node entry on the file-system store, with first-start credentials.
+import { randomBytes } from 'node:crypto';
+import { mkdir, open, readFile, rename } from 'node:fs/promises';
+import { join } from 'node:path';
+import { SessyncError } from '../shared/errors.js';
+import { accountOfToken, createAccount } from './auth.js';
+import { startNodeServer } from './node-server.js';
+import { FsStore } from './store/fs-store.js';
+import type { BlobStore } from './store/blob-store.js';
+
+export interface LocalServerOptions {
+  /** 0 picks a free port. */
+  port: number;
+  /** Holds the blobs and credentials.json (created with mode 0700). */
+  dataDir: string;
+  host?: string;
+}
+
+export interface LocalServer {
+  url: string;
+  /** The first account's token (from credentials.json). */
+  token: string;
+  account: string;
+  /** Where the admin secret and first token are kept (mode 0600). */
+  credentialsPath: string;
+  /** True when this start created the credentials. */
+  firstStart: boolean;
+  close(): Promise<void>;
+}
+
+/** What credentials.json holds. */
+interface Credentials {
+  adminSecret: string;
+  account: string;
+  token: string;
+  created: string;
+}
+
+export const CREDENTIALS_FILE = 'credentials.json';
+export const BLOBS_DIR = 'blobs';
+
+async function readCredentials(path: string): Promise<Credentials | null> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw new SessyncError('unavailable', `cannot read ${path}: ${(e as Error).message}`);
+  }
+  try {
+    const c = JSON.parse(text) as Credentials;
+    if (typeof c.adminSecret === 'string' && typeof c.account === 'string' && typeof c.token === 'string') return c;
+  } catch {
+    // falls through to the error below, which names the file
+  }
+  throw new SessyncError('corrupt', `${path} is not a sessync credentials file: move it away and start again to create new credentials`);
+}
+
+/** Writes the file with mode 0600 through a temp file, fsync and rename, so a crash never leaves half of it. */
+async function writeCredentials(path: string, c: Credentials): Promise<void> {
+  const tmp = `${path}.${process.pid}.tmp`;
+  const fh = await open(tmp, 'w', 0o600);
+  try {
+    await fh.writeFile(JSON.stringify(c, null, 2) + '\n');
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+  await rename(tmp, path);
+}
+
+/** Loads the credentials, creating the admin secret and first account on the first start (or when the store lost them). */
+async function ensureCredentials(store: BlobStore, path: string): Promise<{ creds: Credentials; created: boolean }> {
+  const existing = await readCredentials(path);
+  if (existing && (await accountOfToken(store, existing.token)) === existing.account) return { creds: existing, created: false };
+  const adminSecret = existing?.adminSecret ?? randomBytes(32).toString('base64url');
+  const { account, token } = await createAccount(store, 'local');
+  const creds: Credentials = { adminSecret, account, token, created: new Date().toISOString() };
+  await writeCredentials(path, creds);
+  return { creds, created: true };
+}
+
+export async function startLocalServer(opts: LocalServerOptions): Promise<LocalServer> {
+  await mkdir(opts.dataDir, { recursive: true, mode: 0o700 });
+  const store = new FsStore(join(opts.dataDir, BLOBS_DIR));
+  const credentialsPath = join(opts.dataDir, CREDENTIALS_FILE);
+  const { creds, created } = await ensureCredentials(store, credentialsPath);
+  const adminSecret = process.env.SESSYNC_ADMIN_SECRET || creds.adminSecret;
+  const server = await startNodeServer({ store, adminSecret, port: opts.port, ...(opts.host ? { host: opts.host } : {}) });
+  return { url: server.url, token: creds.token, account: creds.account, credentialsPath, firstStart: created, close: server.close };
+}
+
