@@ -52,7 +52,7 @@ describe.skipIf(!present)('sharing the pi v1 fixtures', () => {
       // The server now holds the imported session under the pusher's account, header as imported.
       const meta = await fetch(`${h.server.url}/v1/sessions/${newId}`, { headers: { authorization: `Bearer ${h.server.token}` } });
       expect(meta.status).toBe(200);
-      expect((await meta.json()).header.parentSession).toBe(lines[0].parentSession);
+      expect(((await meta.json()) as { header: Record<string, unknown> }).header.parentSession).toBe(lines[0].parentSession);
     });
   }
 });
