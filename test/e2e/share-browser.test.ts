@@ -119,6 +119,43 @@ describe.skipIf(!executablePath && !CI)('share viewer in headless Chromium', () 
     expect(pageErrors.filter((e) => !/status of 40[34]|status of 410/.test(e))).toEqual([]);
   });
 
+  it('renders compaction summaries, model and thinking changes, shell runs, thinking; session text is never HTML', async () => {
+    const header = { type: 'session', version: 3, id: '019a0000-0000-7000-8000-0000000000e4', timestamp: '2026-01-05T00:00:00.000Z', cwd: h.project };
+    const ts = (i: number) => new Date(Date.UTC(2026, 0, 5, 0, 0, i)).toISOString();
+    const hostile = '<img src=x onerror="document.body.dataset.pwned=1"><script>document.body.dataset.pwned=2</script><b>bold?</b>';
+    const entries = [
+      { type: 'message', id: 'k1', parentId: null, timestamp: ts(1), message: { role: 'user', content: hostile } },
+      { type: 'model_change', id: 'k2', parentId: 'k1', timestamp: ts(2), provider: 'openai', modelId: 'gpt-5.1-codex' },
+      { type: 'thinking_level_change', id: 'k3', parentId: 'k2', timestamp: ts(3), thinkingLevel: 'high' },
+      { type: 'compaction', id: 'k4', parentId: 'k3', timestamp: ts(4), summary: 'Goal: port the selector. Done: theme read.', firstKeptEntryId: 'k1', tokensBefore: 1234 },
+      { type: 'message', id: 'k5', parentId: 'k4', timestamp: ts(5), message: { role: 'bashExecution', command: 'git status', output: 'On branch main\nnothing to commit', exitCode: 0 } },
+      { type: 'message', id: 'k6', parentId: 'k5', timestamp: ts(6), message: { role: 'assistant', content: [{ type: 'thinking', thinking: 'Private reasoning here.' }, { type: 'text', text: hostile }] } },
+    ];
+    h.writeSession(header, entries);
+    const page = await open(await shareUrl([header.id, '--no-redact']));
+    await page.waitForSelector('body[data-rendered]', { timeout: 30_000 });
+    const log = page.locator('#log');
+    const text = await log.innerText();
+    expect(text).toContain('Model changed to openai/gpt-5.1-codex');
+    expect(text).toContain('Thinking level: high');
+    expect(text).toContain('$ git status');
+    // Collapsed until opened.
+    expect(await log.innerText()).not.toContain('Private reasoning here.');
+    expect(text).not.toContain('Goal: port the selector');
+    await page.locator('details.summary > summary').click();
+    await expect.poll(() => log.innerText()).toContain('Goal: port the selector. Done: theme read.');
+    await page.locator('details.thinking > summary').click();
+    await expect.poll(() => log.innerText()).toContain('Private reasoning here.');
+    await page.locator('details.tool', { hasText: 'git status' }).locator('summary').click();
+    await expect.poll(() => log.innerText()).toContain('nothing to commit');
+    // The hostile text shows as text, twice, and created no element and ran nothing.
+    expect((await log.innerText()).split('<img src=x onerror=').length - 1).toBe(2);
+    expect(await log.locator('img, script, b').count()).toBe(0);
+    expect(await page.getAttribute('body', 'data-pwned')).toBeNull();
+    expect(pageErrors).toEqual([]);
+    await page.close();
+  });
+
   it('stays usable for a 10 MB session: renders every entry in chunks and keeps tool output collapsed', async () => {
     const header = { type: 'session', version: 3, id: '019a0000-0000-7000-8000-0000000000e3', timestamp: '2026-01-04T00:00:00.000Z', cwd: h.project };
     const entries: Record<string, unknown>[] = [];
