@@ -110,6 +110,8 @@ export function generate(path: string): { bytes: number; entries: number } {
 
 interface ChildResult {
   ms: number;
+  /** user + system CPU time of the same section (includes V8's parallel GC threads). */
+  cpuMs: number;
   peakDelta: number;
   entries: number;
   messages: number;
@@ -121,14 +123,19 @@ async function child(mode: string, path: string): Promise<ChildResult> {
   let entries = 0;
   let messages = 0;
   let ms: number;
+  let cpuMs: number;
+  let c0: NodeJS.CpuUsage;
   if (mode === 'baseline') {
     const text = readFileSync(path, 'utf8');
+    c0 = process.cpuUsage();
     const t0 = performance.now();
     const parsed = text.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as unknown);
     ms = performance.now() - t0;
+    cpuMs = cpuSince(c0);
     entries = parsed.length - 1;
     keep = [text, parsed];
   } else {
+    c0 = process.cpuUsage();
     const t0 = performance.now();
     const parsed =
       mode === 'stream'
@@ -137,6 +144,7 @@ async function child(mode: string, path: string): Promise<ChildResult> {
     const tree = SessionTree.from(parsed.entries);
     const ctx = buildContext(tree, { header: parsed.header });
     ms = performance.now() - t0;
+    cpuMs = cpuSince(c0);
     if (parsed.problems.length > 0) throw new Error(`unexpected problems: ${JSON.stringify(parsed.problems.slice(0, 3))}`);
     entries = tree.size;
     messages = ctx.messages.length;
@@ -144,7 +152,12 @@ async function child(mode: string, path: string): Promise<ChildResult> {
   }
   const peakDelta = process.resourceUsage().maxRSS * 1024 - rss0;
   if (keep === undefined) throw new Error('unreachable');
-  return { ms, peakDelta, entries, messages };
+  return { ms, cpuMs, peakDelta, entries, messages };
+}
+
+function cpuSince(c0: NodeJS.CpuUsage): number {
+  const d = process.cpuUsage(c0);
+  return (d.user + d.system) / 1000;
 }
 
 function runChild(mode: string, path: string): ChildResult {
@@ -227,6 +240,8 @@ const bench: Bench = {
       const b = Math.min(...base.map((r) => r.ms));
       const s = Math.min(...stream.map((r) => r.ms));
       const w = Math.min(...whole.map((r) => r.ms));
+      const bCpu = Math.min(...base.map((r) => r.cpuMs));
+      const sCpu = Math.min(...stream.map((r) => r.cpuMs));
       const sMem = median(stream.map((r) => r.peakDelta));
       const wMem = median(whole.map((r) => r.peakDelta));
       const bMem = median(base.map((r) => r.peakDelta));
@@ -241,6 +256,8 @@ const bench: Bench = {
           goal: '<= 1.5x',
           pass: s / b <= 1.5,
         },
+        // Reference: CPU time is steadier than wall time on a shared machine, but counts GC threads too.
+        { name: `same, CPU time (user + system), best of ${ROUNDS} (reference)`, value: msStr(sCpu), baseline: msStr(bCpu), ratio: sCpu / bCpu },
         // Reference: decoding the whole file into one string costs more than decoding it in chunks.
         { name: `open (readFile + parseSession) + tree + branch + context, best of ${ROUNDS} (reference)`, value: msStr(w), baseline: msStr(b), ratio: w / b },
         { name: 'peak memory, chunked open (of file size)', value: mb(sMem), baseline: mb(size), ratio: sMem / size, goal: '<= 3x', pass: sMem / size <= 3 },

@@ -120,7 +120,7 @@ function appendMessage(out: unknown[], e: SessionEntry): void {
         role: 'custom',
         customType: e.customType as string,
         content: e.content,
-        display: e.display === true,
+        display: e.display as boolean, // as written (pi passes it through)
         details: e.details,
         timestamp: Date.parse(e.timestamp),
       } satisfies CustomMessage);

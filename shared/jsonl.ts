@@ -19,6 +19,7 @@ export interface ParsedSession {
 }
 
 const MAX_REASON = 300;
+const DECODE_SLICE = 32 * 1024;
 
 /**
  * Incremental parser: feed text in chunks of any size (split anywhere, also inside a line), then
@@ -76,6 +77,7 @@ export class SessionParser {
   /** Handles one line; returns false only when it is not valid JSON. */
   private line(text: string, isUnterminatedTail = false): boolean {
     this.lineNo++;
+    if (this.lineNo === 1 && text.charCodeAt(0) === 0xfeff) text = text.slice(1); // a byte-order mark some editors add
     if (isBlank(text)) return true; // carries no data
     let value: unknown;
     try {
@@ -137,7 +139,11 @@ export function parseSession(text: string): ParsedSession {
 export async function parseSessionChunks(chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>): Promise<ParsedSession> {
   const decoder = new TextDecoder('utf-8');
   const parser = new SessionParser();
-  for await (const chunk of chunks) parser.push(decoder.decode(chunk, { stream: true }));
+  for await (const chunk of chunks) {
+    // Decode in small slices whatever the chunk size: short-lived strings stay in the young
+    // generation instead of the large-object space, which would force full collections.
+    for (let i = 0; i < chunk.length; i += DECODE_SLICE) parser.push(decoder.decode(chunk.subarray(i, i + DECODE_SLICE), { stream: true }));
+  }
   parser.push(decoder.decode());
   return parser.end();
 }

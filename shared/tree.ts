@@ -42,23 +42,27 @@ export class SessionTree {
 
   static from(input: readonly SessionEntry[]): SessionTree {
     const problems: TreeProblem[] = [];
-    const index = new Map<string, number>();
-    let duplicates: number[] | null = null;
+    // Fast path: one Map.set per entry; a duplicate shows as a Map that did not grow.
+    let index = new Map<string, number>();
     let n = 0;
-    for (let i = 0; i < input.length; i++) {
-      const id = input[i]!.id;
-      if (index.has(id)) (duplicates ??= []).push(i);
-      else index.set(id, n++);
+    for (; n < input.length; n++) {
+      index.set(input[n]!.id, n);
+      if (index.size === n) break;
     }
     let entries = input;
-    if (duplicates !== null) {
-      // Rare: copy only then. The first occurrence wins; the others are reported, not indexed.
-      const dup = new Set(duplicates);
-      entries = input.filter((_, i) => !dup.has(i));
-      for (const i of duplicates) {
+    if (n < input.length) {
+      // Rare: duplicate ids. Rebuild so the first occurrence wins; report the others, copy only now.
+      index = new Map<string, number>();
+      const kept: SessionEntry[] = [];
+      for (let i = 0; i < input.length; i++) {
         const e = input[i]!;
-        const first = entries[index.get(e.id)!]!;
-        const same = serializeLine(first) === serializeLine(e);
+        const first = index.get(e.id);
+        if (first === undefined) {
+          index.set(e.id, kept.length);
+          kept.push(e);
+          continue;
+        }
+        const same = serializeLine(kept[first]!) === serializeLine(e);
         problems.push({
           entryId: e.id,
           reason: same
@@ -66,7 +70,9 @@ export class SessionTree {
             : `duplicate id with different content: entry #${i + 1} conflicts with an earlier entry (the earlier one is used)`,
         });
       }
+      entries = kept;
     }
+    n = entries.length;
 
     const parentIdx = new Int32Array(n);
     for (let i = 0; i < n; i++) {
@@ -74,6 +80,11 @@ export class SessionTree {
       const p = e.parentId;
       if (p === null || p === undefined) {
         parentIdx[i] = -1;
+        continue;
+      }
+      // Most logs are appended in order: the parent is usually the line before (no hash lookup).
+      if (i > 0 && entries[i - 1]!.id === p) {
+        parentIdx[i] = i - 1;
         continue;
       }
       const j = index.get(p);

@@ -16,6 +16,7 @@ describe('parseSession problems', () => {
     { name: 'corrupt middle line keeps both neighbours', text: `${H}\n${line('a', null)}\n{"type":"mess\n${line('c', 'a')}\n`, ids: ['a', 'c'], problems: [[3, /invalid JSON/]], torn: false },
     { name: 'torn line later completed by an append on the next line', text: `${H}\n${line('a', null)}\n{"type":"mes\n${line('c', 'a')}\n`, ids: ['a', 'c'], problems: [[3, /invalid JSON/]], torn: false },
     { name: 'blank lines carry nothing', text: `${H}\n\n${line('a', null)}\n   \n${line('b', 'a')}\n\n`, ids: ['a', 'b'], problems: [], torn: false },
+    { name: 'byte-order mark before the header', text: `\uFEFF${H}\n${line('a', null)}\n`, ids: ['a'], problems: [], torn: false },
     { name: 'CRLF line ends', text: `${H}\r\n${line('a', null)}\r\n`, ids: ['a'], problems: [], torn: false },
     { name: 'entry without id', text: `${H}\n{"type":"message","parentId":null,"timestamp":"t","message":{"role":"user"}}\n${line('b', null)}\n`, ids: ['b'], problems: [[2, /without an "id"/]], torn: false },
     { name: 'entry that is not an object', text: `${H}\n[1,2]\n42\n${line('b', null)}\n`, ids: ['b'], problems: [[2, /not a JSON object/], [3, /not a JSON object/]], torn: false },
@@ -92,5 +93,18 @@ describe('chunked parsing', () => {
     }
     expect(whole.entries.map((e) => e.id)).toEqual(['a', 'b', 'c']);
     expect(whole.tornTail).toBe(true);
+  });
+
+  it('decodes chunks larger than its internal decode slice (multi-byte characters across slice edges)', async () => {
+    const big = new LogBuilder();
+    big.user('x', null, 'é🙂'.repeat(30_000)); // 180 KB of 2- and 4-byte characters on one line
+    big.user('y', 'x', 'after');
+    const t = big.text();
+    const bytes = new TextEncoder().encode(t);
+    for (const skew of [0, 1, 2, 3]) {
+      const parsed = await parseSessionChunks([bytes.subarray(0, 1000 + skew), bytes.subarray(1000 + skew)]);
+      expect(parsed).toEqual(parseSession(t));
+      expect(parsed.entries.map((e) => e.id)).toEqual(['x', 'y']);
+    }
   });
 });
