@@ -1,11 +1,12 @@
 // Lists sessions by reading only each file's header (at most 4 KiB) or a cached summary checked against size and mtime.
-import { readdir, realpath, stat } from 'node:fs/promises';
+import { readdirSync, realpathSync, statSync } from 'node:fs';
+import type { Dirent } from 'node:fs';
 import { join } from 'node:path';
 import { projectDir } from './paths.js';
-import { readHeader } from './session-reader.js';
+import { readHeaderSync } from './session-reader.js';
 import { loadSummaries, saveSummaries } from './summary-cache.js';
 import type { FileSummary } from './summary-cache.js';
-import { peekTailState } from './tail-state.js';
+import { peekTailStateSync } from './tail-state.js';
 
 export interface SessionSummary {
   id: string;
@@ -27,24 +28,12 @@ export interface ListOptions {
   skipped?: { path: string; reason: string }[];
 }
 
-const PARALLEL = 32;
+// Sync file calls on purpose: per file they cost microseconds where async ones cost tens (thread-pool round
+// trips), and listing thousands of files is all this does meanwhile.
 
-async function mapLimit<T, R>(items: readonly T[], fn: (t: T) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(PARALLEL, items.length) }, worker));
-  return out;
-}
-
-async function readdirOrEmpty(dir: string): Promise<import('node:fs').Dirent[]> {
+function readdirOrEmpty(dir: string): Dirent[] {
   try {
-    return await readdir(dir, { withFileTypes: true });
+    return readdirSync(dir, { withFileTypes: true });
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw e;
@@ -52,69 +41,77 @@ async function readdirOrEmpty(dir: string): Promise<import('node:fs').Dirent[]> 
 }
 
 /** Header cwd vs this project: equal, or equal after realpath (a session written through a symlinked path). */
-function cwdMatcher(realCwd: string): (cwd: string) => Promise<boolean> {
-  const seen = new Map<string, Promise<boolean>>();
+function cwdMatcher(realCwd: string): (cwd: string) => boolean {
+  const seen = new Map<string, boolean>();
   return (cwd) => {
-    if (cwd === realCwd) return Promise.resolve(true);
-    let p = seen.get(cwd);
-    if (!p) {
-      p = realpath(cwd).then(
-        (r) => r === realCwd,
-        () => false, // a cwd that does not exist here cannot be this project
-      );
-      seen.set(cwd, p);
+    if (cwd === realCwd) return true;
+    let same = seen.get(cwd);
+    if (same === undefined) {
+      try {
+        same = realpathSync(cwd) === realCwd;
+      } catch {
+        same = false; // a cwd that does not exist here cannot be this project
+      }
+      seen.set(cwd, same);
     }
-    return p;
+    return same;
   };
 }
 
-async function listDir(dir: string, opts: ListOptions, matches: ((cwd: string) => Promise<boolean>) | null): Promise<SessionSummary[]> {
-  const names = (await readdirOrEmpty(dir)).filter((d) => d.isFile() && d.name.endsWith('.jsonl') && !d.name.startsWith('.')).map((d) => d.name);
+async function listDir(dir: string, opts: ListOptions, matches: ((cwd: string) => boolean) | null): Promise<SessionSummary[]> {
+  const names = readdirOrEmpty(dir)
+    .filter((d) => d.isFile() && d.name.endsWith('.jsonl') && !d.name.startsWith('.'))
+    .map((d) => d.name);
   if (names.length === 0) return [];
   const cache = await loadSummaries(dir);
   let dirty = false;
   const fresh: Record<string, FileSummary> = {};
-  const rows = await mapLimit(names, async (name): Promise<SessionSummary | null> => {
-    const path = join(dir, name);
-    let st;
-    try {
-      st = await stat(path);
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null; // removed while listing
-      throw e;
-    }
+  const rows: SessionSummary[] = [];
+  let kept = 0;
+  for (const name of names) {
+    const path = `${dir}/${name}`;
+    const st = statSync(path, { throwIfNoEntry: false });
+    if (!st) continue; // removed while listing
     let s = cache.files[name];
-    if (!s || s.size !== st.size || s.mtimeMs !== st.mtimeMs) {
-      const h = await readHeader(path);
+    if (!s || s[0] !== st.size || s[1] !== st.mtimeMs) {
+      let h;
+      try {
+        h = readHeaderSync(path);
+      } catch (e) {
+        opts.skipped?.push({ path, reason: (e as Error).message });
+        continue;
+      }
       if (!h.ok) {
         opts.skipped?.push({ path, reason: h.reason });
-        return null;
+        continue;
       }
-      s = { size: st.size, mtimeMs: st.mtimeMs, id: h.header.id, cwd: h.header.cwd, timestamp: h.header.timestamp };
       // Name and message count only when an earlier append or open left them for exactly this size and mtime.
-      const t = await peekTailState(path);
-      if (t && t.size === st.size && t.mtimeMs === st.mtimeMs) {
-        s.messageCount = t.messageCount;
-        if (t.name !== undefined) s.name = t.name;
-      }
+      const t = peekTailStateSync(path);
+      const known = t !== null && t.size === st.size && t.mtimeMs === st.mtimeMs;
+      s = [st.size, st.mtimeMs, h.header.id, h.header.cwd, h.header.timestamp, known ? (t.name ?? null) : null, known ? t.messageCount : null];
       dirty = true;
+    } else {
+      kept++;
     }
     fresh[name] = s;
-    if (matches && !(await matches(s.cwd))) return null;
-    const row: SessionSummary = { id: s.id, path, cwd: s.cwd, timestamp: s.timestamp, mtimeMs: s.mtimeMs, size: s.size };
-    if (s.name !== undefined) row.name = s.name;
-    if (s.messageCount !== undefined) row.messageCount = s.messageCount;
-    return row;
-  });
-  if (dirty || Object.keys(cache.files).length !== Object.keys(fresh).length) await saveSummaries({ ...cache, files: fresh });
-  return rows.filter((r): r is SessionSummary => r !== null);
+    if (matches && !matches(s[3])) continue;
+    const row: SessionSummary = { id: s[2], path, cwd: s[3], timestamp: s[4], mtimeMs: s[1], size: s[0] };
+    if (s[5] !== null) row.name = s[5];
+    if (s[6] !== null) row.messageCount = s[6];
+    rows.push(row);
+  }
+  // Rewrite when a row changed or a file went away (fewer rows kept than cached).
+  if (dirty || kept !== Object.keys(cache.files).length) await saveSummaries({ ...cache, files: fresh });
+  return rows;
 }
 
 /** Sessions of this project (header cwd checked: the folder name is lossy) or of every project; newest first (mtime). */
 export async function listSessions(opts: ListOptions): Promise<SessionSummary[]> {
   let out: SessionSummary[];
   if (opts.all) {
-    const dirs = (await readdirOrEmpty(opts.root)).filter((d) => d.isDirectory()).map((d) => join(opts.root, d.name));
+    const dirs = readdirOrEmpty(opts.root)
+      .filter((d) => d.isDirectory())
+      .map((d) => join(opts.root, d.name));
     out = [];
     for (const dir of dirs) out.push(...(await listDir(dir, opts, null)));
   } else {

@@ -1,5 +1,6 @@
 // Reads session files: the whole file into a tree (migrated in memory when old, the file untouched), or only the header.
 import { open, readFile } from 'node:fs/promises';
+import { closeSync, openSync, readSync } from 'node:fs';
 import { CURRENT_VERSION, checkHeader } from '../../shared/entry.js';
 import type { SessionEntry, SessionHeader } from '../../shared/entry.js';
 import { parseSession } from '../../shared/jsonl.js';
@@ -63,24 +64,10 @@ export const HEADER_PREFIX_BYTES = 4096;
 
 export type HeaderRead = { ok: true; header: SessionHeader } | { ok: false; reason: string };
 
-/** Reads only the first line (at most 4 KiB) of a session file. */
-export async function readHeader(path: string): Promise<HeaderRead> {
-  let fh;
-  try {
-    fh = await open(path, 'r');
-  } catch (e) {
-    throw notFound(path, e);
-  }
-  let text: string;
-  try {
-    const buf = Buffer.alloc(HEADER_PREFIX_BYTES);
-    const { bytesRead } = await fh.read(buf, 0, HEADER_PREFIX_BYTES, 0);
-    const nl = buf.subarray(0, bytesRead).indexOf(0x0a);
-    if (nl < 0 && bytesRead === HEADER_PREFIX_BYTES) return { ok: false, reason: `first line longer than ${HEADER_PREFIX_BYTES} bytes` };
-    text = buf.toString('utf8', 0, nl < 0 ? bytesRead : nl);
-  } finally {
-    await fh.close();
-  }
+function parseHeaderPrefix(buf: Buffer, bytesRead: number): HeaderRead {
+  const nl = buf.subarray(0, bytesRead).indexOf(0x0a);
+  if (nl < 0 && bytesRead === HEADER_PREFIX_BYTES) return { ok: false, reason: `first line longer than ${HEADER_PREFIX_BYTES} bytes` };
+  const text = buf.toString('utf8', 0, nl < 0 ? bytesRead : nl);
   let v: unknown;
   try {
     v = JSON.parse(text);
@@ -89,4 +76,41 @@ export async function readHeader(path: string): Promise<HeaderRead> {
   }
   const why = checkHeader(v);
   return why === null ? { ok: true, header: v as SessionHeader } : { ok: false, reason: why };
+}
+
+/** Reads only the first line (at most 4 KiB) of a session file. */
+export async function readHeader(path: string): Promise<HeaderRead> {
+  let fh;
+  try {
+    fh = await open(path, 'r');
+  } catch (e) {
+    throw notFound(path, e);
+  }
+  try {
+    const buf = Buffer.alloc(HEADER_PREFIX_BYTES);
+    const { bytesRead } = await fh.read(buf, 0, HEADER_PREFIX_BYTES, 0);
+    return parseHeaderPrefix(buf, bytesRead);
+  } finally {
+    await fh.close();
+  }
+}
+
+const prefixBuf = Buffer.alloc(HEADER_PREFIX_BYTES);
+
+/**
+ * Synchronous readHeader for listing thousands of files: a sync open/read/close costs a few microseconds,
+ * an async one tens (thread pool round trips), and list does nothing else meanwhile.
+ */
+export function readHeaderSync(path: string): HeaderRead {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch (e) {
+    throw notFound(path, e);
+  }
+  try {
+    return parseHeaderPrefix(prefixBuf, readSync(fd, prefixBuf, 0, HEADER_PREFIX_BYTES, 0));
+  } finally {
+    closeSync(fd);
+  }
 }

@@ -1,19 +1,15 @@
 // Per-project cache of what `list` shows about each session file, valid while the file's size and mtime are unchanged.
-import { readJsonOrNull, writeJsonAtomic } from './atomic-json.js';
 import { join } from 'node:path';
+import { readJsonOrNull, writeJsonAtomic } from './atomic-json.js';
 import { cacheDir, cacheKey } from './paths.js';
 
-const FORMAT = 1;
+const FORMAT = 2;
 
-export interface FileSummary {
-  size: number;
-  mtimeMs: number;
-  id: string;
-  cwd: string;
-  timestamp: string;
-  name?: string;
-  messageCount?: number;
-}
+/**
+ * One file's row: [size, mtimeMs, id, cwd, timestamp, name, messageCount]. A tuple rather than an object
+ * because list parses 10,000 of them per run and arrays parse markedly faster than keyed objects.
+ */
+export type FileSummary = [size: number, mtimeMs: number, id: string, cwd: string, timestamp: string, name: string | null, messageCount: number | null];
 
 export interface SummaryCache {
   format: number;
@@ -27,7 +23,7 @@ function cachePath(dir: string): string {
 
 export async function loadSummaries(dir: string): Promise<SummaryCache> {
   const v = await readJsonOrNull<SummaryCache>(cachePath(dir));
-  // Missing or unreadable: start empty; every entry is rechecked against its file anyway.
+  // Missing or unreadable: start empty; every row is rechecked against its file anyway.
   if (v && v.format === FORMAT && v.dir === dir && typeof v.files === 'object' && v.files !== null) return v;
   return { format: FORMAT, dir, files: {} };
 }

@@ -1,6 +1,7 @@
 // The sidecar cache that makes an append cost the same at 1,000 and 100,000 entries: tips and leaf of a file,
 // checked against its size, mtime and last bytes, advanced by parsing only the bytes appended since (by anyone).
 import { open } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
 import { readJsonOrNull, writeJsonAtomic } from './atomic-json.js';
 import type { FileHandle } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
@@ -162,6 +163,17 @@ export async function peekTailState(path: string): Promise<TailState | null> {
   // A missing or unreadable cache only means a rebuild from the file.
   const v = await readJsonOrNull<TailState>(statePath(path));
   return v && v.format === FORMAT && v.path === path ? v : null;
+}
+
+/** Sync peek for `list`, which reads thousands of these in a row. */
+export function peekTailStateSync(path: string): TailState | null {
+  let v: TailState;
+  try {
+    v = JSON.parse(readFileSync(statePath(path), 'utf8')) as TailState;
+  } catch {
+    return null; // no cache (yet): list shows no count for this file
+  }
+  return v.format === FORMAT && v.path === path ? v : null;
 }
 
 /**
