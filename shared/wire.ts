@@ -173,8 +173,11 @@ export const ShareInfoSchema = z.object({
 });
 export type ShareInfo = z.infer<typeof ShareInfoSchema>;
 
-/** GET /v1/shares */
-export const ListSharesResponseSchema = z.object({ shares: z.array(ShareInfoSchema) });
+/**
+ * GET /v1/shares?page=TOKEN: one page of the account's shares (each costs the server one read, so a
+ * page stays inside the Workers subrequest limit); `nextPage` says call again with ?page=nextPage.
+ */
+export const ListSharesResponseSchema = z.object({ shares: z.array(ShareInfoSchema), nextPage: z.string().optional() });
 
 /** GET /v1/shares/:token/blob (no auth: the token is the capability) */
 export const ShareBlobResponseSchema = z.object({

@@ -18,7 +18,8 @@ const command: Command = {
     if (!login) throw new SessyncError('unauthorized', 'not logged in: run `sessync login <url> --token <token>` first');
     const shares = await new ApiClient({ url: login.url, token: login.token }).listShares();
     const now = Date.now();
-    const rows = shares.map((s) => ({ ...s, status: status(s, now) }));
+    // The server sorts within a page only; newest first across all of them.
+    const rows = shares.map((s) => ({ ...s, status: status(s, now) })).sort((a, b) => b.created.localeCompare(a.created));
     const lines = rows.map((s) => `${s.id}  ${s.status.padEnd(7)}  expires ${s.expiresAt}  ${s.session ?? '-'}  ${s.entryCount ?? '?'} entries  created ${s.created}`);
     ctx.print(lines.length ? lines.join('\n') : 'no shares yet: `sessync share <ref>` makes one', { shares: rows });
   },

@@ -107,6 +107,21 @@ describe('GET /v1/shares', () => {
     expect(list.text).not.toContain('tokenHash');
     expect((await bob.call('GET', '/v1/shares')).json.shares).toHaveLength(1);
   });
+
+  it('pages: at most 40 per answer, nextPage until every share was listed once', async () => {
+    const { alice } = await setup();
+    const made = new Set<string>();
+    for (let i = 0; i < 45; i++) made.add((await alice.call('POST', '/v1/shares', createBody())).json.id);
+    const first = await alice.call('GET', '/v1/shares');
+    expect(first.json.shares).toHaveLength(40);
+    expect(first.json.nextPage).toMatch(/^[a-z0-9]{16}$/);
+    const second = await alice.call('GET', `/v1/shares?page=${first.json.nextPage}`);
+    expect(second.json.shares).toHaveLength(5);
+    expect(second.json.nextPage).toBeUndefined();
+    const seen = [...first.json.shares, ...second.json.shares].map((s: { id: string }) => s.id);
+    expect(new Set(seen)).toEqual(made);
+    expect((await alice.call('GET', '/v1/shares?page=../../x')).status).toBe(400);
+  });
 });
 
 describe('DELETE /v1/shares/:idOrToken', () => {

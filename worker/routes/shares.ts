@@ -35,6 +35,8 @@ interface ShareIndexRecord extends ShareInfo {
 
 /** Longest a share may live; a link is a capability, and capabilities should not be forever. */
 const MAX_LIFETIME_MS = 366 * 24 * 3600 * 1000;
+/** Shares per list page: each is one read, and a Workers request may make about 50. */
+const SHARES_PER_PAGE = 40;
 /** Room for the JSON around the ciphertext. */
 const ENVELOPE_BYTES = 64 * 1024;
 
@@ -112,16 +114,15 @@ sharesRoutes.post('/v1/shares', requireAccount, async (c) => {
 sharesRoutes.get('/v1/shares', requireAccount, async (c) => {
   const store = c.var.store;
   const prefix = keys.accountSharesPrefix(c.var.account);
-  const shares: ShareInfo[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await store.list({ prefix, ...(cursor === undefined ? {} : { cursor }) });
-    const recs = await Promise.all(page.keys.map((k) => getJson<ShareIndexRecord>(store, k, 'share index record')));
-    for (const r of recs) if (r) shares.push(info(r));
-    cursor = page.cursor;
-  } while (cursor !== undefined);
+  // The page token is the id of the last share of the previous page: it can only point into this account's index.
+  const page = c.req.query('page');
+  if (page !== undefined && !SHARE_ID_RE.test(page)) throw new SessyncError('bad_input', 'page is not a page token from a previous GET /v1/shares');
+  const listed = await store.list({ prefix, limit: SHARES_PER_PAGE, ...(page === undefined ? {} : { startAfter: keys.accountShare(c.var.account, page) }) });
+  const recs = await Promise.all(listed.keys.map((k) => getJson<ShareIndexRecord>(store, k, 'share index record')));
+  const shares = recs.filter((r): r is ShareIndexRecord => r !== null).map(info);
   shares.sort((a, b) => (a.created < b.created ? 1 : a.created > b.created ? -1 : 0));
-  return c.json({ shares });
+  const last = listed.keys[listed.keys.length - 1];
+  return c.json(listed.cursor === undefined || last === undefined ? { shares } : { shares, nextPage: last.slice(prefix.length) });
 });
 
 /** The caller's index record for an id or a token; null when it is not theirs (callers answer 404 either way). */
