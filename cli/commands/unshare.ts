@@ -13,8 +13,11 @@ const command: Command = {
     const [ref] = positionals(ctx, ['<token|url|id>'], 'sessync unshare <token|url|id>');
     const login = await loadLogin(ctx.env);
     if (!login) throw new SessyncError('unauthorized', 'not logged in: run `sessync login <url> --token <token>` first');
-    const target = parseShareUrl(ref!)?.token ?? ref!.trim();
-    const res = await new ApiClient({ url: login.url, token: login.token }).revokeShare(target);
+    const link = parseShareUrl(ref!);
+    const api = new ApiClient({ url: login.url, token: login.token });
+    // A share lives on the server that made it: revoking a link of another server here can only answer not found.
+    if (link && link.server !== api.url) ctx.info(`note: the link points at ${link.server}, but you are logged in to ${api.url}`);
+    const res = await api.revokeShare(link?.token ?? ref!.trim());
     ctx.print(`revoked share ${res.id}`, res);
   },
 };
