@@ -5,7 +5,7 @@ import { ApiClient } from '../api-client.js';
 import { loadLogin } from '../login-store.js';
 import { SessyncError } from '../../shared/errors.js';
 import { describeCounts, type RedactOptions } from '../../shared/redact.js';
-import { ENTRY_ID_RE, NAME_RE } from '../../shared/wire.js';
+import { ENTRY_ID_RE, LIMITS, NAME_RE } from '../../shared/wire.js';
 import { positionals, sessionOf, stringOpt } from '../store/locate.js';
 import { readSession } from '../store/session-reader.js';
 import { resolveEntry } from '../store/resolve.js';
@@ -55,6 +55,9 @@ const command: Command = {
     if (prepared.redacted) ctx.info(`redacted: ${describeCounts(prepared.redacted)}`);
     else ctx.info('redaction skipped (--no-redact)');
 
+    if (prepared.ciphertext.length > LIMITS.maxShareBytes) {
+      throw new SessyncError('too_large', `the branch is ${prepared.ciphertext.length} bytes after compression and encryption; a share may be at most ${LIMITS.maxShareBytes}. Share an earlier entry with --at.`);
+    }
     const api = new ApiClient({ url: login.url, token: login.token });
     const res = await api.createShare({
       ciphertext: prepared.ciphertext,
