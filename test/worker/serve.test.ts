@@ -107,3 +107,35 @@ describe('sessync serve', () => {
     }
   });
 });
+
+describe('Node self-hosting entry (worker/node-entry.ts)', () => {
+  it('serves on the store the environment names, with the admin secret from SESSYNC_ADMIN_SECRET, and stops on SIGTERM', async () => {
+    const dir = tempDir();
+    try {
+      const child = spawn(process.execPath, ['--import', 'tsx', 'worker/node-entry.ts'], {
+        cwd: REPO_ROOT,
+        env: { ...process.env, PORT: '0', SESSYNC_STORE: 'fs', SESSYNC_DATA_DIR: join(dir.dir, 'objects'), SESSYNC_ADMIN_SECRET: 'self-host-secret' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      children.push(child);
+      let err = '';
+      child.stderr!.setEncoding('utf8').on('data', (d) => (err += d));
+      const line = await new Promise<string>((resolve, reject) => {
+        createInterface({ input: child.stdout! }).once('line', resolve);
+        child.once('exit', (code) => reject(new Error(`node-entry exited with ${code}: ${err}`)));
+      });
+      const url = /listening on (http:\/\/\S+)/.exec(line)?.[1];
+      expect(url, line).toBeDefined();
+      const admin = new TestClient(http, 'self-host-secret', url!);
+      const created = await admin.call('POST', '/v1/admin/accounts', { name: 'me' });
+      expect(created.status).toBe(201);
+      const me = new TestClient(http, created.json.token, url!);
+      expect((await me.push(await makeBatch({ session: 'self', host: 'h', seq: 1 }))).status).toBe(201);
+      expect(existsSync(join(dir.dir, 'objects'))).toBe(true);
+      child.kill('SIGTERM');
+      expect(await exitOf(child)).toEqual({ code: 0, signal: null });
+    } finally {
+      dir.cleanup();
+    }
+  });
+});
