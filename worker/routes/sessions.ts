@@ -17,7 +17,8 @@ sessionsRoutes.get('/v1/sessions/:session', requireAccount, async (c) => {
     header,
     // Batches pushed without meta still make a session; its project is then unknown.
     projectKey: meta?.projectKey ?? '',
-    created: meta?.created ?? (typeof header.timestamp === 'string' ? header.timestamp : ''),
+    // The session's own creation time (header timestamp); the time of the first push when the header has none.
+    created: typeof header.timestamp === 'string' ? header.timestamp : (meta?.created ?? ''),
     hosts: Object.fromEntries([...heads].sort(([a], [b]) => (a < b ? -1 : 1))),
   };
   if (typeof header.cwd === 'string') res.cwd = header.cwd;
