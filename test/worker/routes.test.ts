@@ -4,7 +4,10 @@ import { createApp } from '../../worker/app.js';
 import { MemoryStore } from '../../worker/store/memory-store.js';
 import { keys } from '../../shared/keys.js';
 import { PullResponseSchema, ChangesResponseSchema, SessionMetaResponseSchema, ErrorBodySchema, HealthResponseSchema } from '../../shared/wire.js';
+import { FsStore } from '../../worker/store/fs-store.js';
 import { TestClient, adminCreateAccount, appFetcher, makeBatch, metaFor } from './routes-helpers.js';
+import { describeRouteRaces } from './routes-races.case.js';
+import { tempDir } from '../helpers/cli.js';
 
 const ADMIN = 'admin-secret-for-tests';
 
@@ -88,16 +91,6 @@ describe('push and pull', () => {
     expect(meta.created).toBe('2026-01-01T00:00:00.000Z'); // the header's timestamp, not the push time
   });
 
-  it('a retried batch is stored once and the retry answers exists', async () => {
-    const b = await makeBatch({ session: 's1', host: 'h1', seq: 1 });
-    expect((await alice.push(b)).json.status).toBe('created');
-    const before = await allKeys();
-    for (let i = 0; i < 3; i++) expect(await alice.push(b)).toMatchObject({ status: 200, json: { status: 'exists' } });
-    expect(await allKeys()).toEqual(before);
-    const { batches } = await alice.pullAll('s1');
-    expect(batches).toHaveLength(1);
-  });
-
   it('a different batch at a taken seq is refused with 409 and the stored one is kept', async () => {
     const b = await makeBatch({ session: 's1', host: 'h1', seq: 1 });
     await alice.push(b);
@@ -123,28 +116,6 @@ describe('push and pull', () => {
     await alice.push(await makeBatch({ session: 's1', host: 'h1', seq: 2 })); // an old retry does not bring back an old head
     const heads = (await allKeys()).filter((k) => k.startsWith(keys.headsPrefix(aliceAccount)));
     expect(heads).toEqual([keys.head(aliceAccount, 's1', 'h1', 5)]);
-  });
-
-  it('8 concurrent pushers to one session from different hosts lose nothing', async () => {
-    const hosts = Array.from({ length: 8 }, (_, i) => `host-${i}`);
-    const perHost = 12;
-    await Promise.all(
-      hosts.map(async (host) => {
-        for (let seq = 1; seq <= perHost; seq++) {
-          const r = await alice.push(await makeBatch({ session: 'shared', host, seq, count: 5, meta: metaFor('shared') }));
-          expect(r.status).toBe(201);
-        }
-      }),
-    );
-    const { batches, cursor } = await alice.pullAll('shared');
-    expect(batches).toHaveLength(hosts.length * perHost);
-    const seen = new Set(batches.map((b) => `${b.envelope.host}/${b.envelope.seq}`));
-    expect(seen.size).toBe(hosts.length * perHost);
-    expect(cursor).toEqual(Object.fromEntries(hosts.map((h) => [h, perHost])));
-    const meta = await alice.call('GET', '/v1/sessions/shared');
-    expect(meta.json.hosts).toEqual(Object.fromEntries(hosts.map((h) => [h, perHost])));
-    const changes = ChangesResponseSchema.parse((await alice.call('GET', '/v1/changes')).json);
-    expect(changes.heads.sort((a, b) => a.host.localeCompare(b.host))).toEqual(hosts.map((host) => ({ session: 'shared', host, seq: perHost })));
   });
 
   it('pull pages by batch count and resumes from the returned cursor', async () => {
@@ -208,4 +179,10 @@ describe('changes', () => {
     expect((await bob.push(await makeBatch({ session: 'mine', host: 'h', seq: 1, count: 1 }))).json.status).toBe('created');
     expect((await alice.pullAll('mine')).batches[0].envelope.entryCount).toBe(3);
   });
+});
+
+describeRouteRaces('MemoryStore', async () => ({ store: new MemoryStore() }));
+describeRouteRaces('FsStore', async () => {
+  const t = tempDir();
+  return { store: new FsStore(t.dir), cleanup: t.cleanup };
 });
