@@ -76,8 +76,8 @@ batchesRoutes.post('/v1/sessions/:session/batches', requireAccount, async (c) =>
     }
     status = 'exists';
   }
-  if (req.meta) await storeMeta(store, account, session, req.meta);
-  await advanceHead(store, account, env, heads);
+  // Meta and head are independent of each other; both only after the batch is safely stored.
+  await Promise.all([req.meta ? storeMeta(store, account, session, req.meta) : undefined, advanceHead(store, account, env, heads)]);
   const res: PushBatchResponse = { status, session, host: env.host, seq: env.seq };
   return c.json(res, status === 'created' ? 201 : 200);
 });
