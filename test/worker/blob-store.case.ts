@@ -146,6 +146,12 @@ export function describeBlobStore(name: string, make: () => Promise<StoreUnderTe
       const everything = await listAll(store(), { prefix: p });
       expect(everything.keys).toEqual(sorted([...inside, ...outside]));
 
+      // Asking for more than 1,000 gets at most 1,000: every backend caps a page there.
+      const capped = await store().list({ prefix: `${p}list/`, limit: 5000 });
+      expect(capped.keys.length).toBeLessThanOrEqual(1000);
+      expect(capped.keys).toEqual(expected.slice(0, capped.keys.length));
+      expect(capped.cursor).toBeDefined();
+
       const one = await store().list({ prefix: `${p}list/`, limit: 1 });
       expect(one.keys).toEqual([expected[0]]);
       expect(one.cursor).toBeDefined();
