@@ -16,6 +16,11 @@ export interface ParsedSession {
   problems: Problem[];
   /** The text does not end in '\n' and its last line does not parse: an interrupted write. */
   tornTail: boolean;
+  /**
+   * Version-1 files only: the 1-based line number of each entry. Migration derives ids from line
+   * positions, which a corrupt line elsewhere must not shift (two machines must agree).
+   */
+  entryLines?: number[];
 }
 
 const MAX_REASON = 300;
@@ -34,6 +39,7 @@ export class SessionParser {
   private version = CURRENT_VERSION;
   private readonly entries: SessionEntry[] = [];
   private readonly problems: Problem[] = [];
+  private readonly entryLines: number[] = [];
 
   push(chunk: string): void {
     let start = 0;
@@ -65,13 +71,15 @@ export class SessionParser {
       // A last line without '\n' is fine when it parses; when it does not, it is a write that was cut off.
       tornTail = !this.line(last, true);
     }
-    return {
+    const parsed: ParsedSession = {
       header: this.header,
       version: this.version,
       entries: this.entries,
       problems: this.problems,
       tornTail,
     };
+    if (this.version < 2) parsed.entryLines = this.entryLines;
+    return parsed;
   }
 
   /** Handles one line; returns false only when it is not valid JSON. */
@@ -105,7 +113,16 @@ export class SessionParser {
       }
       this.problems.push({ line: this.lineNo, reason: 'no session header: the first line is not {"type":"session",...}' });
     }
-    const reason = this.version < 2 ? checkV1Entry(value) : checkEntry(value);
+    if (this.version < 2) {
+      const reason = checkV1Entry(value);
+      if (reason !== null) this.problems.push({ line: this.lineNo, reason: clip(reason) });
+      else {
+        this.entries.push(value as SessionEntry);
+        this.entryLines.push(this.lineNo);
+      }
+      return true;
+    }
+    const reason = checkEntry(value);
     if (reason === null) this.entries.push(value as SessionEntry);
     else this.problems.push({ line: this.lineNo, reason: clip(reason) });
     return true;

@@ -7,25 +7,29 @@ import type { ParsedSession } from './jsonl.js';
 interface Migration {
   from: number;
   to: number;
-  run(header: SessionHeader, entries: SessionEntry[]): Promise<{ header: SessionHeader; entries: SessionEntry[] }>;
+  run(header: SessionHeader, entries: SessionEntry[], lineIndex: (i: number) => number): Promise<{ header: SessionHeader; entries: SessionEntry[] }>;
 }
 
 /**
  * v1 -> v2: pi's linear files get ids and a linear parent chain.
- * - id: kept when the line has one, else deterministicId(`${headerId}:${index}`), index = position
- *   among the parsed lines with the header at 0 (what firstKeptEntryIndex counts), so two machines
- *   migrating the same file produce the same ids and sync does not duplicate the history.
- * - compaction firstKeptEntryIndex -> firstKeptEntryId (dropped when it points at nothing).
+ * - id: kept when the line has one, else deterministicId(`${headerId}:${lineIndex}`), lineIndex =
+ *   the line's 0-based position in the file (header = 0), so two machines migrating the same file
+ *   produce the same ids (sync does not duplicate the history), even if one of them has a corrupt
+ *   line elsewhere.
+ * - compaction firstKeptEntryIndex (a line index, header = 0) -> firstKeptEntryId; dropped when it
+ *   names no loaded entry.
  * - header: provider/modelId/thinkingLevel stay (pi drops them and loses the model of an old
  *   session; buildContext falls back to them); branchedFrom becomes parentSession.
  */
 const v1ToV2: Migration = {
   from: 1,
   to: 2,
-  async run(header, entries) {
+  async run(header, entries, lineIndex) {
     const ids = await Promise.all(
-      entries.map((e, i) => (typeof e.id === 'string' && e.id !== '' ? e.id : deterministicId(`${header.id}:${i + 1}`))),
+      entries.map((e, i) => (typeof e.id === 'string' && e.id !== '' ? e.id : deterministicId(`${header.id}:${lineIndex(i)}`))),
     );
+    const byLine = new Map<number, string>();
+    for (let i = 0; i < entries.length; i++) byLine.set(lineIndex(i), ids[i]!);
     const out: SessionEntry[] = new Array(entries.length);
     let prev: string | null = null;
     for (let i = 0; i < entries.length; i++) {
@@ -41,10 +45,8 @@ const v1ToV2: Migration = {
       if (type === 'compaction' && typeof rest.firstKeptEntryIndex === 'number') {
         const k = rest.firstKeptEntryIndex;
         delete entry.firstKeptEntryIndex;
-        // index 0 is the header; entries[k-1] is the line the index names.
-        if (typeof entry.firstKeptEntryId !== 'string' && Number.isInteger(k) && k >= 1 && k <= entries.length) {
-          entry.firstKeptEntryId = ids[k - 1]!;
-        }
+        const target = byLine.get(k);
+        if (typeof entry.firstKeptEntryId !== 'string' && target !== undefined) entry.firstKeptEntryId = target;
       }
       out[i] = entry;
       prev = id;
@@ -96,9 +98,12 @@ export async function migrateSession(parsed: ParsedSession): Promise<{
   let header = parsed.header;
   let entries = parsed.entries;
   let version = fromVersion;
+  // Line index (header = 0) of each entry; without line numbers, entries are taken as consecutive lines.
+  const lines = parsed.entryLines;
+  const lineIndex = (i: number): number => (lines && lines.length === parsed.entries.length ? lines[i]! - 1 : i + 1);
   for (const m of MIGRATIONS) {
     if (version === m.from) {
-      ({ header, entries } = await m.run(header, entries));
+      ({ header, entries } = await m.run(header, entries, lineIndex));
       version = m.to;
     }
   }

@@ -42,6 +42,17 @@ describe('v1 -> current', () => {
     expect(serializeSession(b.header, b.entries)).toBe(serializeSession(a.header, a.entries));
   });
 
+  it('a corrupt line on one machine does not shift the ids of the others', async () => {
+    const clean = await migrateSession(parseSession(v1Text));
+    const lines = v1Text.split('\n');
+    lines[1] = '{"type":"message","timest'; // the first entry is damaged here
+    const damaged = parseSession(lines.join('\n'));
+    expect(damaged.problems.map((p) => p.line)).toEqual([2]);
+    const m = await migrateSession(damaged);
+    expect(m.entries.map((e) => e.id)).toEqual(clean.entries.slice(1).map((e) => e.id));
+    expect(m.entries[2]).toMatchObject({ type: 'compaction', firstKeptEntryId: clean.entries[2]!.id });
+  });
+
   it('is idempotent: migrating the written result again changes nothing', async () => {
     const once = await migrateSession(parseSession(v1Text));
     const text = serializeSession(once.header, once.entries);
