@@ -1,5 +1,6 @@
 // Redaction: each provider's key shape, private keys, auth headers, known values, the home path, the walk and the re-scan.
 import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
 import { describeCounts, redactValue, scanValue, secretsFromDotenv, secretsFromEnv, totalOf, type RedactionKind } from '../../shared/redact.js';
 
 // Built from parts so secret scanners do not flag this file; all are fake (AWS's documented example key and made-up strings).
@@ -149,5 +150,28 @@ describe('the walk', () => {
     expect(r.counts).toEqual({ aws_access_key: 1 });
     // Generous: a guard against pathological backtracking, not a speed goal.
     expect(Date.now() - t).toBeLessThan(20_000);
+  });
+});
+
+describe('property: whatever surrounds a secret, redaction removes it and the re-scan is clean', () => {
+  const known = [{ name: 'MY_TOKEN', value: 'known-secret-value-42', kind: 'env_var_value' as const }];
+  // A bare 40-character AWS secret looks like any hash: it is only found after its name, so the property gives it one.
+  const secrets: [string, string][] = Object.entries(fake).map(([k, v]) => [k === 'awsSecret' ? `aws_secret_access_key=${v}` : v, v]);
+  secrets.push([known[0]!.value, known[0]!.value]);
+  it('holds for random text, JSON nesting and neighbouring punctuation', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.string({ maxLength: 30 }), fc.constantFrom(...secrets), fc.constantFrom(' ', '\n', '"', "'", '(', ',', ';', '=', ':')), { minLength: 1, maxLength: 4 }),
+        fc.string({ maxLength: 30 }),
+        (parts, tail) => {
+          const text = parts.map(([before, [written], sep]) => `${before}${sep}${written}${sep}`).join('') + tail;
+          const r = redactValue({ deep: [{ text }] }, { secrets: known, homeDir: '/home/ann' });
+          const out = r.value.deep[0]!.text;
+          for (const [, [, secret]] of parts) expect(out).not.toContain(secret);
+          expect(totalOf(scanValue(r.value, { secrets: known, homeDir: '/home/ann' }))).toBe(0);
+        },
+      ),
+      { numRuns: 1000 },
+    );
   });
 });
