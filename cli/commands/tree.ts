@@ -12,6 +12,11 @@ const command: Command = {
     const [ref] = positionals(ctx, ['<ref>'], 'sessync tree <ref>');
     const { session } = await sessionOf(ctx, ref!);
     const s = await readSession(session.path);
+    if (!ctx.json) {
+      const lines = renderTree(s.tree);
+      ctx.print(lines.length ? lines.join('\n') : '(no entries)');
+      return;
+    }
     const labels = labelsOf(s.entries);
     const nodes = s.tree.entries.map((e) => ({
       id: e.id,
@@ -21,8 +26,7 @@ const command: Command = {
       children: s.tree.children(e.id).map((c) => c.id),
       ...(labels.has(e.id) ? { label: labels.get(e.id) } : {}),
     }));
-    const lines = renderTree(s.tree);
-    ctx.print(lines.length ? lines.join('\n') : '(no entries)', { id: s.header.id, leafId: s.tree.leafId, nodes, problems: s.tree.problems });
+    ctx.print('', { id: s.header.id, leafId: s.tree.leafId, nodes, problems: s.tree.problems });
   },
 };
 export default command;

@@ -63,13 +63,30 @@ export function describeEntry(e: SessionEntry): string {
   }
 }
 
-/** HH:MM:SS of an ISO timestamp (the date too when it is not today). */
-export function shortTime(iso: string, now = new Date()): string {
-  const d = new Date(iso);
-  if (Number.isNaN(d.getTime())) return iso;
-  const day = d.toISOString().slice(0, 10);
-  const time = d.toISOString().slice(11, 19);
-  return day === now.toISOString().slice(0, 10) ? time : `${day} ${time}`;
+let today = '';
+let todayAt = 0;
+function todayUtc(): string {
+  const n = Date.now();
+  if (n - todayAt > 1_000) {
+    today = new Date(n).toISOString().slice(0, 10);
+    todayAt = n;
+  }
+  return today;
+}
+
+const ISO_UTC = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;
+
+/** HH:MM:SS of a timestamp in UTC (the date too when it is not today). Called once per line of a tree: kept cheap. */
+export function shortTime(iso: string): string {
+  let norm = iso;
+  if (!ISO_UTC.test(iso)) {
+    const d = new Date(iso);
+    if (Number.isNaN(d.getTime())) return iso;
+    norm = d.toISOString();
+  }
+  const day = norm.slice(0, 10);
+  const time = norm.slice(11, 19);
+  return day === todayUtc() ? time : `${day} ${time}`;
 }
 
 /** Current label per target id (the latest label entry wins; a label entry without text removes it). */
