@@ -64,7 +64,8 @@ const RULES: Rule[] = [
   { kind: 'aws_access_key', re: /(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}(?![A-Za-z0-9])/g, group: 0 },
   {
     kind: 'aws_secret_key',
-    re: /(aws_?secret_?(?:access_?)?key(?:_id)?["']?\s*[:=]\s*["']?)([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])/gi,
+    // Exactly 40 characters after the name, whatever follows: `/` and `+` are in the key's alphabet, so a boundary cannot be told apart.
+    re: /(aws_?secret_?(?:access_?)?key(?:_id)?["']?\s*[:=]\s*["']?)([A-Za-z0-9/+]{40})/gi,
     group: 2,
   },
   { kind: 'github_token', re: /(?<![\w-])(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})/g, group: 0 },

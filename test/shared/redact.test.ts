@@ -161,7 +161,7 @@ describe('property: whatever surrounds a secret, redaction removes it and the re
   it('holds for random text, JSON nesting and neighbouring punctuation', () => {
     fc.assert(
       fc.property(
-        fc.array(fc.tuple(fc.string({ maxLength: 30 }), fc.constantFrom(...secrets), fc.constantFrom(' ', '\n', '"', "'", '(', ',', ';', '=', ':')), { minLength: 1, maxLength: 4 }),
+        fc.array(fc.tuple(fc.string({ maxLength: 30 }), fc.constantFrom(...secrets), fc.constantFrom(' ', '\n', '\t', '"', "'", '`', '(', '[', '{', '<', '>', ',', ';', '=', ':', '/', '@')), { minLength: 1, maxLength: 4 }),
         fc.string({ maxLength: 30 }),
         (parts, tail) => {
           const text = parts.map(([before, [written], sep]) => `${before}${sep}${written}${sep}`).join('') + tail;
