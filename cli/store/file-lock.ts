@@ -1,5 +1,5 @@
 // An exclusive lock beside a file (`<file>.lock`, O_EXCL with the holder's pid) so two sessync processes never write at once.
-import { open, readFile, rename, stat, unlink } from 'node:fs/promises';
+import { link, open, readFile, rename, stat, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { SessyncError } from '../../shared/errors.js';
 
@@ -65,8 +65,11 @@ async function isStale(lock: string, cur: { raw: string; info: LockInfo | null }
 }
 
 /**
- * Removes a stale lock without racing another taker: the stale file is renamed to a unique name first, and only
- * the process whose rename succeeded and whose renamed file still holds the stale content deletes it.
+ * Removes a stale lock without racing another taker: the stale file is renamed to a unique name first (only one
+ * process's rename can succeed), and the renamed file is checked to still hold the stale content. If a live lock
+ * replaced the stale one in between, it is put back with link(), which never replaces a file. (Left: if a third
+ * process creates a lock in the microseconds between that rename and link, two holders exist; it needs a dead
+ * holder plus three-way contention within one such window.)
  */
 async function breakStale(lock: string, raw: string): Promise<void> {
   const aside = `${lock}.stale-${process.pid}-${Math.random().toString(36).slice(2)}`;
@@ -78,14 +81,9 @@ async function breakStale(lock: string, raw: string): Promise<void> {
   }
   const moved = await readFile(aside, 'utf8').catch(() => null);
   if (moved !== null && moved !== raw) {
-    // We moved a live lock that replaced the stale one in between: put it back if the name is still free.
-    try {
-      const fh = await open(lock, 'wx');
-      await fh.writeFile(moved);
-      await fh.close();
-    } catch {
-      // Someone else holds the name now; the moved holder's data loses its lock, which only costs it a wait.
-    }
+    await link(aside, lock).catch((e: NodeJS.ErrnoException) => {
+      if (e.code !== 'EEXIST') throw e;
+    });
   }
   await unlink(aside).catch(() => undefined);
 }

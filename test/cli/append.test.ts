@@ -3,6 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { appendFileSync, existsSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { hostname } from 'node:os';
 import { REPO_ROOT } from '../helpers/cli.js';
 import { cliEnv, entriesOf, jsonl, lines, msg } from './cli-env.js';
 import type { CliEnv } from './cli-env.js';
@@ -119,6 +120,17 @@ describe('append', () => {
     expectLinearChain(s.path, total);
     const texts = new Set(entriesOf(s.path).map((e) => e.message.content[0]?.text ?? e.message.content));
     for (let w = 0; w < 4; w++) for (let i = 0; i < 40; i++) expect(texts.has(`lib${w}-${i}`)).toBe(true);
+    expect(existsSync(`${s.path}.lock`)).toBe(false);
+  });
+
+  it('several waiters finding the lock of a dead holder at once: one takes it over at a time, the chain stays linear', async () => {
+    const s = await t.json(['new']);
+    const dead = spawn(process.execPath, ['-e', '0']);
+    await new Promise((r) => dead.on('close', r));
+    writeFileSync(`${s.path}.lock`, JSON.stringify({ pid: dead.pid, host: hostname(), at: new Date().toISOString() }));
+    const results = await Promise.all([0, 1, 2, 3].map((w) => exited(worker(['append', s.path, '15', `w${w}`]))));
+    for (const r of results) expect(r.code, r.stderr).toBe(0);
+    expectLinearChain(s.path, 60);
     expect(existsSync(`${s.path}.lock`)).toBe(false);
   });
 
