@@ -31,7 +31,7 @@ export interface ApiClientOptions {
   url: string;
   token?: string;
   fetch?: typeof fetch;
-  /** Extra attempts after the first for retryable failures (default 4). */
+  /** Extra attempts after the first for retryable failures (default 6: about 6-12 s, long enough for a server restart). */
   retries?: number;
   /** First backoff delay; doubles each attempt, with full jitter (default 250 ms). */
   baseDelayMs?: number;
@@ -69,7 +69,7 @@ export class ApiClient {
     this.url = normaliseUrl(opts.url);
     this.token = opts.token;
     this.fetchFn = opts.fetch ?? globalThis.fetch.bind(globalThis);
-    this.retries = opts.retries ?? 4;
+    this.retries = opts.retries ?? 6;
     this.baseDelayMs = opts.baseDelayMs ?? 250;
     this.maxDelayMs = opts.maxDelayMs ?? 5_000;
     this.timeoutMs = opts.timeoutMs ?? 60_000;

@@ -1,9 +1,10 @@
 // Sync test rig: real servers (`sessync serve` child process, or `wrangler dev` workerd) and "machines" (one SESSYNC_HOME each).
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { afterAll, beforeAll } from 'vitest';
 import { CLI_BIN, REPO_ROOT, runCli, tempDir, type CliResult } from '../helpers/cli.js';
 import { canonicalJson } from '../../shared/merge.js';
 
@@ -40,23 +41,9 @@ function killGroup(child: ChildProcess): Promise<void> {
   });
 }
 
-/** TEMPORARY stand-in while `sessync serve` is not in the tree: the same local server module, the same first line. */
-function standInServe(port: number, dataDir: string): string[] {
-  const script = join(dataDir + '-standin.mts');
-  writeFileSync(script, [
-    `import { startLocalServer } from ${JSON.stringify(join(REPO_ROOT, 'worker/local-server.ts'))};`,
-    `const s = await startLocalServer({ port: ${port}, dataDir: ${JSON.stringify(dataDir)} });`,
-    'console.log(JSON.stringify({ url: s.url, token: s.token }));',
-  ].join('\n'));
-  return [join(REPO_ROOT, 'node_modules/.bin/tsx'), script];
-}
-
 /** `sessync serve --json --port P --data DIR` in its own process group; resolves with its first stdout line. */
 function spawnServe(port: number, dataDir: string, home: string): Promise<{ child: ChildProcess; url: string; token: string }> {
-  const cmd = existsSync(join(REPO_ROOT, 'cli/commands/serve.ts'))
-    ? [process.execPath, CLI_BIN, 'serve', '--json', '--port', String(port), '--data', dataDir]
-    : standInServe(port, dataDir);
-  const child = spawn(cmd[0]!, cmd.slice(1), {
+  const child = spawn(process.execPath, [CLI_BIN, 'serve', '--json', '--port', String(port), '--data', dataDir], {
     cwd: REPO_ROOT,
     env: { ...process.env, SESSYNC_HOME: home },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -245,3 +232,26 @@ export function entrySet(path: string): Map<string, string> {
 }
 
 export { tempDir, runCli, REPO_ROOT };
+
+/** beforeAll/afterAll pair: a server (Node by default) and a temp root for machines, both cleaned up after. */
+export function useServer(start: () => Promise<TestServer & { cleanup(): void }> = startNodeServer, prefix = 'sessync-sync-'): { server: TestServer; root: string } {
+  const box = {} as { server: TestServer & { cleanup(): void }; rootDir: { dir: string; cleanup(): void } };
+  const view = {
+    get server() {
+      return box.server;
+    },
+    get root() {
+      return box.rootDir.dir;
+    },
+  };
+  beforeAll(async () => {
+    box.server = await start();
+    box.rootDir = tempDir(prefix);
+  }, 90_000);
+  afterAll(async () => {
+    await box.server?.stop();
+    box.server?.cleanup();
+    box.rootDir?.cleanup();
+  });
+  return view;
+}

@@ -1,7 +1,7 @@
 // Laptop and desktop (two SESSYNC_HOMEs, the project at different paths, one git remote) work offline, then sync
 // both ways: same entries, both branches, same leaf; a third machine pulls and resumes. On Node and on workerd.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Machine, entrySet, readLog, startNodeServer, startWorkerdServer, tempDir, type TestServer } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { Machine, entrySet, readLog, startNodeServer, startWorkerdServer, tempDir, useServer, type TestServer } from './helpers.js';
 
 const REMOTE = 'git@github.com:Acme/App.git';
 
@@ -11,24 +11,14 @@ const backends: [string, () => Promise<TestServer & { cleanup(): void }>][] = [
 ];
 
 describe.each(backends)('two machines on %s', (_name, start) => {
-  let server: TestServer & { cleanup(): void };
-  let root: { dir: string; cleanup(): void };
-  beforeAll(async () => {
-    server = await start();
-    root = tempDir('sessync-2m-');
-  }, 90_000);
-  afterAll(async () => {
-    await server?.stop();
-    server?.cleanup();
-    root?.cleanup();
-  });
+  const rig = useServer(start, 'sessync-2m-');
 
   it('offline appends on both sides converge: same entry set, both branches, same active leaf; a third machine resumes', async () => {
-    const laptop = new Machine(root.dir, 'laptop', { remote: REMOTE });
+    const laptop = new Machine(rig.root, 'laptop', { remote: REMOTE });
     // The same repository cloned under another path and URL form: the project key still matches.
-    const desktop = new Machine(root.dir, 'desktop', { remote: 'https://github.com/Acme/App' });
-    await laptop.login(server);
-    await desktop.login(server);
+    const desktop = new Machine(rig.root, 'desktop', { remote: 'https://github.com/Acme/App' });
+    await laptop.login(rig.server);
+    await desktop.login(rig.server);
 
     const id = await laptop.newSession();
     await laptop.say(id, 'plan the feature', 'write the tests');
@@ -85,8 +75,8 @@ describe.each(backends)('two machines on %s', (_name, start) => {
     expect((await laptop.ok(['tree', id, '--json'])).leafId).toBe((await desktop.ok(['tree', id, '--json'])).leafId);
 
     // A third machine with the repository elsewhere pulls everything and resumes.
-    const third = new Machine(root.dir, 'third', { remote: 'ssh://git@GitHub.com/Acme/App.git' });
-    await third.login(server);
+    const third = new Machine(rig.root, 'third', { remote: 'ssh://git@GitHub.com/Acme/App.git' });
+    await third.login(rig.server);
     await desktop.ok(['push', '--json']);
     const all = await third.ok(['pull', '--all', '--json']);
     expect(all.createdSessions).toBe(1);
@@ -99,10 +89,10 @@ describe.each(backends)('two machines on %s', (_name, start) => {
   }, 120_000);
 
   it('status shows what is unpushed and what waits on the server; a no-op sync costs one request', async () => {
-    const m1 = new Machine(root.dir, 'status-1', { remote: 'git@example.org:team/status.git' });
-    const m2 = new Machine(root.dir, 'status-2', { remote: 'git@example.org:team/status.git' });
-    await m1.login(server);
-    await m2.login(server);
+    const m1 = new Machine(rig.root, 'status-1', { remote: 'git@example.org:team/status.git' });
+    const m2 = new Machine(rig.root, 'status-2', { remote: 'git@example.org:team/status.git' });
+    await m1.login(rig.server);
+    await m2.login(rig.server);
     const id = await m1.newSession();
     await m1.say(id, 'one', 'two', 'three');
     let st = await m1.ok(['status', '--json']);
