@@ -162,6 +162,7 @@ function cpuSince(c0: NodeJS.CpuUsage): number {
 
 function runChild(mode: string, path: string): ChildResult {
   const r = spawnSync(process.execPath, ['--import', 'tsx', THIS_FILE], {
+    cwd: fileURLToPath(new URL('..', import.meta.url)), // where `--import tsx` resolves
     env: { ...process.env, CORE_BENCH_CHILD: mode, CORE_BENCH_FILE: path },
     encoding: 'utf8',
     maxBuffer: 1 << 20,
