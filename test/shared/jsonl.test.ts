@@ -108,3 +108,26 @@ describe('chunked parsing', () => {
     }
   });
 });
+
+describe('damage anywhere (property)', () => {
+  it('cutting or garbling any one line loses only that line', () => {
+    const b = new LogBuilder();
+    for (let i = 0; i < 12; i++) b.user(`m${i}`, i === 0 ? null : `m${i - 1}`, `text ${i} ünï`);
+    const lines = b.text().split('\n').slice(0, -1); // header + 12 entries
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 12 }), fc.nat(), fc.boolean(), fc.boolean(), (which, cutAt, garble, lastNewline) => {
+        const damaged = [...lines];
+        const l = damaged[which]!;
+        damaged[which] = garble ? l.slice(0, cutAt % l.length) + '\u0000}{' : l.slice(0, cutAt % l.length);
+        let text = damaged.join('\n');
+        if (lastNewline || which < 12) text += '\n';
+        const p = parseSession(text);
+        const expected = b.entries.filter((_, i) => i !== which - 1).map((x) => x.id);
+        expect(p.entries.map((x) => x.id)).toEqual(expected);
+        expect(p.problems.every((x) => x.line === which + 1)).toBe(true);
+        expect(p.tornTail).toBe(which === 12 && !lastNewline && p.problems.length === 1);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});

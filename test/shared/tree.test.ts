@@ -180,3 +180,25 @@ describe('random trees (property)', () => {
     );
   });
 });
+
+describe('random damage (property)', () => {
+  it('any parent links at all (missing, cycles, duplicates): no throw, every walk ends at its entry, nothing lost', () => {
+    const arb = fc.array(fc.tuple(fc.integer({ min: 0, max: 15 }), fc.option(fc.integer({ min: 0, max: 20 }), { nil: null })), { maxLength: 30 });
+    fc.assert(
+      fc.property(arb, (rows) => {
+        const entries = rows.map(([id, parent]) => e(`n${id}`, parent === null ? null : `n${parent}`));
+        const t = SessionTree.from(entries);
+        const uniqueIds = new Set(entries.map((x) => x.id));
+        expect(t.size).toBe(uniqueIds.size);
+        for (const id of uniqueIds) {
+          const path = t.branch(id);
+          expect(path.at(-1)!.id).toBe(id);
+          expect(path.length).toBeLessThanOrEqual(t.size);
+          expect(new Set(path.map((x) => x.id)).size).toBe(path.length);
+        }
+        if (t.size > 0) expect(uniqueIds.has(t.leafId!)).toBe(true);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
