@@ -159,7 +159,7 @@ start_cluster() {
   monmaptool --create --clobber --fsid "$fsid" --addv a "[v1:127.0.0.1:$MON_PORT]" "$DIR/monmap" >/dev/null
   ceph-mon -c "$CONF" --mkfs -i a --monmap "$DIR/monmap" >/dev/null
   ceph-mon -c "$CONF" -i a 9>&- </dev/null >>"$DIR/log/daemons.log" 2>&1
-  timeout 30 ceph -c "$CONF" --connect-timeout 25 mon stat >/dev/null || die "monitor did not come up; see $DIR/log/mon.a.log"
+  timeout 60 ceph -c "$CONF" --connect-timeout 55 mon stat >/dev/null || die "monitor did not come up; see $DIR/log/mon.a.log"
 
   log "starting memstore OSD"
   local id
@@ -168,7 +168,8 @@ start_cluster() {
   ceph-osd -c "$CONF" -i 0 --mkfs >/dev/null 2>"$DIR/log/osd-mkfs.err" || die "ceph-osd --mkfs failed: $(head -c 2000 "$DIR/log/osd-mkfs.err")"
   ceph -c "$CONF" osd crush add osd.0 1.0 host=localhost root=default >/dev/null 2>&1 || true
   ceph-osd -c "$CONF" -i 0 9>&- </dev/null >>"$DIR/log/daemons.log" 2>&1
-  for _ in $(seq 1 60); do
+  # Waits are generous: on a loaded 2-core machine the daemons can take several times their usual 5 s.
+  for _ in $(seq 1 120); do
     ceph -c "$CONF" osd stat 2>/dev/null | grep -q '1 up' && break
     sleep 0.5
   done
@@ -176,7 +177,7 @@ start_cluster() {
 
   log "starting radosgw on $ENDPOINT"
   radosgw -c "$CONF" -n client.rgw.sessync 9>&- </dev/null >>"$DIR/log/daemons.log" 2>&1
-  for _ in $(seq 1 120); do
+  for _ in $(seq 1 180); do
     gateway_up && break
     sleep 0.5
   done

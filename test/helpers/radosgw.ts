@@ -35,7 +35,7 @@ let running: Promise<Radosgw> | undefined;
  */
 export function startRadosgw(): Promise<Radosgw> {
   running ??= new Promise<Radosgw>((resolve, reject) => {
-    execFile('bash', [RADOSGW_SCRIPT, 'start'], { timeout: 240_000, env: process.env }, (err, stdout, stderr) => {
+    execFile('bash', [RADOSGW_SCRIPT, 'start'], { timeout: 420_000, env: process.env }, (err, stdout, stderr) => {
       if (err) {
         running = undefined;
         reject(new Error(`scripts/radosgw.sh start failed (${err.message.split('\n')[0]}):\n${stderr}`));

@@ -13,6 +13,8 @@ const dec = new TextDecoder();
 const LIST_KEYS = 2500;
 const RACERS = 24;
 const SLOW = 180_000;
+/** make() may start a server (radosgw: about 20 s, minutes on a loaded machine, one retry). */
+const MAKE_TIMEOUT = 480_000;
 
 /** Runs fn over items with at most n in flight. */
 async function inPool<T>(items: T[], n: number, fn: (item: T) => Promise<void>): Promise<void> {
@@ -70,7 +72,7 @@ export function describeBlobStore(name: string, make: () => Promise<StoreUnderTe
 
     beforeAll(async () => {
       sut = await make();
-    }, SLOW);
+    }, MAKE_TIMEOUT);
     afterAll(async () => {
       await sut?.cleanup?.();
     }, SLOW);

@@ -72,5 +72,5 @@ describe('createStoreFromEnv', () => {
     } finally {
       await cleanup();
     }
-  }, 240_000);
+  }, 480_000);
 });
