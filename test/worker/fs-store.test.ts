@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { isSessyncError } from '../../shared/errors.js';
-import { FsStore, compareKeys, decodeEntryName, encodeSegment } from '../../worker/store/fs-store.js';
+import { FsStore, decodeEntryName, encodeSegment } from '../../worker/store/fs-store.js';
+import { compareKeys } from '../../worker/store/key-order.js';
 import { REPO_ROOT, tempDir } from '../helpers/cli.js';
 import { describeBlobStore } from './blob-store.case.js';
 

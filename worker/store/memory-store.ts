@@ -1,5 +1,6 @@
 // In-memory BlobStore for unit tests and throwaway servers; same semantics as every other backend.
 import type { BlobObject, BlobStore, ListOptions, ListPage } from './blob-store.js';
+import { compareKeys } from './key-order.js';
 
 const MAX_PAGE = 1000;
 
@@ -32,7 +33,7 @@ export class MemoryStore implements BlobStore {
     const limit = Math.min(Math.max(opts.limit ?? MAX_PAGE, 1), MAX_PAGE);
     const prefix = opts.prefix ?? '';
     const after = opts.cursor ?? opts.startAfter ?? '';
-    const all = [...this.objects.keys()].filter((k) => k.startsWith(prefix) && k > after).sort();
+    const all = [...this.objects.keys()].filter((k) => k.startsWith(prefix) && compareKeys(k, after) > 0).sort(compareKeys);
     const keys = all.slice(0, limit);
     return all.length > limit ? { keys, cursor: keys[keys.length - 1]! } : { keys };
   }
