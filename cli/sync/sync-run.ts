@@ -199,38 +199,42 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
     const projectMap = await ctx.state.projectMap();
     let mapDirty = false;
     o.progress?.start(new Set(ops.map((x) => x.session)).size);
-    try {
-      for (const op of ops) {
-        const out = outcome(op.session);
-        if (out.error) continue;
-        try {
-          if (op.kind === 'push') {
-            const l = byId.get(op.session)!;
-            const r = await pushSession(ctx, { session: l.id, path: l.path, ...(l.name ? { name: l.name } : {}) });
-            out.path = l.path;
-            out.pushed = { batches: r.batches, entries: r.entries, bytes: r.bytes };
-            if (r.skipped.length) out.skipped = (out.skipped ?? 0) + r.skipped.length;
-            const key = await projectKey(l.cwd);
-            if (!key.startsWith('path:') && projectMap[key] === undefined) {
-              projectMap[key] = l.cwd;
-              mapDirty = true;
-            }
-          } else {
-            const l = byId.get(op.session);
-            const r = await pullSession(ctx, op.session, { ...(l ? { path: l.path } : {}), placeFor: place });
-            out.path = r.path;
-            out.pulled = { batches: r.batches, entries: r.appended, duplicates: r.duplicates, created: r.created };
-            if (r.conflicts) out.conflicts = r.conflicts;
-            if (r.skipped) out.skipped = (out.skipped ?? 0) + r.skipped;
+    const runOp = async (op: SyncOp) => {
+      const out = outcome(op.session);
+      if (out.error) return;
+      try {
+        if (op.kind === 'push') {
+          const l = byId.get(op.session)!;
+          const r = await pushSession(ctx, { session: l.id, path: l.path, ...(l.name ? { name: l.name } : {}) });
+          out.path = l.path;
+          out.pushed = { batches: r.batches, entries: r.entries, bytes: r.bytes };
+          if (r.skipped.length) out.skipped = (out.skipped ?? 0) + r.skipped.length;
+          const key = await projectKey(l.cwd);
+          if (!key.startsWith('path:') && projectMap[key] === undefined) {
+            projectMap[key] = l.cwd;
+            mapDirty = true;
           }
-        } catch (e) {
-          // The server gone or the token refused: stop, the next run resumes. A bad file: skip it, report it.
-          if (!isSessyncError(e) || e.retryable || e.code === 'unauthorized' || e.code === 'wrong_server' || e.code === 'internal') throw e;
-          out.error = { code: e.code, message: e.message };
-          o.note?.(`session ${op.session}: ${e.message}`);
+        } else {
+          const l = byId.get(op.session);
+          const r = await pullSession(ctx, op.session, { ...(l ? { path: l.path } : {}), placeFor: place });
+          out.path = r.path;
+          out.pulled = { batches: r.batches, entries: r.appended, duplicates: r.duplicates, created: r.created };
+          if (r.conflicts) out.conflicts = r.conflicts;
+          if (r.skipped) out.skipped = (out.skipped ?? 0) + r.skipped;
         }
-        if (op.kind !== 'push' || !ops.some((x) => x !== op && x.session === op.session)) o.progress?.sessionDone();
+      } catch (e) {
+        // The server gone or the token refused: stop, the next run resumes. A bad file: skip it, report it.
+        if (!isSessyncError(e) || e.retryable || e.code === 'unauthorized' || e.code === 'wrong_server' || e.code === 'internal') throw e;
+        out.error = { code: e.code, message: e.message };
+        o.note?.(`session ${op.session}: ${e.message}`);
       }
+      if (op.kind !== 'push' || !ops.some((x) => x !== op && x.session === op.session)) o.progress?.sessionDone();
+    };
+    try {
+      // Sessions are independent (own state file, own seqs): several at once hide request latency and fsyncs.
+      // All pushes finish before any pull starts, so a pull never meets this machine's batch still in flight.
+      await inParallel(ops.filter((x) => x.kind === 'push'), PUSH_PARALLEL, runOp);
+      await inParallel(ops.filter((x) => x.kind !== 'push'), PULL_PARALLEL, runOp);
     } finally {
       o.progress?.stop();
       if (mapDirty) await ctx.state.saveProjectMap(projectMap);
@@ -252,6 +256,27 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
       sessions,
     };
   });
+}
+
+const PUSH_PARALLEL = 8;
+const PULL_PARALLEL = 4;
+
+/** Runs fn over items with at most `limit` at once; the first error stops new starts and is rethrown. */
+async function inParallel<T>(items: readonly T[], limit: number, fn: (t: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  let failed: unknown = null;
+  const worker = async () => {
+    while (failed === null && next < items.length) {
+      const item = items[next++]!;
+      try {
+        await fn(item);
+      } catch (e) {
+        failed ??= e;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  if (failed !== null) throw failed;
 }
 
 function sum<T>(xs: readonly T[], f: (x: T) => number): number {

@@ -1,0 +1,149 @@
+// Sync client speed against the local server: bytes sent for one appended entry to a 100 MB session, requests per
+// no-op sync of 1,000 sessions, and first-push throughput of 1,000 sessions / 100 MB beside a plain copy.
+import { cp, mkdir, open, rm, stat } from 'node:fs/promises';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Bench, BenchRow } from './run.js';
+import { ApiClient } from '../cli/api-client.js';
+import { runSync } from '../cli/sync/sync-run.js';
+import { appendEntries } from '../cli/store/session-writer.js';
+import { projectDir, sessionFileName } from '../cli/store/paths.js';
+import { serializeLine } from '../shared/jsonl.js';
+import type { SessionEntry, SessionHeader } from '../shared/entry.js';
+import { startLocalServer } from '../worker/local-server.js';
+
+const MB = 1024 * 1024;
+const SESSIONS = 1_000;
+const TOTAL_BYTES = 100 * MB;
+
+/** A message entry of about `size` bytes, id and parent chained like a real session. */
+function message(session: string, i: number, size: number): SessionEntry {
+  const text = `line ${i}: `.padEnd(size - 220, 'lorem ipsum dolor sit amet ');
+  return {
+    type: 'message',
+    id: `${session.slice(0, 8)}-${i.toString(36).padStart(8, '0')}`,
+    parentId: i === 0 ? null : `${session.slice(0, 8)}-${(i - 1).toString(36).padStart(8, '0')}`,
+    timestamp: new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString(),
+    message: { role: i % 2 ? 'assistant' : 'user', content: [{ type: 'text', text }] },
+  };
+}
+
+/** Writes a session file of about `bytes` in pi's layout under `root`; returns its path. */
+async function writeSession(root: string, cwd: string, id: string, bytes: number, entrySize = 1024): Promise<string> {
+  const header: SessionHeader = { type: 'session', version: 3, id, timestamp: new Date(Date.UTC(2026, 0, 1)).toISOString(), cwd };
+  const dir = projectDir(root, cwd);
+  await mkdir(dir, { recursive: true });
+  const path = join(dir, sessionFileName(header.timestamp, id));
+  const fh = await open(path, 'w');
+  let chunk = serializeLine(header) + '\n';
+  let written = 0;
+  for (let i = 0; written + chunk.length < bytes; i++) {
+    const line = serializeLine(message(id, i, entrySize)) + '\n';
+    chunk += line;
+    if (chunk.length > MB) {
+      await fh.write(chunk);
+      written += chunk.length;
+      chunk = '';
+    }
+  }
+  await fh.write(chunk);
+  await fh.close();
+  return path;
+}
+
+/** fetch that counts request body bytes and requests: what the sync client really sends. */
+function countingFetch(): { fetch: typeof fetch; bytes: () => number; requests: () => number; reset(): void } {
+  let bytes = 0;
+  let requests = 0;
+  const f: typeof fetch = (input, init) => {
+    requests++;
+    const body = init?.body;
+    if (typeof body === 'string') bytes += Buffer.byteLength(body);
+    else if (body instanceof Uint8Array) bytes += body.byteLength;
+    return fetch(input, init);
+  };
+  return { fetch: f, bytes: () => bytes, requests: () => requests, reset: () => ((bytes = 0), (requests = 0)) };
+}
+
+const ms = (t0: number) => performance.now() - t0;
+const mbps = (bytes: number, t: number) => ((bytes / MB) * 1000) / t;
+
+const bench: Bench = {
+  title: 'Sync client',
+  async run(): Promise<BenchRow[]> {
+    const rows: BenchRow[] = [];
+    const dir = mkdtempSync(join(tmpdir(), 'sessync-sync-bench-'));
+    const server = await startLocalServer({ port: 0, dataDir: join(dir, 'server') });
+    try {
+      const counter = countingFetch();
+      const api = () => new ApiClient({ url: server.url, token: server.token, fetch: counter.fetch });
+
+      // 1,000 sessions / 100 MB: first push, beside a plain copy of the same files.
+      const cwdMany = join(dir, 'many-project');
+      await mkdir(cwdMany, { recursive: true });
+      const manyHome = join(dir, 'many-home');
+      const manyEnv = { SESSYNC_HOME: manyHome };
+      for (let i = 0; i < SESSIONS; i++) {
+        await writeSession(join(manyHome, 'sessions'), cwdMany, `0000${i.toString().padStart(4, '0')}-bench-many-session`, TOTAL_BYTES / SESSIONS);
+      }
+      let t0 = performance.now();
+      await cp(join(manyHome, 'sessions'), join(dir, 'plain-copy'), { recursive: true });
+      const copyMs = ms(t0);
+      t0 = performance.now();
+      const first = await runSync({ mode: 'push', all: true, cwd: cwdMany, env: manyEnv, api: api() });
+      const pushMs = ms(t0);
+      if (first.failed || first.pushedSessions !== SESSIONS) throw new Error(`first push: ${first.pushedSessions} sessions pushed, ${first.failed} failed`);
+      rows.push({
+        name: `first push of ${SESSIONS} sessions / ${(first.pushedBytes / MB).toFixed(0)} MB (${first.pushedEntries.toLocaleString('en-US')} entries)`,
+        value: `${mbps(first.pushedBytes, pushMs).toFixed(1)} MB/s (${(pushMs / 1000).toFixed(1)} s, ${first.requests} requests)`,
+        baseline: `plain copy ${mbps(first.pushedBytes, copyMs).toFixed(0)} MB/s (${(copyMs / 1000).toFixed(2)} s)`,
+        ratio: pushMs / copyMs,
+        goal: 'printed beside a plain copy',
+      });
+
+      // No-op sync of the same 1,000 sessions: one /v1/changes walk, nothing else.
+      counter.reset();
+      const noop = await runSync({ mode: 'sync', all: true, cwd: cwdMany, env: manyEnv, api: api() });
+      rows.push({
+        name: `no-op sync of ${SESSIONS} sessions: HTTP requests`,
+        value: String(counter.requests()),
+        goal: '<= 2',
+        pass: counter.requests() <= 2 && noop.pushedEntries === 0 && noop.pulledEntries === 0,
+      });
+      console.log(`no-op sync of ${SESSIONS} sessions made ${counter.requests()} HTTP request(s)`);
+
+      // One entry appended to a 100 MB session: only that entry (plus the envelope) goes over the wire.
+      const bigHome = join(dir, 'big-home');
+      const bigEnv = { SESSYNC_HOME: bigHome };
+      const cwdBig = join(dir, 'big-project');
+      await mkdir(cwdBig, { recursive: true });
+      const bigId = '00000001-bench-big-session';
+      const bigPath = await writeSession(join(bigHome, 'sessions'), cwdBig, bigId, 100 * MB);
+      await runSync({ mode: 'push', ref: bigId, cwd: cwdBig, env: bigEnv, api: api() });
+      const size = (await stat(bigPath)).size;
+      const added = message(bigId, 10_000_000, 2048);
+      added.parentId = null;
+      await appendEntries(bigPath, [added]);
+      const entryBytes = Buffer.byteLength(serializeLine(added) + '\n');
+      counter.reset();
+      t0 = performance.now();
+      const one = await runSync({ mode: 'push', ref: bigId, cwd: cwdBig, env: bigEnv, api: api() });
+      const oneMs = ms(t0);
+      if (one.pushedEntries !== 1) throw new Error(`expected to push 1 entry, pushed ${one.pushedEntries}`);
+      rows.push({
+        name: `push after appending one ${entryBytes}-byte entry to a ${(size / MB).toFixed(0)} MB session: bytes sent`,
+        value: `${counter.bytes()} B in ${counter.requests()} request(s), ${oneMs.toFixed(0)} ms`,
+        baseline: `entry ${entryBytes} B`,
+        ratio: counter.bytes() / entryBytes,
+        goal: '<= 2x the entry',
+        pass: counter.bytes() <= 2 * entryBytes,
+      });
+    } finally {
+      await server.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+    return rows;
+  },
+};
+export default bench;
