@@ -42,20 +42,35 @@ export class SessionTree {
 
   static from(input: readonly SessionEntry[]): SessionTree {
     const problems: TreeProblem[] = [];
-    // Fast path: one Map.set per entry; a duplicate shows as a Map that did not grow.
+    const n = input.length;
     let index = new Map<string, number>();
-    let n = 0;
-    for (; n < input.length; n++) {
-      index.set(input[n]!.id, n);
-      if (index.size === n) break;
-    }
+    let parentIdx = new Int32Array(n);
     let entries = input;
-    if (n < input.length) {
-      // Rare: duplicate ids. Rebuild so the first occurrence wins; report the others, copy only now.
+    // One pass that touches each entry once (the open-a-large-session cost): index the id and link
+    // the parent when it is already indexed; -2 marks a parent to look up after the pass.
+    let deferred = false;
+    let prevId: string | undefined;
+    let i = 0;
+    for (; i < n; i++) {
+      const e = input[i]!;
+      index.set(e.id, i);
+      if (index.size === i) break; // the Map did not grow: a duplicate id, handled below
+      const p = e.parentId;
+      if (p === null || p === undefined) parentIdx[i] = -1;
+      else if (p === prevId) parentIdx[i] = i - 1; // appended in order: the line before, no lookup
+      else {
+        const j = index.get(p);
+        if (j === undefined) deferred = true;
+        parentIdx[i] = j ?? -2;
+      }
+      prevId = e.id;
+    }
+    if (i < n) {
+      // Rare: duplicate ids. The first occurrence wins; the others are reported, and only now copied out.
       index = new Map<string, number>();
       const kept: SessionEntry[] = [];
-      for (let i = 0; i < input.length; i++) {
-        const e = input[i]!;
+      for (let k = 0; k < n; k++) {
+        const e = input[k]!;
         const first = index.get(e.id);
         if (first === undefined) {
           index.set(e.id, kept.length);
@@ -66,35 +81,15 @@ export class SessionTree {
         problems.push({
           entryId: e.id,
           reason: same
-            ? `duplicate id: entry #${i + 1} repeats an earlier entry exactly (ignored)`
-            : `duplicate id with different content: entry #${i + 1} conflicts with an earlier entry (the earlier one is used)`,
+            ? `duplicate id: entry #${k + 1} repeats an earlier entry exactly (ignored)`
+            : `duplicate id with different content: entry #${k + 1} conflicts with an earlier entry (the earlier one is used)`,
         });
       }
       entries = kept;
+      parentIdx = new Int32Array(kept.length).fill(-2);
+      deferred = true;
     }
-    n = entries.length;
-
-    const parentIdx = new Int32Array(n);
-    for (let i = 0; i < n; i++) {
-      const e = entries[i]!;
-      const p = e.parentId;
-      if (p === null || p === undefined) {
-        parentIdx[i] = -1;
-        continue;
-      }
-      // Most logs are appended in order: the parent is usually the line before (no hash lookup).
-      if (i > 0 && entries[i - 1]!.id === p) {
-        parentIdx[i] = i - 1;
-        continue;
-      }
-      const j = index.get(p);
-      if (j === undefined) {
-        parentIdx[i] = -1;
-        problems.push({ entryId: e.id, reason: `dangling parent: ${p} is not in this session (entry kept as a root)` });
-      } else {
-        parentIdx[i] = j;
-      }
-    }
+    if (deferred) linkRest(entries, index, parentIdx, problems);
     breakCycles(entries, parentIdx, problems);
     return new SessionTree(entries, index, parentIdx, problems);
   }
@@ -192,6 +187,22 @@ export class SessionTree {
     }
     this.childStart = start;
     this.childList = list;
+  }
+}
+
+/** Links every entry still marked -2: its parent by id, or a reported dangling root. */
+function linkRest(entries: readonly SessionEntry[], index: Map<string, number>, parentIdx: Int32Array, problems: TreeProblem[]): void {
+  for (let i = 0; i < entries.length; i++) {
+    if (parentIdx[i] !== -2) continue;
+    const e = entries[i]!;
+    const p = e.parentId;
+    const j = p === null || p === undefined ? -1 : index.get(p);
+    if (j === undefined) {
+      parentIdx[i] = -1;
+      problems.push({ entryId: e.id, reason: `dangling parent: ${p} is not in this session (entry kept as a root)` });
+    } else {
+      parentIdx[i] = j;
+    }
   }
 }
 
