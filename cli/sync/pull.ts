@@ -165,8 +165,10 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
         result.duplicates += m.duplicates;
         result.conflicts += await setAside(ctx, session, m.conflicts);
         // Entries the server has need no push back; ids already pushed are before the offset and never read.
+        // A conflicting id is not skipped: the local version must still reach the server (and the other machines).
+        const clashing = new Set(m.conflicts.map((c) => c.id));
         const skip = new Set(st.skipIds);
-        for (const x of incoming) skip.add(x.entry.id);
+        for (const x of incoming) if (!clashing.has(x.entry.id)) skip.add(x.entry.id);
         st = { ...st, skipIds: [...skip] };
       }
     }

@@ -1,0 +1,130 @@
+// API client error mapping and retries; same-id-different-content conflicts kept aside; a server-only session pulled for resume.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ApiClient } from '../../cli/api-client.js';
+import { pullRemoteSession } from '../../cli/sync/remote-resume.js';
+import { isSessyncError } from '../../shared/errors.js';
+import { Machine, entrySet, readLog, useServer } from './helpers.js';
+
+async function listen(handler: Parameters<typeof createServer>[1]): Promise<{ url: string; server: Server }> {
+  const server = createServer(handler);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
+}
+
+async function codeOf(p: Promise<unknown>): Promise<string> {
+  try {
+    await p;
+    return 'ok';
+  } catch (e) {
+    return isSessyncError(e) ? e.code : `not a SessyncError: ${e}`;
+  }
+}
+
+describe('ApiClient', () => {
+  it('retries 503 then succeeds; never retries 400; maps non-sessync answers to wrong_server', async () => {
+    let calls = 0;
+    const { url, server } = await listen((req, res) => {
+      calls++;
+      if (req.url === '/v1/health' && calls <= 2) {
+        res.writeHead(503, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { code: 'unavailable', message: 'starting' } }));
+      } else if (req.url === '/v1/health') {
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ service: 'sessync', api: 1 }));
+      } else if (req.url === '/v1/whoami') {
+        res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { code: 'bad_input', message: 'nope' } }));
+      } else if (req.url === '/v1/changes') {
+        res.writeHead(200, { 'content-type': 'text/html' }).end('<html>a router login page</html>');
+      } else {
+        res.writeHead(404, { 'content-type': 'text/html' }).end('not here');
+      }
+    });
+    try {
+      const api = new ApiClient({ url, token: 't', baseDelayMs: 5 });
+      expect(await api.health()).toEqual({ service: 'sessync', api: 1 });
+      expect(api.requestCount).toBe(3);
+      const before = api.requestCount;
+      expect(await codeOf(api.whoami())).toBe('bad_input');
+      expect(api.requestCount - before).toBe(1);
+      expect(await codeOf(api.changes())).toBe('wrong_server');
+      expect(await codeOf(api.sessionMeta('abc'))).toBe('wrong_server');
+    } finally {
+      server.close();
+    }
+  });
+
+  it('an unreachable server is unavailable and retryable, after the configured retries', async () => {
+    const { url, server } = await listen(() => undefined);
+    server.close();
+    const api = new ApiClient({ url, token: 't', retries: 2, baseDelayMs: 5 });
+    const err = await api.whoami().catch((e) => e);
+    expect(isSessyncError(err, 'unavailable') && err.retryable).toBe(true);
+    expect(api.requestCount).toBe(3);
+    expect(await codeOf(new ApiClient({ url }).whoami())).toBe('unauthorized'); // no token: said before any request
+  });
+});
+
+describe('against the real service', () => {
+  const rig = useServer(undefined, 'sessync-conflict-');
+
+  it('the same entry id with different content is kept aside and reported on both machines, never dropped', async () => {
+    const a = new Machine(rig.root, 'a', { remote: 'git@github.com:acme/conflict.git' });
+    const b = new Machine(rig.root, 'b', { remote: 'git@github.com:acme/conflict.git' });
+    await a.login(rig.server);
+    await b.login(rig.server);
+    const id = await a.newSession();
+    await a.say(id, 'shared start');
+    await a.ok(['sync', '--json']);
+    await b.ok(['sync', '--json']);
+    const clash = 'clash-0001';
+    await a.ok(['append', id, '--json'], JSON.stringify({ type: 'message', id: clash, message: { role: 'user', content: 'version A' } }) + '\n');
+    await b.ok(['append', id, '--json'], JSON.stringify({ type: 'message', id: clash, message: { role: 'user', content: 'version B' } }) + '\n');
+    await a.ok(['sync', '--json']);
+    const bSync = await b.ok(['sync', '--json']);
+    const aSync = await a.ok(['sync', '--json']);
+    expect(bSync.conflicts).toBe(1);
+    expect(aSync.conflicts).toBe(1);
+    for (const [m, mine, theirs] of [[a, 'version A', 'version B'], [b, 'version B', 'version A']] as const) {
+      const log = readLog(m.fileOf(id));
+      expect(log.entries.filter((e) => e.id === clash).map((e) => (e.message as { content: string }).content)).toEqual([mine]);
+      const aside = join(m.home, 'sync', 'conflicts', `${id}.jsonl`);
+      expect(existsSync(aside)).toBe(true);
+      const kept = readFileSync(aside, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+      expect(kept).toHaveLength(1);
+      expect(kept[0].entry.message.content).toBe(theirs);
+    }
+    // A conflict found by a pull before the local version was pushed: that version still goes out afterwards.
+    const clash2 = 'clash-0002';
+    await a.ok(['append', id, '--json'], JSON.stringify({ type: 'message', id: clash2, message: { role: 'user', content: 'A2' } }) + '\n');
+    await b.ok(['append', id, '--json'], JSON.stringify({ type: 'message', id: clash2, message: { role: 'user', content: 'B2' } }) + '\n');
+    await a.ok(['push', '--json']);
+    expect((await b.ok(['pull', '--json'])).conflicts).toBe(1);
+    expect((await b.ok(['push', '--json'])).pushedEntries).toBe(1);
+    expect((await a.ok(['pull', '--json'])).conflicts).toBe(1);
+    const asideA = readFileSync(join(a.home, 'sync', 'conflicts', `${id}.jsonl`), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    expect(asideA.map((x) => x.entry.message.content)).toEqual(['version B', 'B2']);
+    // Another sync does not record it twice.
+    await a.ok(['sync', '--json']);
+    expect(readFileSync(join(a.home, 'sync', 'conflicts', `${id}.jsonl`), 'utf8').trim().split('\n')).toHaveLength(2);
+  }, 90_000);
+
+  it('pullRemoteSession finds a server-only session by id prefix and files it under this project', async () => {
+    const a = new Machine(rig.root, 'ra', { remote: 'git@github.com:acme/remote-resume.git' });
+    const b = new Machine(rig.root, 'rb', { remote: 'https://github.com/acme/remote-resume.git' });
+    await a.login(rig.server);
+    await b.login(rig.server);
+    const id = await a.newSession();
+    await a.say(id, 'resume me elsewhere');
+    await a.ok(['push', '--json']);
+    const path = await pullRemoteSession(id.slice(0, 18), { cwd: b.project, env: { ...process.env, ...b.env } });
+    expect(path).toBe(b.fileOf(id));
+    expect(readLog(path).header.cwd).toBe(b.project);
+    expect([...entrySet(path).entries()]).toEqual([...entrySet(a.fileOf(id)).entries()]);
+    const missing = await pullRemoteSession('ffffffff-nothing', { cwd: b.project, env: { ...process.env, ...b.env } }).catch((e) => e);
+    expect(isSessyncError(missing, 'not_found')).toBe(true);
+    // Resume on b now works locally (the lead wires pullRemoteSession into `resume` for the server-only case).
+    expect((await b.ok(['resume', id, '--json'])).id).toBe(id);
+  }, 60_000);
+});
