@@ -1,5 +1,5 @@
 // Per-project cache of what `list` shows about each session file, valid while the file's size and mtime are unchanged.
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { readJsonOrNull, writeJsonAtomic } from './atomic-json.js';
 import { cacheDir, cacheKey } from './paths.js';
 
@@ -31,4 +31,13 @@ export async function loadSummaries(dir: string): Promise<SummaryCache> {
 /** Atomic save (temp + rename); concurrent listers may overwrite each other, which costs only a re-read later. */
 export async function saveSummaries(cache: SummaryCache): Promise<void> {
   await writeJsonAtomic(cachePath(cache.dir), cache);
+}
+
+/** Drops one file's row so the next list re-reads its header and the append cache's count (after a resume warmed it). */
+export async function forgetSummary(path: string): Promise<void> {
+  const cache = await loadSummaries(dirname(path));
+  const name = basename(path);
+  if (!(name in cache.files)) return;
+  delete cache.files[name];
+  await saveSummaries(cache);
 }

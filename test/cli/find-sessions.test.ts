@@ -67,6 +67,13 @@ describe('finding sessions', () => {
     expect(r.id).toBe(viaReal.id);
   });
 
+  it('a session written by another program shows its message count in list once resumed', async () => {
+    const path = piSession(t.project, 'dddd0001-0000-4000-8000-000000000000', Date.now() / 1000);
+    expect((await t.json(['list']))[0].messageCount).toBeUndefined(); // list never reads past the header
+    await t.json(['resume', 'dddd0001']);
+    expect((await t.json(['list']))[0]).toMatchObject({ path, messageCount: 1 });
+  });
+
   it('continue resumes the newest session of this project', async () => {
     const old = await t.json(['new']);
     await t.json(['append', old.id], jsonl([msg('user', 'old')]));
