@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { ApiClient } from '../../cli/api-client.js';
 import { pullRemoteSession } from '../../cli/sync/remote-resume.js';
 import { isSessyncError } from '../../shared/errors.js';
-import { Machine, entrySet, readLog, useServer } from './helpers.js';
+import { entrySet, pairWithSession, readLog, useServer } from './helpers.js';
 
 async function listen(handler: Parameters<typeof createServer>[1]): Promise<{ url: string; server: Server }> {
   const server = createServer(handler);
@@ -70,12 +70,8 @@ describe('against the real service', () => {
   const rig = useServer(undefined, 'sessync-conflict-');
 
   it('the same entry id with different content is kept aside and reported on both machines, never dropped', async () => {
-    const a = new Machine(rig.root, 'a', { remote: 'git@github.com:acme/conflict.git' });
-    const b = new Machine(rig.root, 'b', { remote: 'git@github.com:acme/conflict.git' });
-    await a.login(rig.server);
-    await b.login(rig.server);
-    const id = await a.newSession();
-    await a.say(id, 'shared start');
+    const R = 'git@github.com:acme/conflict.git';
+    const { a, b, id } = await pairWithSession(rig.root, ['a', 'b'], [R, R], rig.server, 'shared start');
     await a.ok(['sync', '--json']);
     await b.ok(['sync', '--json']);
     const clash = 'clash-0001';
@@ -111,12 +107,7 @@ describe('against the real service', () => {
   }, 90_000);
 
   it('pullRemoteSession finds a server-only session by id prefix and files it under this project', async () => {
-    const a = new Machine(rig.root, 'ra', { remote: 'git@github.com:acme/remote-resume.git' });
-    const b = new Machine(rig.root, 'rb', { remote: 'https://github.com/acme/remote-resume.git' });
-    await a.login(rig.server);
-    await b.login(rig.server);
-    const id = await a.newSession();
-    await a.say(id, 'resume me elsewhere');
+    const { a, b, id } = await pairWithSession(rig.root, ['ra', 'rb'], ['git@github.com:acme/remote-resume.git', 'https://github.com/acme/remote-resume.git'], rig.server, 'resume me elsewhere');
     await a.ok(['push', '--json']);
     const path = await pullRemoteSession(id.slice(0, 18), { cwd: b.project, env: { ...process.env, ...b.env } });
     expect(path).toBe(b.fileOf(id));

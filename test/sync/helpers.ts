@@ -255,3 +255,14 @@ export function useServer(start: () => Promise<TestServer & { cleanup(): void }>
   });
   return view;
 }
+
+/** Two logged-in machines with clones of one repository; the first has a session with the given entries. */
+export async function pairWithSession(root: string, names: [string, string], remotes: [string, string], server: TestServer, ...texts: string[]): Promise<{ a: Machine; b: Machine; id: string }> {
+  const a = new Machine(root, names[0], { remote: remotes[0] });
+  const b = new Machine(root, names[1], { remote: remotes[1] });
+  await a.login(server);
+  await b.login(server);
+  const id = await a.newSession();
+  if (texts.length) await a.say(id, ...texts);
+  return { a, b, id };
+}

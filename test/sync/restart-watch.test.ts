@@ -3,7 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { describe, expect, it } from 'vitest';
 import { CLI_BIN, REPO_ROOT } from '../helpers/cli.js';
-import { Machine, entrySet, readLog, startNodeServer, useServer, type TestServer } from './helpers.js';
+import { Machine, entrySet, pairWithSession, readLog, startNodeServer, useServer, type TestServer } from './helpers.js';
 
 async function heads(server: TestServer): Promise<{ session: string; host: string; seq: number }[]> {
   const r = await fetch(`${server.url}/v1/changes`, { headers: { authorization: `Bearer ${server.token}` } });
@@ -57,12 +57,8 @@ describe('server restarts', () => {
   }, 180_000);
 
   it('sync --watch pushes an append within seconds, pulls remote entries, rides out an outage, stops on SIGTERM', async () => {
-    const a = new Machine(rig.root, 'wa', { remote: 'git@github.com:acme/watch.git' });
-    const b = new Machine(rig.root, 'wb', { remote: 'git@github.com:acme/watch.git' });
-    await a.login(rig.server);
-    await b.login(rig.server);
-    const id = await a.newSession();
-    await a.say(id, 'before watch');
+    const R = 'git@github.com:acme/watch.git';
+    const { a, b, id } = await pairWithSession(rig.root, ['wa', 'wb'], [R, R], rig.server, 'before watch');
 
     const child: ChildProcess = spawn(process.execPath, [CLI_BIN, 'sync', '--watch', '--json', '--cwd', a.project], {
       cwd: REPO_ROOT,

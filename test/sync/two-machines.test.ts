@@ -1,7 +1,7 @@
 // Laptop and desktop (two SESSYNC_HOMEs, the project at different paths, one git remote) work offline, then sync
 // both ways: same entries, both branches, same leaf; a third machine pulls and resumes. On Node and on workerd.
 import { describe, expect, it } from 'vitest';
-import { Machine, entrySet, readLog, startNodeServer, startWorkerdServer, tempDir, useServer, type TestServer } from './helpers.js';
+import { Machine, entrySet, readLog, startNodeServer, startWorkerdServer, tempDir, useServer, pairWithSession, type TestServer } from './helpers.js';
 
 const REMOTE = 'git@github.com:Acme/App.git';
 
@@ -89,12 +89,8 @@ describe.each(backends)('two machines on %s', (_name, start) => {
   }, 120_000);
 
   it('status shows what is unpushed and what waits on the server; a no-op sync costs one request', async () => {
-    const m1 = new Machine(rig.root, 'status-1', { remote: 'git@example.org:team/status.git' });
-    const m2 = new Machine(rig.root, 'status-2', { remote: 'git@example.org:team/status.git' });
-    await m1.login(rig.server);
-    await m2.login(rig.server);
-    const id = await m1.newSession();
-    await m1.say(id, 'one', 'two', 'three');
+    const R = 'git@example.org:team/status.git';
+    const { a: m1, b: m2, id } = await pairWithSession(rig.root, ['status-1', 'status-2'], [R, R], rig.server, 'one', 'two', 'three');
     let st = await m1.ok(['status', '--json']);
     expect(st.sessions).toEqual([expect.objectContaining({ session: id, unpushedEntries: 3, waitingBatches: 0 })]);
     await m1.ok(['push', '--json']);
