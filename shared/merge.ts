@@ -68,7 +68,12 @@ export function mergeEntries(local: ReadonlyMap<string, SessionEntry | string>, 
     }
     fresh.set(entry.id, { entry, canon });
   }
-  return { toAppend: parentsFirst([...fresh.values()].map((f) => f.entry)), duplicates, conflicts };
+  return { toAppend: parentsFirst([...fresh.values()].map((f) => f.entry), { leafLast: true }), duplicates, conflicts };
+}
+
+/** Greater (timestamp, id): the contract's leaf rule for tips. */
+function newer(a: SessionEntry, b: SessionEntry): boolean {
+  return a.timestamp !== b.timestamp ? a.timestamp > b.timestamp : a.id > b.id;
 }
 
 /**
@@ -76,7 +81,7 @@ export function mergeEntries(local: ReadonlyMap<string, SessionEntry | string>, 
  * elsewhere (already local, or missing) keep their relative order. A cycle cannot block: its members
  * are emitted in input order once nothing else is ready.
  */
-export function parentsFirst(entries: readonly SessionEntry[]): SessionEntry[] {
+export function parentsFirst(entries: readonly SessionEntry[], opts: { leafLast?: boolean } = {}): SessionEntry[] {
   const index = new Map<string, number>();
   entries.forEach((e, i) => index.set(e.id, i));
   const children = new Map<number, number[]>();
@@ -90,6 +95,19 @@ export function parentsFirst(entries: readonly SessionEntry[]): SessionEntry[] {
       else children.set(p, [i]);
     }
   });
+  // leafLast: the newest tip and its ancestors in the list are emitted last, so the file's last line is that tip.
+  // pi takes the last line as the leaf; sessync takes the newest tip: after a pull they agree whenever they can.
+  const onLeafPath: boolean[] = entries.map(() => false);
+  if (opts.leafLast && entries.length) {
+    let best = -1;
+    for (let i = 0; i < entries.length; i++) if (!children.has(i) && (best < 0 || newer(entries[i]!, entries[best]!))) best = i;
+    for (let i = best, guard = 0; i >= 0 && !onLeafPath[i] && guard <= entries.length; guard++) {
+      onLeafPath[i] = true;
+      const p = entries[i]!.parentId;
+      i = p === null ? -1 : (index.get(p) ?? -1);
+    }
+    for (const list of children.values()) list.sort((x, y) => Number(onLeafPath[x]) - Number(onLeafPath[y]));
+  }
   const out: SessionEntry[] = [];
   const done: boolean[] = entries.map(() => false);
   // Depth-first from each ready entry, iteratively (sessions can be thousands deep).
@@ -104,7 +122,13 @@ export function parentsFirst(entries: readonly SessionEntry[]): SessionEntry[] {
       if (kids) for (let k = kids.length - 1; k >= 0; k--) if (!done[kids[k]!]) stack.push(kids[k]!);
     }
   };
-  for (let i = 0; i < entries.length; i++) if (!waiting[i] && !done[i]) emit(i);
+  let lastRoot = -1;
+  for (let i = 0; i < entries.length; i++) {
+    if (waiting[i] || done[i]) continue;
+    if (onLeafPath[i]) lastRoot = i;
+    else emit(i);
+  }
+  if (lastRoot >= 0) emit(lastRoot);
   for (let i = 0; i < entries.length; i++) if (!done[i]) emit(i); // cycles only
   return out;
 }

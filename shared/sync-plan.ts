@@ -24,6 +24,8 @@ export interface SessionDiff {
   unpushedBytes: number;
   /** A batch awaits its acknowledgement: it is resent with the same seq and batch id. */
   pending: boolean;
+  /** The file is smaller than the pushed offset: it was rewritten, and the push starts over (merged by id). */
+  shrunk: boolean;
   /** Per other host: batches on the server the local file lacks. */
   waiting: Record<string, number>;
   waitingBatches: number;
@@ -88,6 +90,7 @@ function row(session: string, l: LocalStatus | undefined, r: Record<string, numb
     remote: r !== undefined,
     unpushedBytes: l ? Math.max(0, l.size - l.pushedOffset) : 0,
     pending: l?.pendingSeq != null,
+    shrunk: l ? l.size < l.pushedOffset : false,
     waiting,
     waitingBatches,
     ownHead: r?.[ownHost] ?? 0,
@@ -100,7 +103,7 @@ export function planSync(diffs: readonly SessionDiff[], o: PlanOptions): SyncOp[
   const pulls: SyncOp[] = [];
   for (const d of diffs) {
     const inScope = o.only === undefined ? d.local : o.only.has(d.session);
-    if (o.push && d.local && inScope && (d.unpushedBytes > 0 || d.pending)) {
+    if (o.push && d.local && inScope && (d.unpushedBytes > 0 || d.pending || d.shrunk)) {
       pushes.push({ kind: 'push', session: d.session, resumePending: d.pending });
     }
     if (!o.pull || d.waitingBatches === 0) continue;

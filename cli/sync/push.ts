@@ -105,6 +105,18 @@ async function readSlice(path: string, from: number, size: number, skipIds: Read
   }
 }
 
+/** True when `offset` is at most the file size and the byte before it is a newline (an append-only file keeps it so). */
+async function offsetIsLineStart(path: string, offset: number): Promise<boolean> {
+  const fh = await open(path, 'r');
+  try {
+    const b = Buffer.alloc(1);
+    const { bytesRead } = await fh.read(b, 0, 1, offset - 1);
+    return bytesRead === 1 && b[0] === 0x0a;
+  } finally {
+    await fh.close();
+  }
+}
+
 function sha256Hex(s: string): string {
   return createHash('sha256').update(s, 'utf8').digest('hex');
 }
@@ -139,6 +151,12 @@ export async function pushSession(ctx: SyncContext, target: PushTarget): Promise
       result.migrated = `${path}: format ${m.fromVersion} -> ${m.toVersion} (original kept as ${m.backup})`;
       ctx.note?.(`migrated ${result.migrated}`);
     }
+  }
+  if (st.pushedOffset > 0 && !(await offsetIsLineStart(path, st.pushedOffset))) {
+    // The file was rewritten (replaced, truncated, migrated by another tool): the offset means nothing any more.
+    // Push it all again; the server and the other machines merge by id, so nothing is duplicated.
+    ctx.note?.(`session ${session}: ${path} changed below the pushed offset (rewritten?); pushing it again from the start`);
+    st = { ...st, pushedOffset: 0, skipIds: [] };
   }
   let meta: SessionMetaInput | undefined = st.metaSent ? undefined : await metaFor(target);
 

@@ -61,3 +61,19 @@ describe('parentsFirst', () => {
     for (const x of chain) if (x.parentId) expect(pos.get(x.parentId)!).toBeLessThan(pos.get(x.id)!);
   });
 });
+
+describe('leaf last', () => {
+  it('puts the newest tip and its path at the end, parents still first', () => {
+    const t = (n: number) => `2026-01-01T00:00:0${n}.000Z`;
+    // Two branches from r: a1 -> a2 (newest, ts 5) and b1 -> b2 (ts 4), given newest branch first.
+    const xs = [e('a1', 'r', 'a1', t(1)), e('a2', 'a1', 'a2', t(5)), e('b1', 'r', 'b1', t(2)), e('b2', 'b1', 'b2', t(4))];
+    const out = parentsFirst(xs, { leafLast: true }).map((x) => x.id);
+    expect(out.at(-1)).toBe('a2');
+    expect(out.indexOf('a1')).toBeLessThan(out.indexOf('a2'));
+    expect(out.indexOf('b1')).toBeLessThan(out.indexOf('b2'));
+    // A side branch hanging off the leaf path comes before the path continues.
+    const ys = [e('p', null, 'p', t(1)), e('q', 'p', 'q', t(6)), e('side', 'p', 'side', t(3))];
+    expect(parentsFirst(ys, { leafLast: true }).map((x) => x.id)).toEqual(['p', 'side', 'q']);
+    expect(mergeEntries(new Map(), inc(...xs)).toAppend.at(-1)!.id).toBe('a2');
+  });
+});

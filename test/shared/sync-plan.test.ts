@@ -12,6 +12,7 @@ describe('diffSessions + planSync', () => {
   const cases: { name: string; local: LocalStatus[]; heads: Head[]; opts?: Partial<typeof all> & { only?: Set<string> }; ops: string[] }[] = [
     { name: 'everything in sync: no operation', local: [L('s1', { cursor: { hostB: 2 }, nextSeq: 3 })], heads: [H('s1', ME, 2), H('s1', 'hostB', 2)], ops: [] },
     { name: 'local growth: push', local: [L('s1', { size: 150 })], heads: [], ops: ['push s1'] },
+    { name: 'file shrank below the pushed offset (rewritten): push again', local: [L('s1', { size: 50 })], heads: [], ops: ['push s1'] },
     { name: 'pending batch: push resumes it', local: [L('s1', { pendingSeq: 1 })], heads: [], ops: ['push s1 (resume)'] },
     { name: 'other host ahead: pull', local: [L('s1', { cursor: { hostB: 1 } })], heads: [H('s1', 'hostB', 4)], ops: ['pull s1 3'] },
     { name: 'own batches never pulled', local: [L('s1')], heads: [H('s1', ME, 9)], ops: [] },
