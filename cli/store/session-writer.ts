@@ -1,6 +1,6 @@
 // Writes session files: create (temp + fsync + link, never over an existing file) and append (locked, one line
 // per entry, a torn last line ended first, fsync before returning; nothing already written is ever rewritten).
-import { link, mkdir, open, unlink } from 'node:fs/promises';
+import { constants, link, mkdir, open, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { CURRENT_VERSION } from '../../shared/entry.js';
 import type { SessionEntry, SessionHeader } from '../../shared/entry.js';
@@ -75,7 +75,8 @@ export async function appendWith(
     async () => {
       let fh;
       try {
-        fh = await open(path, 'a+');
+        // Read-write, appending, and without O_CREAT: a missing session is an error, never a new empty file.
+        fh = await open(path, constants.O_RDWR | constants.O_APPEND);
       } catch (e) {
         if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new SessyncError('not_found', `session file ${path} does not exist`);
         throw e;
