@@ -41,7 +41,11 @@ export function newSessionState(session: string, path: string): SessionSyncState
   return { session, path, pushedOffset: 0, nextSeq: 1, cursor: {}, skipIds: [], pending: null, metaSent: false };
 }
 
-/** temp + fsync + rename + fsync of the folder: a reader sees the old or the new state, never a mix. */
+/**
+ * temp + fsync + rename: a reader sees the old or the new state, never a mix. The folder is not fsynced: after a
+ * power cut the old state may come back, which only means a batch is resent (idempotent) or entries re-pulled
+ * (merged by id); the folder fsync would cost as much as the write itself, per session, per batch.
+ */
 export async function writeFileAtomic(path: string, data: string): Promise<void> {
   await mkdir(dirname(path), { recursive: true });
   const tmp = `${path}.${process.pid}.${randomUUID().slice(0, 8)}.tmp`;
@@ -53,12 +57,6 @@ export async function writeFileAtomic(path: string, data: string): Promise<void>
     await fh.close();
   }
   await rename(tmp, path);
-  const dir = await open(dirname(path), 'r');
-  try {
-    await dir.sync();
-  } finally {
-    await dir.close();
-  }
 }
 
 async function readJson<T>(path: string): Promise<T | null> {

@@ -47,7 +47,7 @@ describe('server restarts', () => {
     await rig.server.restart();
     expect(await exited).toBe(0);
     expect(out).toMatch(/pushed 150 entries/); // the one summary line
-    expect(err).toMatch(/cannot reach the sessync rig.server.*retry 1/); // the retries are shown to a human
+    expect(err).toMatch(/cannot reach the sessync server.*retry 1/); // the retries are shown to a human
     const final = (await heads(rig.server)).find((x) => x.session === id)!;
     expect(final.seq).toBeGreaterThan(seqAtRestart);
 
