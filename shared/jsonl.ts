@@ -149,20 +149,41 @@ export function parseSession(text: string): ParsedSession {
 }
 
 /**
- * Parses a session from UTF-8 byte chunks (a Node read stream, a fetch body, an array of
- * Uint8Array), decoding one chunk at a time: the file never exists as one string, which keeps the
- * peak memory of opening a large session near the size of its parsed entries.
+ * Parses a session from UTF-8 byte chunks (a Node read stream, a fetch body, a generator of
+ * Uint8Array), decoding a slice at a time: the file never exists as one string, which keeps the
+ * peak memory of opening a large session near the size of its parsed entries. A chunk may be
+ * reused by the source once the next one is requested.
  */
 export async function parseSessionChunks(chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>): Promise<ParsedSession> {
-  const decoder = new TextDecoder('utf-8');
-  const parser = new SessionParser();
-  for await (const chunk of chunks) {
+  if (Symbol.iterator in chunks) return parseSessionChunksSync(chunks);
+  const d = new ChunkDecoder();
+  for await (const chunk of chunks) d.push(chunk);
+  return d.end();
+}
+
+/** parseSessionChunks for a synchronous source (e.g. a generator over readSync): no event-loop turn per chunk. */
+export function parseSessionChunksSync(chunks: Iterable<Uint8Array>): ParsedSession {
+  const d = new ChunkDecoder();
+  for (const chunk of chunks) d.push(chunk);
+  return d.end();
+}
+
+class ChunkDecoder {
+  private readonly decoder = new TextDecoder('utf-8');
+  private readonly parser = new SessionParser();
+
+  push(chunk: Uint8Array): void {
     // Decode in small slices whatever the chunk size: short-lived strings stay in the young
     // generation instead of the large-object space, which would force full collections.
-    for (let i = 0; i < chunk.length; i += DECODE_SLICE) parser.push(decoder.decode(chunk.subarray(i, i + DECODE_SLICE), { stream: true }));
+    for (let i = 0; i < chunk.length; i += DECODE_SLICE) {
+      this.parser.push(this.decoder.decode(chunk.subarray(i, i + DECODE_SLICE), { stream: true }));
+    }
   }
-  parser.push(decoder.decode());
-  return parser.end();
+
+  end(): ParsedSession {
+    this.parser.push(this.decoder.decode());
+    return this.parser.end();
+  }
 }
 
 /** One JSONL line (no newline). Keys keep their order, so an unchanged entry serializes to its original line. */

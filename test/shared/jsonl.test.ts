@@ -1,7 +1,7 @@
 // JSONL parsing: torn and corrupt lines become problems and lose nothing around them; chunked parsing equals whole parsing.
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { parseSession, parseSessionChunks, serializeLine, serializeSession, SessionParser } from '../../shared/jsonl.js';
+import { parseSession, parseSessionChunks, parseSessionChunksSync, serializeLine, serializeSession, SessionParser } from '../../shared/jsonl.js';
 import { header, LogBuilder } from './log-builder.js';
 
 const H = serializeLine(header());
@@ -93,6 +93,24 @@ describe('chunked parsing', () => {
     }
     expect(whole.entries.map((e) => e.id)).toEqual(['a', 'b', 'c']);
     expect(whole.tornTail).toBe(true);
+  });
+
+  it('reads async sources, and sync sources that reuse one buffer', async () => {
+    const bytes = new TextEncoder().encode(text);
+    async function* slow() {
+      for (let i = 0; i < bytes.length; i += 5) yield bytes.slice(i, i + 5);
+    }
+    expect(await parseSessionChunks(slow())).toEqual(whole);
+    function* reused() {
+      const buf = new Uint8Array(7);
+      for (let i = 0; i < bytes.length; i += 7) {
+        const part = bytes.subarray(i, i + 7);
+        buf.set(part);
+        yield buf.subarray(0, part.length);
+        buf.fill(0x7b); // the source overwrites its buffer before the next chunk
+      }
+    }
+    expect(parseSessionChunksSync(reused())).toEqual(whole);
   });
 
   it('decodes chunks larger than its internal decode slice (multi-byte characters across slice edges)', async () => {
