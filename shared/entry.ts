@@ -88,10 +88,8 @@ function checkKnownFields(type: string, v: Record<string, unknown>): string | nu
       return null;
     case 'compaction':
       if (typeof v.summary !== 'string') return 'compaction without a "summary" string';
-      // v1 compactions point at a line index; migration turns it into firstKeptEntryId.
-      if (typeof v.firstKeptEntryId !== 'string' && typeof v.firstKeptEntryIndex !== 'number') {
-        return 'compaction without "firstKeptEntryId"';
-      }
+      // May be absent (a v1 index that named no line migrates to none; pi then keeps nothing before it).
+      if (v.firstKeptEntryId !== undefined && typeof v.firstKeptEntryId !== 'string') return 'compaction "firstKeptEntryId" must be a string';
       return null;
     case 'branch_summary':
       if (typeof v.summary !== 'string') return 'branch_summary without a "summary" string';

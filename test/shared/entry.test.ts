@@ -31,7 +31,7 @@ describe('checkEntry (read path)', () => {
     ['numeric timestamp', { type: 'custom', ...base, timestamp: 5, customType: 'x' }, /timestamp/],
     ['message without role', { type: 'message', ...base, message: {} }, /role/],
     ['thinking level not a string', { type: 'thinking_level_change', ...base, thinkingLevel: 3 }, /thinkingLevel/],
-    ['compaction without target', { type: 'compaction', ...base, summary: 's' }, /firstKeptEntryId/],
+    ['compaction with a non-string target', { type: 'compaction', ...base, summary: 's', firstKeptEntryId: 5 }, /firstKeptEntryId/],
     ['custom_message without content', { type: 'custom_message', ...base, customType: 'x' }, /content/],
   ];
   for (const [name, v, re] of bad) it(`rejects ${name}`, () => expect(checkEntry(v)).toMatch(re));

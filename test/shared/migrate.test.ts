@@ -67,6 +67,10 @@ describe('v1 -> current', () => {
     const m = await migrateSession(parseSession(text));
     expect(m.entries[0]).not.toHaveProperty('firstKeptEntryIndex');
     expect(m.entries[0]).not.toHaveProperty('firstKeptEntryId');
+    // Still loadable once written: the compaction keeps only what follows it.
+    const again = parseSession(serializeSession(m.header, m.entries));
+    expect(again.problems).toEqual([]);
+    expect(again.entries).toHaveLength(1);
   });
 });
 
