@@ -32,6 +32,8 @@ const MAX_BATCH_BYTES = Math.min(LIMITS.maxBatchBytes, Math.floor((LIMITS.maxReq
 /** $SESSYNC_SYNC_BATCH_BYTES lowers it (tests use small batches to get many kill points out of small sessions). */
 const BATCH_BYTES = Math.min(MAX_BATCH_BYTES, Number(process.env.SESSYNC_SYNC_BATCH_BYTES) || MAX_BATCH_BYTES);
 const READ_CHUNK = MAX_BATCH_BYTES + 64 * 1024;
+/** Bodies up to this size ride inside the state file (which is rewritten per batch anyway). */
+const INLINE_BODY_CHARS = 256 * 1024;
 
 interface Slice {
   lines: string[];
@@ -162,7 +164,7 @@ export async function pushSession(ctx: SyncContext, target: PushTarget): Promise
 
   for (let conflicts = 0; ; ) {
     if (st.pending) {
-      const body = await ctx.state.readPendingBody(session, st.pending.seq);
+      const body = st.pending.body ?? (await ctx.state.readPendingBody(session, st.pending.seq));
       if (body === null) {
         // State says pending but its body is gone (removed by hand): rebuild from the file at the same seq.
         ctx.note?.(`session ${session}: pending batch ${st.pending.seq} lost its body; re-reading it from the file`);
@@ -183,8 +185,10 @@ export async function pushSession(ctx: SyncContext, target: PushTarget): Promise
         // Our seq disagrees with the server (state restored from a backup, or a gap): continue after its head.
         const head = await serverHead(ctx, session);
         ctx.note?.(`session ${session}: seq ${p.seq} refused (${e.message}); continuing after the server's seq ${head}`);
-        await ctx.state.dropPendingBody(session, p.seq);
-        await ctx.state.writePendingBody(session, head + 1, body);
+        if (p.body === undefined) {
+          await ctx.state.writePendingBody(session, head + 1, body);
+          await ctx.state.dropPendingBody(session, p.seq);
+        }
         st = { ...st, nextSeq: head + 1, pending: { ...p, seq: head + 1, batchId: randomUUID() } };
         await ctx.state.save(st);
         continue;
@@ -192,7 +196,7 @@ export async function pushSession(ctx: SyncContext, target: PushTarget): Promise
       st = { ...st, pushedOffset: Math.max(st.pushedOffset, p.endOffset), nextSeq: p.seq + 1, pending: null, metaSent: true };
       if (meta) st.projectKey = meta.projectKey;
       await ctx.state.save(st);
-      await ctx.state.dropPendingBody(session, p.seq);
+      if (p.body === undefined) await ctx.state.dropPendingBody(session, p.seq);
       meta = undefined;
       result.batches++;
       result.entries += p.entryCount;
@@ -222,7 +226,8 @@ export async function pushSession(ctx: SyncContext, target: PushTarget): Promise
     const body = slice.lines.join('\n') + '\n';
     const pending: PendingBatch = { seq: st.nextSeq, batchId: randomUUID(), entryCount: slice.lines.length, sha256: sha256Hex(body), endOffset: slice.end };
     // Body first, then the state naming it: a crash in between leaves an orphan body, never a pending without one.
-    await ctx.state.writePendingBody(session, pending.seq, body);
+    if (body.length <= INLINE_BODY_CHARS) pending.body = body;
+    else await ctx.state.writePendingBody(session, pending.seq, body);
     st = { ...st, pending };
     await ctx.state.save(st);
   }

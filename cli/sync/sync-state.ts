@@ -13,8 +13,8 @@ export interface PendingBatch {
   sha256: string;
   /** File offset the pushed offset moves to once the server acknowledges the batch. */
   endOffset: number;
-  /** For files in an older format pushed from their migrated form: the entry index after this batch. */
-  endLegacyIndex?: number;
+  /** A small body is kept in the state itself (one durable write instead of two); a large one in pending/. */
+  body?: string;
 }
 
 export interface SessionSyncState {
@@ -33,8 +33,6 @@ export interface SessionSyncState {
   /** The session metadata went with an acknowledged batch. */
   metaSent: boolean;
   projectKey?: string;
-  /** Older-format files: how many migrated entries were pushed. */
-  legacyIndex?: number;
 }
 
 export function newSessionState(session: string, path: string): SessionSyncState {
