@@ -1,7 +1,7 @@
 // API client error mapping and retries; same-id-different-content conflicts kept aside; a server-only session pulled for resume.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ApiClient } from '../../cli/api-client.js';
@@ -117,5 +117,27 @@ describe('against the real service', () => {
     expect(isSessyncError(missing, 'not_found')).toBe(true);
     // Resume on b now works locally (the lead wires pullRemoteSession into `resume` for the server-only case).
     expect((await b.ok(['resume', id, '--json'])).id).toBe(id);
+  }, 60_000);
+});
+
+describe('a session file rewritten under the pushed offset', () => {
+  const rig = useServer(undefined, 'sessync-rewrite-');
+
+  it('is pushed again from the start and merges without duplicates', async () => {
+    const R = 'git@github.com:acme/rewrite.git';
+    const { a, b, id } = await pairWithSession(rig.root, ['a', 'b'], [R, R], rig.server, 'one', 'two', 'three');
+    await a.ok(['push', '--json']);
+    // Another tool rewrites the file shorter (drops the last entry), then a new entry is appended.
+    const file = a.fileOf(id);
+    const lines = readFileSync(file, 'utf8').trimEnd().split('\n');
+    writeFileSync(file, lines.slice(0, -1).join('\n') + '\n');
+    await a.say(id, 'four');
+    const again = await a.run(['push']);
+    expect(again.code).toBe(0);
+    expect(again.stderr).toMatch(/pushing it again from the start/);
+    await b.ok(['pull', '--json']);
+    const ids = readLog(b.fileOf(id)).ids;
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids).toHaveLength(4); // one, two, three (from the first push) and four
   }, 60_000);
 });
