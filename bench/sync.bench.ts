@@ -1,5 +1,6 @@
 // Sync client speed against the local server: bytes sent for one appended entry to a 100 MB session, requests per
-// no-op sync of 1,000 sessions, and first-push throughput of 1,000 sessions / 100 MB beside a plain copy.
+// no-op sync of 1,000 sessions, and first-push throughput of 1,000 sessions / 100 MB beside a plain copy
+// (against `sessync serve` running as its own process).
 import { cp, mkdir, open, rm, stat } from 'node:fs/promises';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,7 +12,25 @@ import { appendEntries } from '../cli/store/session-writer.js';
 import { projectDir, sessionFileName } from '../cli/store/paths.js';
 import { serializeLine } from '../shared/jsonl.js';
 import type { SessionEntry, SessionHeader } from '../shared/entry.js';
-import { startLocalServer } from '../worker/local-server.js';
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+/** `sessync serve` as its own process, as users run it (client and server then do not share one thread). */
+async function startServe(dataDir: string): Promise<{ url: string; token: string; close(): Promise<void> }> {
+  const bin = fileURLToPath(new URL('../cli/bin.mjs', import.meta.url));
+  const child = spawn(process.execPath, [bin, 'serve', '--json', '--port', '0', '--data', dataDir], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const first = await new Promise<string>((resolve, reject) => {
+    createInterface({ input: child.stdout! }).once('line', resolve);
+    child.once('exit', (code) => reject(new Error(`sessync serve exited with ${code}`)));
+  });
+  const { url, token } = JSON.parse(first) as { url: string; token: string };
+  return {
+    url,
+    token,
+    close: () => new Promise<void>((r) => (child.exitCode !== null ? r() : (child.once('exit', () => r()), child.kill('SIGTERM')))),
+  };
+}
 
 const MB = 1024 * 1024;
 const SESSIONS = 1_000;
@@ -74,7 +93,7 @@ const bench: Bench = {
   async run(): Promise<BenchRow[]> {
     const rows: BenchRow[] = [];
     const dir = mkdtempSync(join(tmpdir(), 'sessync-sync-bench-'));
-    const server = await startLocalServer({ port: 0, dataDir: join(dir, 'server') });
+    const server = await startServe(join(dir, 'server'));
     try {
       const counter = countingFetch();
       const api = () => new ApiClient({ url: server.url, token: server.token, fetch: counter.fetch });
