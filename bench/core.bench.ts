@@ -1,6 +1,6 @@
 // Session-log core speed: open + tree + branch + context of a generated 100 MB session vs bare JSON.parse, memory, deep chains.
 import { spawnSync } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, statSync, writeSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -8,7 +8,8 @@ import type { Bench, BenchRow } from './run.js';
 import { buildContext } from '../shared/context.js';
 import { CURRENT_VERSION, type SessionEntry, type SessionHeader } from '../shared/entry.js';
 import { newId } from '../shared/ids.js';
-import { parseSession, parseSessionChunksSync, serializeLine } from '../shared/jsonl.js';
+import { parseSession, serializeLine } from '../shared/jsonl.js';
+import { parseSessionFile } from '../cli/store/parse-file.js';
 import { SessionTree } from '../shared/tree.js';
 
 const TARGET_BYTES = 100 * 1024 * 1024;
@@ -118,15 +119,6 @@ interface ChildResult {
 }
 
 /** The file in 1 MiB chunks read synchronously (one reused buffer): the open path a CLI uses. */
-function* readChunks(path: string): Generator<Uint8Array> {
-  const fd = openSync(path, 'r');
-  const buf = Buffer.allocUnsafe(1 << 20);
-  try {
-    for (let n = readSync(fd, buf, 0, buf.length, null); n > 0; n = readSync(fd, buf, 0, buf.length, null)) yield buf.subarray(0, n);
-  } finally {
-    closeSync(fd);
-  }
-}
 
 async function child(mode: string, path: string): Promise<ChildResult> {
   const rss0 = process.memoryUsage().rss;
@@ -148,7 +140,7 @@ async function child(mode: string, path: string): Promise<ChildResult> {
   } else {
     c0 = process.cpuUsage();
     const t0 = performance.now();
-    const parsed = mode === 'stream' ? parseSessionChunksSync(readChunks(path)) : parseSession(readFileSync(path, 'utf8'));
+    const parsed = mode === 'stream' ? parseSessionFile(path) : parseSession(readFileSync(path, 'utf8'));
     const tree = SessionTree.from(parsed.entries);
     const ctx = buildContext(tree, { header: parsed.header });
     ms = performance.now() - t0;

@@ -13,15 +13,17 @@ const COMMON: OptionSpec = {
 
 const EXIT_USAGE = 2;
 
-function topHelp(): string {
+async function topHelp(): Promise<string> {
   const names = Object.keys(commands).sort();
+  const loaded = await Promise.all(names.map(async (n) => [n, (await commands[n]!()).default.summary] as const));
+  const width = Math.max(...names.map((n) => n.length));
   return [
     'sessync: keeps coding-agent session logs correct on disk and syncs them between machines.',
     '',
     'Usage: sessync <command> [args] [--json] [--cwd DIR] [--sessions-dir DIR]',
     '',
     'Commands:',
-    ...names.map((n) => `  ${n}`),
+    ...loaded.map(([n, summary]) => `  ${n.padEnd(width)}  ${summary}`),
     '',
     'Run `sessync <command> --help` for a command\'s usage.',
   ].join('\n');
@@ -32,9 +34,14 @@ function commandHelp(name: string, cmd: Command): string {
 }
 
 export async function main(argv: string[]): Promise<number> {
+  // `sessync log | head` closes the pipe early: that is the reader's choice, not an error.
+  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code === 'EPIPE') process.exit(0);
+    throw e;
+  });
   const [name, ...rest] = argv;
   if (!name || name === '--help' || name === '-h' || name === 'help') {
-    process.stdout.write(topHelp() + '\n');
+    process.stdout.write((await topHelp()) + '\n');
     return name ? 0 : EXIT_USAGE;
   }
   if (name === '--version') {

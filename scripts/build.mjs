@@ -1,7 +1,7 @@
 // Bundles the CLI into one ESM file so `sessync` starts fast without a TypeScript loader.
 // Every file in cli/commands/ is a command named after the file; the registry is generated here.
 import { build } from 'esbuild';
-import { readdirSync } from 'node:fs';
+import { readdirSync, renameSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 
@@ -24,9 +24,20 @@ const commandRegistry = {
   },
 };
 
+// Build beside dist/ and swap it in, so a CLI process running meanwhile never loads a half-written file.
+const out = join(root, `dist.tmp-${process.pid}`);
+const old = join(root, `dist.old-${process.pid}`);
+rmSync(out, { recursive: true, force: true });
+
 await build({
-  entryPoints: [join(root, 'cli/main.ts')],
-  outfile: join(root, 'dist/cli.mjs'),
+  // dist/cli.mjs for the `sessync` bin; dist/server.mjs for self-hosting the service on Node (see README).
+  entryPoints: { cli: join(root, 'cli/main.ts'), server: join(root, 'worker/node-entry.ts') },
+  // Split per command so a command loads only its own imports (startup stays well under 300 ms).
+  outdir: out,
+  entryNames: '[name]',
+  chunkNames: 'chunks/[name]-[hash]',
+  outExtension: { '.js': '.mjs' },
+  splitting: true,
   bundle: true,
   platform: 'node',
   target: 'node20',
@@ -37,3 +48,11 @@ await build({
   plugins: [commandRegistry],
   banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
 });
+
+try {
+  renameSync(join(root, 'dist'), old);
+} catch (e) {
+  if (e.code !== 'ENOENT') throw e;
+}
+renameSync(out, join(root, 'dist'));
+rmSync(old, { recursive: true, force: true });

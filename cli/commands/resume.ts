@@ -1,16 +1,32 @@
 // `sessync resume <ref>`: opens a session by id prefix or path and reports where it continues (leaf, model, context size).
-import type { Command } from '../command.js';
+import type { Command, CommandContext } from '../command.js';
 import { positionals, sessionOf } from '../store/locate.js';
 import { resumeSession } from '../store/resume-session.js';
 import { migrationNote, resumeText } from '../format/resume-text.js';
+import { isSessyncError } from '../../shared/errors.js';
+import { loadLogin } from '../login-store.js';
+
+/** The local file for `ref`; a session that exists only on the server (when logged in) is pulled first. */
+async function locate(ctx: CommandContext, ref: string): Promise<string> {
+  try {
+    return (await sessionOf(ctx, ref)).session.path;
+  } catch (e) {
+    const looksLikePath = ref.includes('/') || ref.endsWith('.jsonl');
+    if (!isSessyncError(e, 'not_found') || looksLikePath || !(await loadLogin(ctx.env))) throw e;
+    // Loaded only here: local resumes never pay for the sync client.
+    const { pullRemoteSession } = await import('../sync/remote-resume.js');
+    ctx.info(`"${ref}" is not on this machine; looking on the server`);
+    return pullRemoteSession(ref, { cwd: ctx.cwd, env: ctx.env, note: (t) => ctx.info(t) });
+  }
+}
 
 const command: Command = {
-  summary: 'Resume a session by id prefix (this project first, then all) or path: restores its active branch, model and thinking level.',
+  summary: 'Resume a session by id prefix (this project first, then all) or path: restores its active branch, model and thinking level. When logged in, a session only on the server is pulled first.',
   usage: '<ref>',
   async run(ctx) {
     const [ref] = positionals(ctx, ['<ref>'], 'sessync resume <ref>');
-    const { session } = await sessionOf(ctx, ref!);
-    const { info, migrated } = await resumeSession(session.path);
+    const path = await locate(ctx, ref!);
+    const { info, migrated } = await resumeSession(path);
     if (migrated?.changed) ctx.info(migrationNote(migrated));
     ctx.print(resumeText(info), info);
   },

@@ -1,8 +1,9 @@
 // Migrates an old session file on disk: the new text to a temp file, fsync, rename over; the original kept as `<file>.bak`.
-import { copyFile, readFile, rename, stat, unlink } from 'node:fs/promises';
+import { copyFile, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import { CURRENT_VERSION } from '../../shared/entry.js';
-import { parseSession, serializeSession } from '../../shared/jsonl.js';
+import { serializeSession } from '../../shared/jsonl.js';
+import { parseSessionFile } from './parse-file.js';
 import type { Problem } from '../../shared/jsonl.js';
 import { migrateSession } from '../../shared/migrate.js';
 import { SessyncError } from '../../shared/errors.js';
@@ -38,14 +39,7 @@ async function backupPath(path: string): Promise<string> {
 /** Brings a session file to the current format version in place; a current file is left untouched. */
 export async function migrateFile(path: string): Promise<MigrateResult> {
   return withFileLock(path, async () => {
-    let text: string;
-    try {
-      text = await readFile(path, 'utf8');
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new SessyncError('not_found', `session file ${path} does not exist`);
-      throw e;
-    }
-    const parsed = parseSession(text);
+    const parsed = parseSessionFile(path);
     if (!parsed.header) throw new SessyncError('corrupt', `${path} is not a session file: ${parsed.problems[0]?.reason ?? 'empty file'}`);
     if (parsed.version > CURRENT_VERSION) {
       throw new SessyncError('unsupported_version', `${path} is format version ${parsed.version}, newer than this sessync (${CURRENT_VERSION})`);

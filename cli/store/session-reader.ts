@@ -1,9 +1,9 @@
 // Reads session files: the whole file into a tree (migrated in memory when old, the file untouched), or only the header.
-import { open, readFile } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
 import { closeSync, openSync, readSync } from 'node:fs';
 import { CURRENT_VERSION, checkHeader } from '../../shared/entry.js';
 import type { SessionEntry, SessionHeader } from '../../shared/entry.js';
-import { parseSession } from '../../shared/jsonl.js';
+import { parseSessionFile } from './parse-file.js';
 import type { Problem } from '../../shared/jsonl.js';
 import { SessionTree } from '../../shared/tree.js';
 import { migrateSession } from '../../shared/migrate.js';
@@ -30,13 +30,7 @@ function notFound(path: string, e: unknown): unknown {
 
 /** Parses a whole session file and builds its tree; an old format is migrated in memory only (the file is not written). */
 export async function readSession(path: string): Promise<OpenSession> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (e) {
-    throw notFound(path, e);
-  }
-  const parsed = parseSession(text);
+  const parsed = parseSessionFile(path);
   if (!parsed.header) {
     const why = parsed.problems[0]?.reason ?? 'empty file';
     throw new SessyncError('corrupt', `${path} is not a session file: ${why}`, { details: { problems: parsed.problems.slice(0, 20) } });

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { ApiClient } from '../../cli/api-client.js';
 import { pullRemoteSession } from '../../cli/sync/remote-resume.js';
 import { isSessyncError } from '../../shared/errors.js';
-import { entrySet, pairWithSession, readLog, useServer } from './helpers.js';
+import { entrySet, pairWithSession, readLog, runCli, useServer } from './helpers.js';
 
 async function listen(handler: Parameters<typeof createServer>[1]): Promise<{ url: string; server: Server }> {
   const server = createServer(handler);
@@ -117,6 +117,21 @@ describe('against the real service', () => {
     expect(isSessyncError(missing, 'not_found')).toBe(true);
     // Resume on b now works locally (the lead wires pullRemoteSession into `resume` for the server-only case).
     expect((await b.ok(['resume', id, '--json'])).id).toBe(id);
+  }, 60_000);
+
+  it('`sessync resume <prefix>` pulls a session that exists only on the server, then resumes it', async () => {
+    const { a, b, id } = await pairWithSession(rig.root, ['rc', 'rd'], ['git@github.com:acme/resume-cli.git', 'https://github.com/acme/resume-cli.git'], rig.server, 'first', 'second');
+    await a.ok(['push', '--json']);
+    expect(() => b.fileOf(id)).toThrow(/found 0/);
+    const resumed = await b.ok(['resume', id.slice(0, 20), '--json']);
+    expect(resumed.id).toBe(id);
+    expect(resumed.path).toBe(b.fileOf(id));
+    expect(resumed.messageCount).toBe(2);
+    expect([...entrySet(b.fileOf(id)).entries()]).toEqual([...entrySet(a.fileOf(id)).entries()]);
+    // Not found anywhere: a clear not-found error, nothing created.
+    const miss = await runCli(['resume', 'ffffffff-nowhere', '--json', '--cwd', b.project], { env: b.env });
+    expect(miss.code).not.toBe(0);
+    expect(JSON.parse(miss.stderr).error.code).toBe('not_found');
   }, 60_000);
 });
 
