@@ -10,7 +10,7 @@ function portFromEnv(v: string | undefined): number {
   return Number(v);
 }
 
-/** `tsx worker/node-entry.ts`: self-hosting on S3 or the file system as the environment says (see README). */
+/** `node dist/server.mjs`: self-hosting on S3 or the file system as the environment says (see README). */
 async function main(): Promise<void> {
   // Signals are watched before the URL is printed: a supervisor may stop us as soon as it reads it.
   let stopRequested = false;

@@ -108,11 +108,11 @@ describe('sessync serve', () => {
   });
 });
 
-describe('Node self-hosting entry (worker/node-entry.ts)', () => {
+describe('Node self-hosting entry (dist/server.mjs, bundled from worker/node-entry.ts)', () => {
   it('serves on the store the environment names, with the admin secret from SESSYNC_ADMIN_SECRET, and stops on SIGTERM', async () => {
     const dir = tempDir();
     try {
-      const child = spawn(process.execPath, ['--import', 'tsx', 'worker/node-entry.ts'], {
+      const child = spawn(process.execPath, ['dist/server.mjs'], {
         cwd: REPO_ROOT,
         env: { ...process.env, PORT: '0', SESSYNC_STORE: 'fs', SESSYNC_DATA_DIR: join(dir.dir, 'objects'), SESSYNC_ADMIN_SECRET: 'self-host-secret' },
         stdio: ['ignore', 'pipe', 'pipe'],

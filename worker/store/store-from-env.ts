@@ -22,7 +22,7 @@ import { S3Store, type S3StoreOptions } from './s3-store.js';
  *
  * Example (Ceph radosgw or MinIO):
  *   SESSYNC_S3_ENDPOINT=http://127.0.0.1:7480 SESSYNC_S3_BUCKET=sessync \
- *   SESSYNC_S3_ACCESS_KEY_ID=... SESSYNC_S3_SECRET_ACCESS_KEY=... tsx worker/node-entry.ts
+ *   SESSYNC_S3_ACCESS_KEY_ID=... SESSYNC_S3_SECRET_ACCESS_KEY=... node dist/server.mjs
  *
  * Throws SessyncError('bad_input') for a wrong setting and SessyncError('unavailable') when the chosen
  * store does not answer (unreachable endpoint, missing bucket, bad keys, unwritable directory), so a
