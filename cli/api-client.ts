@@ -118,8 +118,21 @@ export class ApiClient {
     return this.call('POST', '/v1/shares', req, CreateShareResponseSchema);
   }
 
+  /** Every share of the account, following `nextPage` (the server answers at most a few dozen per page). */
   async listShares(): Promise<ShareInfo[]> {
-    return (await this.call('GET', '/v1/shares', undefined, ListSharesResponseSchema)).shares;
+    const shares: ShareInfo[] = [];
+    let page: string | undefined;
+    do {
+      const q = page === undefined ? '' : `?page=${encodeURIComponent(page)}`;
+      const r = await this.call('GET', `/v1/shares${q}`, undefined, ListSharesResponseSchema);
+      shares.push(...r.shares);
+      // A server that hands back the page it was asked for would loop forever: stop with a clear error instead.
+      if (r.nextPage !== undefined && r.nextPage === page) {
+        throw new SessyncError('internal', `the server answered GET /v1/shares?page=${page} with the same page token again; update the server`);
+      }
+      page = r.nextPage;
+    } while (page !== undefined);
+    return shares;
   }
 
   async revokeShare(idOrToken: string): Promise<z.infer<typeof RevokeShareResponseSchema>> {
