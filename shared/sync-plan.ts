@@ -31,10 +31,16 @@ export interface SessionDiff {
   waitingBatches: number;
   /** Highest seq the server holds from this host (0 = none): detects state older than the server's. */
   ownHead: number;
+  /**
+   * The server holds fewer of this host's batches than the local state says were acknowledged (restored from a
+   * backup, or data lost): what the state calls pushed may be missing there, so the session is pushed again.
+   */
+  serverBehind: boolean;
 }
 
 export type SyncOp =
-  | { kind: 'push'; session: string; resumePending: boolean }
+  /** resetTo: the server lost batches of ours; push the whole file again from this seq (merged by id, no duplicates). */
+  | { kind: 'push'; session: string; resumePending: boolean; resetTo?: number }
   | { kind: 'pull'; session: string; batches: number }
   /** A session the server has and this machine lacks: create the local file, then pull. */
   | { kind: 'fetch'; session: string; batches: number };
@@ -46,6 +52,8 @@ export interface PlanOptions {
   fetchRemoteOnly: boolean;
   /** Only these sessions (a ref or this project); undefined = every local session. */
   only?: ReadonlySet<string>;
+  /** The heads were fetched (default true): without them ownHead is unknown and serverBehind means nothing. */
+  headsKnown?: boolean;
 }
 
 /** Groups heads by session: {session: {host: seq}}. */
@@ -94,6 +102,7 @@ function row(session: string, l: LocalStatus | undefined, r: Record<string, numb
     waiting,
     waitingBatches,
     ownHead: r?.[ownHost] ?? 0,
+    serverBehind: l ? (r?.[ownHost] ?? 0) < l.nextSeq - 1 : false,
   };
 }
 
@@ -103,8 +112,9 @@ export function planSync(diffs: readonly SessionDiff[], o: PlanOptions): SyncOp[
   const pulls: SyncOp[] = [];
   for (const d of diffs) {
     const inScope = o.only === undefined ? d.local : o.only.has(d.session);
-    if (o.push && d.local && inScope && (d.unpushedBytes > 0 || d.pending || d.shrunk)) {
-      pushes.push({ kind: 'push', session: d.session, resumePending: d.pending });
+    const behind = o.headsKnown !== false && d.serverBehind;
+    if (o.push && d.local && inScope && (d.unpushedBytes > 0 || d.pending || d.shrunk || behind)) {
+      pushes.push({ kind: 'push', session: d.session, resumePending: d.pending && !behind, ...(behind ? { resetTo: d.ownHead + 1 } : {}) });
     }
     if (!o.pull || d.waitingBatches === 0) continue;
     if (d.local && inScope) pulls.push({ kind: 'pull', session: d.session, batches: d.waitingBatches });

@@ -15,6 +15,8 @@ export interface PushTarget {
   session: string;
   path: string;
   name?: string;
+  /** The server lost batches of ours (its head is below what we think it acknowledged): push all again from this seq. */
+  resetTo?: number;
 }
 
 export interface PushResult {
@@ -140,11 +142,23 @@ async function serverHead(ctx: SyncContext, session: string): Promise<number> {
   }
 }
 
+/** Forgets what the state says was pushed: offset 0, meta unsent, the pending batch (if any) dropped, seqs from `nextSeq`. */
+async function restart(ctx: SyncContext, st: SessionSyncState, nextSeq: number): Promise<SessionSyncState> {
+  if (st.pending && st.pending.body === undefined) await ctx.state.dropPendingBody(st.session, st.pending.seq);
+  const out: SessionSyncState = { ...st, pushedOffset: 0, nextSeq, metaSent: false, pending: null, skipIds: [] };
+  await ctx.state.save(out);
+  return out;
+}
+
 export async function pushSession(ctx: SyncContext, target: PushTarget): Promise<PushResult> {
   const { session, path } = target;
   const result: PushResult = { session, batches: 0, entries: 0, bytes: 0, skipped: [] };
   let st: SessionSyncState = (await ctx.state.load(session)) ?? newSessionState(session, path);
   st.path = path;
+  if (target.resetTo !== undefined) {
+    ctx.note?.(`session ${session}: the server holds only ${target.resetTo - 1} of this machine's ${st.nextSeq - 1} batches (restored from a backup?); pushing the session again (merged by id there)`);
+    st = await restart(ctx, st, target.resetTo);
+  }
   if (st.pushedOffset === 0 && st.pending === null) {
     // An old-format file is brought to the current format first (the original kept as .bak), as pi does on open:
     // the ids it gets are deterministic, so two machines migrating copies of one file push the same entries.
@@ -184,6 +198,13 @@ export async function pushSession(ctx: SyncContext, target: PushTarget): Promise
         if (!isSessyncError(e, 'conflict') || ++conflicts > 3) throw e;
         // Our seq disagrees with the server (state restored from a backup, or a gap): continue after its head.
         const head = await serverHead(ctx, session);
+        if (head < p.seq - 1) {
+          // Batches the state calls acknowledged are gone from the server: the whole file goes again, with its meta.
+          ctx.note?.(`session ${session}: seq ${p.seq} refused and the server holds only ${head} of our batches; pushing the session again`);
+          st = await restart(ctx, st, head + 1);
+          meta = await metaFor(target);
+          continue;
+        }
         ctx.note?.(`session ${session}: seq ${p.seq} refused (${e.message}); continuing after the server's seq ${head}`);
         if (p.body === undefined) {
           await ctx.state.writePendingBody(session, head + 1, body);

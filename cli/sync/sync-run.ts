@@ -13,7 +13,7 @@ import { idMatches } from '../format/short-id.js';
 import { projectKey } from './project-key.js';
 import { pushSession } from './push.js';
 import { pullSession } from './pull.js';
-import { SyncState } from './sync-state.js';
+import { SyncState, serverKey } from './sync-state.js';
 import type { SyncContext } from './sync-context.js';
 import type { Progress } from './progress.js';
 
@@ -62,15 +62,17 @@ export interface RunSummary {
 /** Login, client, state, host id: what every network command needs. */
 export async function openSync(env: NodeJS.ProcessEnv, o: { api?: ApiClient; note?: (t: string) => void } = {}): Promise<SyncContext> {
   let api = o.api;
+  let account: string | undefined;
   if (!api) {
     const login = await requireLogin(env);
+    account = login.account;
     api = new ApiClient({
       url: login.url,
       token: login.token,
       onRetry: (e, attempt, ms) => o.note?.(`${e.message}; retry ${attempt} in ${(ms / 1000).toFixed(1)} s`),
     });
   }
-  const state = new SyncState(sessyncHome(env));
+  const state = new SyncState(sessyncHome(env), serverKey(api.url, account));
   await mkdir(state.dir, { recursive: true, mode: 0o700 });
   const ctx: SyncContext = { api, state, hostId: await state.hostId(), sessionsRoot: sessionsRoot(env), env };
   if (o.note) ctx.note = o.note;
@@ -181,13 +183,14 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
       return { session: l.id, size: l.size, pushedOffset: st?.pushedOffset ?? 0, pendingSeq: st?.pending?.seq ?? null, cursor: st?.cursor ?? {}, nextSeq: st?.nextSeq ?? 1 };
     });
     if (wantsPull && heads.length === 0) heads = await ctx.api.allHeads();
+    const headsKnown = wantsPull; // push alone does not ask for heads (a no-op push costs no request)
     if (wantsPull && only && o.ref === undefined && cwdKey) {
       // This project's sessions that only the server has: matched by project key, not by path.
       const remoteOnly = [...new Set(heads.map((h) => h.session))].filter((s) => !byId.has(s));
       const keys = await remoteProjectKeys(ctx, remoteOnly);
       for (const [s, k] of keys) if (k === cwdKey) only.add(s);
     }
-    const ops: SyncOp[] = planSync(diffSessions(status, heads, ctx.hostId), { push: wantsPush, pull: wantsPull, fetchRemoteOnly, ...(only ? { only } : {}) });
+    const ops: SyncOp[] = planSync(diffSessions(status, heads, ctx.hostId), { push: wantsPush, pull: wantsPull, fetchRemoteOnly, headsKnown, ...(only ? { only } : {}) });
 
     const outcomes = new Map<string, SessionOutcome>();
     const outcome = (s: string) => {
@@ -205,7 +208,7 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
       try {
         if (op.kind === 'push') {
           const l = byId.get(op.session)!;
-          const r = await pushSession(ctx, { session: l.id, path: l.path, ...(l.name ? { name: l.name } : {}) });
+          const r = await pushSession(ctx, { session: l.id, path: l.path, ...(l.name ? { name: l.name } : {}), ...(op.resetTo !== undefined ? { resetTo: op.resetTo } : {}) });
           out.path = l.path;
           out.pushed = { batches: r.batches, entries: r.entries, bytes: r.bytes };
           if (r.skipped.length) out.skipped = (out.skipped ?? 0) + r.skipped.length;

@@ -1,6 +1,6 @@
 // Sync state beside the session files (never inside them): host id, per-session offsets, seqs, cursors, pending batches.
 import { mkdir, open, readFile, rename, rm, readdir } from 'node:fs/promises';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { SessyncError } from '../../shared/errors.js';
 import type { Cursor } from '../../shared/wire.js';
@@ -72,24 +72,37 @@ async function readJson<T>(path: string): Promise<T | null> {
   }
 }
 
-/** All sync state of one SESSYNC_HOME. */
-export class SyncState {
-  readonly dir: string;
+/**
+ * Names the server and account the per-session state belongs to: offsets, seqs and cursors mean nothing to
+ * another server (or another account on the same one), so a new login starts from zero instead of believing
+ * its sessions are already pushed.
+ */
+export function serverKey(url: string, account: string | undefined): string {
+  return createHash('sha256').update(`${url}\n${account ?? ''}`, 'utf8').digest('hex').slice(0, 24);
+}
 
-  constructor(home: string) {
+/** All sync state of one SESSYNC_HOME: machine-wide parts in sync/, per-server parts in sync/servers/<key>/. */
+export class SyncState {
+  /** Machine-wide: host id, project map, the run lock. */
+  readonly dir: string;
+  /** Per server identity: session offsets, seqs, cursors, pending batches, conflicts, remote meta cache. */
+  readonly serverDir: string;
+
+  constructor(home: string, server: string) {
     this.dir = join(home, 'sync');
+    this.serverDir = join(this.dir, 'servers', server);
   }
 
   private sessionPath(session: string): string {
-    return join(this.dir, 'sessions', `${session}.json`);
+    return join(this.serverDir, 'sessions', `${session}.json`);
   }
 
   pendingBodyPath(session: string, seq: number): string {
-    return join(this.dir, 'pending', `${session}.${seq}.jsonl`);
+    return join(this.serverDir, 'pending', `${session}.${seq}.jsonl`);
   }
 
   conflictsPath(session: string): string {
-    return join(this.dir, 'conflicts', `${session}.jsonl`);
+    return join(this.serverDir, 'conflicts', `${session}.jsonl`);
   }
 
   lockTarget(): string {
@@ -123,7 +136,7 @@ export class SyncState {
     const out = new Map<string, SessionSyncState>();
     let names: string[];
     try {
-      names = await readdir(join(this.dir, 'sessions'));
+      names = await readdir(join(this.serverDir, 'sessions'));
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') return out;
       throw e;
@@ -164,10 +177,10 @@ export class SyncState {
 
   /** Cache of remote sessions' project keys and headers (immutable once pushed): spares a request per sync. */
   async remoteMeta(): Promise<Record<string, { projectKey: string; cwd?: string; name?: string; timestamp?: string }>> {
-    return (await readJson(join(this.dir, 'remote-meta.json'))) ?? {};
+    return (await readJson(join(this.serverDir, 'remote-meta.json'))) ?? {};
   }
 
   async saveRemoteMeta(m: Record<string, { projectKey: string; cwd?: string; name?: string; timestamp?: string }>): Promise<void> {
-    await writeFileAtomic(join(this.dir, 'remote-meta.json'), JSON.stringify(m) + '\n');
+    await writeFileAtomic(join(this.serverDir, 'remote-meta.json'), JSON.stringify(m) + '\n');
   }
 }

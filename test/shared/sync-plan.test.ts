@@ -22,12 +22,16 @@ describe('diffSessions + planSync', () => {
     { name: 'push only', local: [L('s1', { size: 200 })], heads: [H('s1', 'hostB', 1)], opts: { pull: false }, ops: ['push s1'] },
     { name: 'pull only', local: [L('s1', { size: 200 })], heads: [H('s1', 'hostB', 1)], opts: { push: false }, ops: ['pull s1 1'] },
     { name: 'scope excludes other sessions', local: [L('s1', { size: 200 }), L('s3', { size: 300 })], heads: [], opts: { only: new Set(['s3']) }, ops: ['push s3'] },
+    { name: 'server lost our batches (head below nextSeq-1): push everything again from its head', local: [L('s1', { nextSeq: 6 })], heads: [H('s1', ME, 2)], ops: ['push s1 (reset to 3)'] },
+    { name: 'server has never seen a session we think is pushed: push it again from seq 1', local: [L('s1', { nextSeq: 4 })], heads: [], ops: ['push s1 (reset to 1)'] },
+    { name: 'server one batch ahead (ack lost in a crash): no reset', local: [L('s1', { nextSeq: 3 })], heads: [H('s1', ME, 3)], ops: [] },
+    { name: 'heads not fetched (push only): no reset guessed', local: [L('s1', { nextSeq: 4 })], heads: [], opts: { pull: false, headsKnown: false } as never, ops: [] },
     { name: 'pushes come before pulls', local: [L('a', { cursor: {} }), L('b', { size: 101 })], heads: [H('a', 'hostB', 1)], ops: ['push b', 'pull a 1'] },
   ];
   for (const c of cases) {
     it(c.name, () => {
       const ops = planSync(diffSessions(c.local, c.heads, ME), { ...all, ...c.opts });
-      expect(ops.map((o) => (o.kind === 'push' ? `push ${o.session}${o.resumePending ? ' (resume)' : ''}` : `${o.kind} ${o.session} ${o.batches}`))).toEqual(c.ops);
+      expect(ops.map((o) => (o.kind === 'push' ? `push ${o.session}${o.resumePending ? ' (resume)' : ''}${o.resetTo !== undefined ? ` (reset to ${o.resetTo})` : ''}` : `${o.kind} ${o.session} ${o.batches}`))).toEqual(c.ops);
     });
   }
 

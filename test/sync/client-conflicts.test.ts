@@ -85,7 +85,7 @@ describe('against the real service', () => {
     for (const [m, mine, theirs] of [[a, 'version A', 'version B'], [b, 'version B', 'version A']] as const) {
       const log = readLog(m.fileOf(id));
       expect(log.entries.filter((e) => e.id === clash).map((e) => (e.message as { content: string }).content)).toEqual([mine]);
-      const aside = join(m.home, 'sync', 'conflicts', `${id}.jsonl`);
+      const aside = join(m.serverState(), 'conflicts', `${id}.jsonl`);
       expect(existsSync(aside)).toBe(true);
       const kept = readFileSync(aside, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
       expect(kept).toHaveLength(1);
@@ -99,11 +99,11 @@ describe('against the real service', () => {
     expect((await b.ok(['pull', '--json'])).conflicts).toBe(1);
     expect((await b.ok(['push', '--json'])).pushedEntries).toBe(1);
     expect((await a.ok(['pull', '--json'])).conflicts).toBe(1);
-    const asideA = readFileSync(join(a.home, 'sync', 'conflicts', `${id}.jsonl`), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const asideA = readFileSync(join(a.serverState(), 'conflicts', `${id}.jsonl`), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
     expect(asideA.map((x) => x.entry.message.content)).toEqual(['version B', 'B2']);
     // Another sync does not record it twice.
     await a.ok(['sync', '--json']);
-    expect(readFileSync(join(a.home, 'sync', 'conflicts', `${id}.jsonl`), 'utf8').trim().split('\n')).toHaveLength(2);
+    expect(readFileSync(join(a.serverState(), 'conflicts', `${id}.jsonl`), 'utf8').trim().split('\n')).toHaveLength(2);
   }, 90_000);
 
   it('pullRemoteSession finds a server-only session by id prefix and files it under this project', async () => {

@@ -190,6 +190,19 @@ export class Machine {
     await this.ok(['append', session, '--json'], lines);
   }
 
+  /** Per-server sync state folder (sync/servers/<key>) of the one server this machine has synced with. */
+  serverState(): string {
+    const base = join(this.home, 'sync', 'servers');
+    let names: string[] = [];
+    try {
+      names = readdirSync(base);
+    } catch {
+      return join(base, 'none-yet');
+    }
+    if (names.length !== 1) throw new Error(`expected state for one server in ${base}, found ${names.length}`);
+    return join(base, names[0]!);
+  }
+
   /** Every session file under this machine's sessions root. */
   sessionFiles(root = join(this.home, 'sessions')): string[] {
     const out: string[] = [];

@@ -33,7 +33,7 @@ function runAndKill(m: Machine, args: string[], delayMs: number): Promise<'kille
 
 /** Did the killed run leave a batch written down but unacknowledged (the resend-the-same-batch path)? */
 function pendingLeft(m: Machine): boolean {
-  const dir = join(m.home, 'sync', 'sessions');
+  const dir = join(m.serverState(), 'sessions');
   if (!existsSync(dir)) return false;
   return readdirSync(dir).some((n) => n.endsWith('.json') && (JSON.parse(readFileSync(join(dir, n), 'utf8')) as { pending: unknown }).pending !== null);
 }
