@@ -1,5 +1,6 @@
 // The session log's line types: header and entries as pi writes them, a fast structural check for reading, zod for appending.
 import { z } from 'zod';
+import { ENTRY_ID_RE } from './wire.js';
 
 /** Format version this library writes (pi's current version). */
 export const CURRENT_VERSION = 3;
@@ -125,8 +126,14 @@ export function checkHeader(v: unknown): string | null {
 
 // Strict schemas for entries a user appends. id/parentId/timestamp may be absent (the caller fills
 // them); unknown extra fields are kept (loose objects) because pi's extensions add their own.
+// A new id must be one the sync server accepts (ENTRY_ID_RE), or the session could never be pushed.
+// parentId only has to name an existing entry (the caller checks): files read from elsewhere may hold
+// older ids this rule would refuse, and a new entry may still continue from them.
 const base = {
-  id: z.string().min(1).max(128).optional(),
+  id: z
+    .string()
+    .regex(ENTRY_ID_RE, 'an entry id must start with a letter or digit and hold only letters, digits, _ . : - (at most 128); leave "id" out to get a new one')
+    .optional(),
   parentId: z.string().min(1).max(128).nullable().optional(),
   timestamp: z.iso.datetime({ offset: true }).optional(),
 };

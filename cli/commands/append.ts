@@ -43,9 +43,13 @@ function parseLines(text: string): Record<string, unknown>[] {
   return out;
 }
 
-/** Explicit ids must be new and explicit parents must exist (in the file or earlier in this batch). */
+/**
+ * Explicit ids must be new; explicit parents and a label's target must exist (in the file or earlier in this
+ * batch): a label on a missing entry would label nothing, and `label` refuses it the same way.
+ */
 async function checkReferences(path: string, entries: Record<string, unknown>[], parentRef: string | undefined): Promise<string | undefined> {
-  const needsFile = parentRef !== undefined || entries.some((e) => typeof e.id === 'string' || typeof e.parentId === 'string');
+  const needsFile =
+    parentRef !== undefined || entries.some((e) => typeof e.id === 'string' || typeof e.parentId === 'string' || e.type === 'label');
   if (!needsFile) return undefined;
   const s = await readSession(path);
   const parent = parentRef === undefined ? undefined : resolveEntry(s.tree, parentRef, 'parent entry').id;
@@ -54,6 +58,9 @@ async function checkReferences(path: string, entries: Record<string, unknown>[],
   entries.forEach((e, i) => {
     if (typeof e.parentId === 'string' && !s.tree.has(e.parentId) && !batch.has(e.parentId)) {
       errors.push(`entry ${i + 1}: parentId ${e.parentId} is not in this session`);
+    }
+    if (e.type === 'label' && typeof e.targetId === 'string' && !s.tree.has(e.targetId) && !batch.has(e.targetId)) {
+      errors.push(`entry ${i + 1}: label targetId ${e.targetId} is not in this session`);
     }
     if (typeof e.id === 'string') {
       if (s.tree.has(e.id) || batch.has(e.id)) errors.push(`entry ${i + 1}: id ${e.id} is already used`);

@@ -1,5 +1,6 @@
 // `sessync name <ref> <text>`: names a session (a session_info entry, as pi writes it).
 import type { Command } from '../command.js';
+import { SessyncError } from '../../shared/errors.js';
 import { positionals, sessionOf } from '../store/locate.js';
 import { appendCompleted } from '../store/new-entry.js';
 import { shortId } from '../format/short-id.js';
@@ -10,6 +11,8 @@ const command: Command = {
   async run(ctx) {
     const [ref, ...words] = positionals(ctx, ['<ref>', '<text>'], 'sessync name <ref> <text>', true);
     const name = words.join(' ');
+    // An empty name would blank the one list shows; there is no "unname", so refuse rather than guess.
+    if (name.trim() === '') throw new SessyncError('bad_input', 'the name is empty: give some text. Usage: sessync name <ref> <text>');
     const { session } = await sessionOf(ctx, ref!);
     const [e] = await appendCompleted(session.path, [{ type: 'session_info', name }], { note: ctx.info });
     ctx.print(`named ${shortId(session.id)} "${name}"`, { id: e!.id, session: session.id, name });

@@ -87,6 +87,33 @@ describe('append', () => {
     ]);
   });
 
+  it('only new entries need a server-valid id: a file already holding an odd id still reads, and can be continued and labelled', async () => {
+    const s = await t.json(['new']);
+    const [a] = (await t.json(['append', s.id], jsonl([msg('user', 'a')]))).ids;
+    const odd = { type: 'message', id: 'odd id/1', parentId: a, timestamp: new Date(Date.now() + 5).toISOString(), message: { role: 'user', content: 'odd' } };
+    appendFileSync(s.path, JSON.stringify(odd) + '\n');
+    const resumed = await t.json(['resume', s.id]);
+    expect(resumed).toMatchObject({ leafId: 'odd id/1', messageCount: 2, problems: [] });
+    const [b] = (await t.json(['append', s.id, '--parent', 'odd id/1'], jsonl([msg('user', 'b')]))).ids;
+    await t.json(['append', s.id], jsonl([{ type: 'label', targetId: 'odd id/1', label: 'kept' }]));
+    const e = entriesOf(s.path);
+    expect(e[2]).toMatchObject({ id: b, parentId: 'odd id/1' });
+    expect(e[3]).toMatchObject({ type: 'label', targetId: 'odd id/1', label: 'kept' });
+    // A new entry with such an id is refused, and the file keeps every byte.
+    const before = readFileSync(s.path);
+    const r = await t.run(['append', s.id], jsonl([{ ...msg('user', 'x'), id: 'odd id/2' }]));
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/"id": an entry id must/);
+    expect(readFileSync(s.path).equals(before)).toBe(true);
+  });
+
+  it('a label may target an entry given an explicit id earlier in the same batch', async () => {
+    const s = await t.json(['new']);
+    const ids = (await t.json(['append', s.id], jsonl([{ ...msg('user', 'a'), id: 'first-01' }, { type: 'label', targetId: 'first-01', label: 'start' }]))).ids;
+    expect(ids[0]).toBe('first-01');
+    expect(entriesOf(s.path)[1]).toMatchObject({ type: 'label', targetId: 'first-01', label: 'start' });
+  });
+
   it('an unknown entry type already in a file round-trips unchanged through append and fork', async () => {
     const s = await t.json(['new']);
     const [a] = (await t.json(['append', s.id], jsonl([msg('user', 'a')]))).ids;

@@ -18,6 +18,8 @@ describe('checkEntry (read path)', () => {
     ['session_info', { type: 'session_info', ...base, name: 'n' }],
     ['unknown type', { type: 'from_the_future', ...base, whatever: [1] }],
     ['legacy 8-hex ids', { type: 'custom', id: 'a1b2c3d4', parentId: 'deadbeef', timestamp: 't', customType: 'x' }],
+    // Reading stays tolerant: only new entries must carry ids the server accepts.
+    ['an id the server would refuse', { type: 'custom', id: 'odd id/1', parentId: null, timestamp: 't', customType: 'x' }],
   ];
   for (const [name, v] of ok) it(`accepts ${name}`, () => expect(checkEntry(v)).toBeNull());
 
@@ -68,6 +70,9 @@ describe('validateNewEntry (append path)', () => {
     { type: 'label', targetId: 'x', label: 'l' },
     { type: 'session_info', name: 'my session' },
     { type: 'message', message: { role: 'assistant', content: [], provider: 'p', model: 'm' }, extraField: 1 },
+    { type: 'message', id: '0192f3a4-5b6c-7d8e-9f00-112233445566', message: { role: 'user' } },
+    { type: 'message', id: 'a1b2c3d4', parentId: 'legacy id kept', message: { role: 'user' } },
+    { type: 'message', id: 'x'.repeat(128), message: { role: 'user' } },
   ];
   for (const v of ok) {
     it(`accepts ${JSON.stringify(v).slice(0, 60)}`, () => {
@@ -88,6 +93,12 @@ describe('validateNewEntry (append path)', () => {
     [{ type: 'label', targetId: 'x', label: 5 }, /label/],
     [{ type: 'custom', customType: 'x', timestamp: 'yesterday' }, /timestamp/],
     [{ type: 'custom', customType: 'x', parentId: 7 }, /parentId/],
+    // Ids the sync server refuses (ENTRY_ID_RE): a new entry must never carry one.
+    [{ type: 'message', id: 'bad id', message: { role: 'user' } }, /"id": an entry id must/],
+    [{ type: 'message', id: '../up', message: { role: 'user' } }, /"id": an entry id must/],
+    [{ type: 'message', id: '-lead', message: { role: 'user' } }, /"id": an entry id must/],
+    [{ type: 'message', id: 'a'.repeat(129), message: { role: 'user' } }, /"id": an entry id must/],
+    [{ type: 'message', id: '', message: { role: 'user' } }, /"id": an entry id must/],
   ];
   for (const [v, re] of bad) {
     it(`rejects ${JSON.stringify(v)}`, () => {
