@@ -34,9 +34,15 @@ export function projectDir(root: string, realCwd: string): string {
   return join(root, encodeCwd(realCwd));
 }
 
-/** pi's file name: the ISO time with : and . as -, then _<id>.jsonl. */
+/**
+ * pi's file name: the ISO time with : and . as -, then _<id>.jsonl. The timestamp may come from another machine's
+ * header (pull), so anything but letters, digits and - becomes - (a / or \ would nest folders that list never
+ * sees; an _ would move where idFromFileName finds the id), and it is capped so the name stays under 255 bytes.
+ * For an ISO timestamp this is exactly pi's name.
+ */
 export function sessionFileName(timestamp: string, id: string): string {
-  return `${timestamp.replace(/[:.]/g, '-')}_${id}.jsonl`;
+  const time = timestamp.replace(/[^A-Za-z0-9-]/g, '-').slice(0, 64);
+  return `${time}_${id}.jsonl`;
 }
 
 /** The session id a file name carries (pi's layout), or null for other names. */
