@@ -1,10 +1,10 @@
 // Push of one session: reads only the bytes after the pushed offset, sends them as numbered batches, resends a
 // batch written down but not acknowledged (same seq, same batch id) so a kill -9 at any point cannot duplicate.
-import { open, stat } from 'node:fs/promises';
+import { open, stat, type FileHandle } from 'node:fs/promises';
 import { createHash, randomUUID } from 'node:crypto';
 import { checkEntry, type SessionHeader } from '../../shared/entry.js';
 import { isSessyncError, SessyncError } from '../../shared/errors.js';
-import { LIMITS, type PushBatchRequest, type SessionMetaInput } from '../../shared/wire.js';
+import { ENTRY_ID_RE, LIMITS, type PushBatchRequest, type SessionMetaInput } from '../../shared/wire.js';
 import { ensureCurrent } from '../store/migrate-file.js';
 import { readHeader } from '../store/session-reader.js';
 import { newSessionState, type PendingBatch, type SessionSyncState } from './sync-state.js';
@@ -89,6 +89,11 @@ async function readSlice(path: string, from: number, size: number, skipIds: Read
           continue;
         }
         const id = (v as { id: string }).id;
+        if (!ENTRY_ID_RE.test(id)) {
+          // The server refuses the whole batch over one such id: left out here, or the session never gets through.
+          out.skipped.push({ offset: lineOffset, reason: `entry id "${id.slice(0, 80)}" is not one the server accepts (letters, digits, _ . : - only, at most 128)` });
+          continue;
+        }
         if (skipIds.has(id)) continue; // pulled from the server: it has it
         out.lines.push(text);
         out.ids.push(id);
@@ -97,7 +102,13 @@ async function readSlice(path: string, from: number, size: number, skipIds: Read
       }
       if (!progressed) {
         if (bytesRead === len && pos + len < size) {
-          throw new SessyncError('too_large', `${path}: a line at offset ${pos} is longer than ${READ_CHUNK} bytes; it cannot be pushed`);
+          // A line longer than a read: far over the entry limit. Skipped (and reported) so later entries still go.
+          const nl = await nextNewline(fh, pos + len, size);
+          if (nl < 0) return out; // still being written: the next push looks again
+          out.skipped.push({ offset: pos, reason: `entry of ${nl - pos} bytes is over the ${LIMITS.maxEntryBytes}-byte limit` });
+          out.end = nl + 1;
+          pos = nl + 1;
+          continue;
         }
         return out; // only an unfinished last line remains
       }
@@ -107,6 +118,19 @@ async function readSlice(path: string, from: number, size: number, skipIds: Read
   } finally {
     await fh.close();
   }
+}
+
+/** Offset of the first '\n' at or after `from` (before `size`), or -1. */
+async function nextNewline(fh: FileHandle, from: number, size: number): Promise<number> {
+  const buf = Buffer.alloc(1 << 20);
+  for (let pos = from; pos < size; ) {
+    const { bytesRead } = await fh.read(buf, 0, Math.min(buf.length, size - pos), pos);
+    if (bytesRead === 0) break;
+    const i = buf.subarray(0, bytesRead).indexOf(0x0a);
+    if (i >= 0) return pos + i;
+    pos += bytesRead;
+  }
+  return -1;
 }
 
 /** True when `offset` is at most the file size and the byte before it is a newline (an append-only file keeps it so). */
@@ -150,6 +174,15 @@ async function restart(ctx: SyncContext, st: SessionSyncState, nextSeq: number):
   return out;
 }
 
+/** Forgets the pending batch (its seq is reused by the next one): the server never took it. */
+async function dropPending(ctx: SyncContext, st: SessionSyncState): Promise<SessionSyncState> {
+  const p = st.pending;
+  const out: SessionSyncState = { ...st, pending: null, nextSeq: p ? p.seq : st.nextSeq };
+  await ctx.state.save(out);
+  if (p && p.body === undefined) await ctx.state.dropPendingBody(st.session, p.seq);
+  return out;
+}
+
 export async function pushSession(ctx: SyncContext, target: PushTarget): Promise<PushResult> {
   const { session, path } = target;
   const result: PushResult = { session, batches: 0, entries: 0, bytes: 0, skipped: [] };
@@ -176,6 +209,7 @@ export async function pushSession(ctx: SyncContext, target: PushTarget): Promise
   }
   let meta: SessionMetaInput | undefined = st.metaSent ? undefined : await metaFor(target);
 
+  let rereadRefused = false;
   for (let conflicts = 0; ; ) {
     if (st.pending) {
       const body = st.pending.body ?? (await ctx.state.readPendingBody(session, st.pending.seq));
@@ -195,6 +229,24 @@ export async function pushSession(ctx: SyncContext, target: PushTarget): Promise
       try {
         await ctx.api.pushBatch(req);
       } catch (e) {
+        if (isSessyncError(e, 'bad_input') && !e.retryable) {
+          if (!rereadRefused) {
+            // Written down by an older sessync (or a file changed since): build it again from the file with today's checks.
+            rereadRefused = true;
+            ctx.note?.(`session ${session}: batch ${p.seq} refused (${e.message}); building it again from the file`);
+            st = await dropPending(ctx, st);
+            continue;
+          }
+          // Refused again: its lines cannot be pushed as they are. Reported, then left behind, so later entries go.
+          const refused = body.split('\n').filter((l) => l.trim() !== '');
+          for (const line of refused) {
+            const reason = `refused by the server (${e.message}): ${line.slice(0, 120)}`;
+            result.skipped.push({ offset: st.pushedOffset, reason });
+            ctx.note?.(`session ${session}: line in bytes ${st.pushedOffset}-${p.endOffset} not pushed: ${reason}`);
+          }
+          st = await dropPending(ctx, { ...st, pushedOffset: Math.max(st.pushedOffset, p.endOffset) });
+          continue;
+        }
         if (!isSessyncError(e, 'conflict') || ++conflicts > 3) throw e;
         // Our seq disagrees with the server (state restored from a backup, or a gap): continue after its head.
         const head = await serverHead(ctx, session);

@@ -40,6 +40,8 @@ export interface SessionOutcome {
   pulled?: { batches: number; entries: number; duplicates: number; created: boolean };
   conflicts?: number;
   skipped?: number;
+  /** Why lines were not pushed (the first 100): --json hides the notes printed on stderr. */
+  skippedLines?: { offset: number; reason: string }[];
   error?: { code: string; message: string };
 }
 
@@ -211,7 +213,10 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
           const r = await pushSession(ctx, { session: l.id, path: l.path, ...(l.name ? { name: l.name } : {}), ...(op.resetTo !== undefined ? { resetTo: op.resetTo } : {}) });
           out.path = l.path;
           out.pushed = { batches: r.batches, entries: r.entries, bytes: r.bytes };
-          if (r.skipped.length) out.skipped = (out.skipped ?? 0) + r.skipped.length;
+          if (r.skipped.length) {
+            out.skipped = (out.skipped ?? 0) + r.skipped.length;
+            out.skippedLines = r.skipped.slice(0, 100);
+          }
           const key = await projectKey(l.cwd);
           if (!key.startsWith('path:') && projectMap[key] === undefined) {
             projectMap[key] = l.cwd;
