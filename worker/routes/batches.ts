@@ -76,8 +76,11 @@ batchesRoutes.post('/v1/sessions/:session/batches', requireAccount, async (c) =>
     }
     status = 'exists';
   }
-  // Meta and head are independent of each other; both only after the batch is safely stored.
-  await Promise.all([req.meta ? storeMeta(store, account, session, req.meta) : undefined, advanceHead(store, account, env, heads)]);
+  // Both only after the batch is safely stored, and the meta before the head: the head is what makes the session
+  // appear on /v1/changes, so a client that sees it must find the meta too (a failure in between leaves no head
+  // and the client's retry, which carries the meta again, completes both).
+  if (req.meta) await storeMeta(store, account, session, req.meta);
+  await advanceHead(store, account, env, heads);
   const res: PushBatchResponse = { status, session, host: env.host, seq: env.seq };
   return c.json(res, status === 'created' ? 201 : 200);
 });
