@@ -11,6 +11,7 @@ import { listSessions, type SessionSummary } from '../store/session-index.js';
 import { resolveSession } from '../store/resolve.js';
 import { idMatches } from '../format/short-id.js';
 import { projectKey } from './project-key.js';
+import { remoteProjectKeys } from './remote-keys.js';
 import { pushSession } from './push.js';
 import { pullSession } from './pull.js';
 import { SyncState, serverKey } from './sync-state.js';
@@ -96,31 +97,6 @@ export function placer(ctx: SyncContext, o: { maps?: Record<string, string>; cwd
     if (saved) return saved;
     return String(meta.header.cwd ?? meta.cwd ?? '');
   };
-}
-
-/** Remote sessions' project keys, from a cache kept in state (session meta never changes once pushed). */
-async function remoteProjectKeys(ctx: SyncContext, sessions: string[]): Promise<Map<string, string>> {
-  const cache = await ctx.state.remoteMeta();
-  let dirty = false;
-  const out = new Map<string, string>();
-  for (const s of sessions) {
-    let m = cache[s];
-    if (!m) {
-      try {
-        const meta = await ctx.api.sessionMeta(s);
-        m = { projectKey: meta.projectKey, cwd: String(meta.header.cwd ?? ''), timestamp: String(meta.header.timestamp ?? '') };
-        if (meta.name) m.name = meta.name;
-        cache[s] = m;
-        dirty = true;
-      } catch (e) {
-        if (isSessyncError(e, 'not_found')) continue; // heads before meta: a push in progress elsewhere
-        throw e;
-      }
-    }
-    out.set(s, m.projectKey);
-  }
-  if (dirty) await ctx.state.saveRemoteMeta(cache);
-  return out;
 }
 
 /** Sessions on the server whose id starts with `ref` (or its short form). */

@@ -1,0 +1,31 @@
+// Which project each remote session belongs to, from a cache kept in sync state (a session's meta never changes once pushed).
+import { isSessyncError } from '../../shared/errors.js';
+import type { SyncContext } from './sync-context.js';
+
+/** Remote sessions' project keys, from a cache kept in state (session meta never changes once pushed). */
+export async function remoteProjectKeys(ctx: SyncContext, sessions: string[]): Promise<Map<string, string>> {
+  const cache = await ctx.state.remoteMeta();
+  let dirty = false;
+  const out = new Map<string, string>();
+  for (const s of sessions) {
+    let m = cache[s];
+    if (!m?.projectKey) {
+      try {
+        const meta = await ctx.api.sessionMeta(s);
+        // An older server answers a session whose meta has not landed yet with an empty key: unknown, asked again
+        // next time, never cached (the meta of a session is fixed once it lands, an empty one is not).
+        if (!meta.projectKey) continue;
+        m = { projectKey: meta.projectKey, cwd: String(meta.header.cwd ?? ''), timestamp: String(meta.header.timestamp ?? '') };
+        if (meta.name) m.name = meta.name;
+        cache[s] = m;
+        dirty = true;
+      } catch (e) {
+        if (isSessyncError(e, 'not_found')) continue; // heads before meta: a push in progress elsewhere
+        throw e;
+      }
+    }
+    out.set(s, m.projectKey);
+  }
+  if (dirty) await ctx.state.saveRemoteMeta(cache);
+  return out;
+}
