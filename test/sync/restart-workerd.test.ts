@@ -1,0 +1,123 @@
+// The Workers runtime (wrangler dev --local) killed and restarted on the same port and R2 dir mid-push and mid-pull: completes on retry.
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { CLI_BIN, REPO_ROOT } from '../helpers/cli.js';
+import { Machine, entrySet, readLog, startWorkerdServer, useServer, type TestServer } from './helpers.js';
+
+async function heads(server: TestServer): Promise<{ session: string; host: string; seq: number }[]> {
+  const r = await fetch(`${server.url}/v1/changes`, { headers: { authorization: `Bearer ${server.token}` } });
+  if (!r.ok) throw new Error(`GET /v1/changes: ${r.status}`);
+  return ((await r.json()) as { heads: { session: string; host: string; seq: number }[] }).heads;
+}
+
+async function until<T>(what: string, ms: number, f: () => Promise<T | undefined | false>, everyMs = 100): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await f().catch(() => undefined);
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+/** `sessync <args>` as a child process of its own; `exited` gives its code and output. */
+function start(m: Machine, args: string[]): { exited: Promise<{ code: number | null; out: string; err: string }> } {
+  const child = spawn(process.execPath, [CLI_BIN, ...args, '--cwd', m.project], { cwd: REPO_ROOT, env: { ...process.env, ...m.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout!.setEncoding('utf8').on('data', (d) => (out += d));
+  child.stderr!.setEncoding('utf8').on('data', (d) => (err += d));
+  return { exited: new Promise((r) => child.once('exit', (code) => r({ code, out, err }))) };
+}
+
+/**
+ * The interrupted run either rides out the restart with its own retries (exit 0), or gives up with a retryable
+ * "unavailable" error after its backoff while wrangler is still starting: then a plain re-run must complete.
+ * Either way the retry is what completes it; returns which one did, for the log.
+ */
+async function completeOnRetry(m: Machine, args: string[], first: { code: number | null; out: string; err: string }): Promise<'own retries' | 're-run'> {
+  if (first.code === 0) {
+    expect(first.err).toMatch(/cannot reach the sessync server.*retry 1/); // it did see the outage and said so
+    return 'own retries';
+  }
+  expect(first.code, `unexpected exit; stderr:\n${first.err}`).toBe(1);
+  expect(first.err).toMatch(/cannot reach the sessync server/);
+  await m.ok([...args, '--json']);
+  return 're-run';
+}
+
+function assertNoDuplicates(path: string): void {
+  const ids = readLog(path).ids;
+  expect(new Set(ids).size, `duplicate entry lines in ${path}`).toBe(ids.length);
+}
+
+describe('workerd (wrangler dev --local) restarted in the middle of a sync', () => {
+  const rig = useServer(startWorkerdServer, 'sessync-restart-wd-');
+
+  it('a push interrupted by killing the wrangler process group completes on retry, nothing lost or doubled', async () => {
+    expect(rig.server.kind).toBe('workerd');
+    const env = { SESSYNC_SYNC_BATCH_BYTES: '1500' };
+    const a = new Machine(rig.root, 'a', { remote: 'git@github.com:acme/restart-wd.git', env });
+    const b = new Machine(rig.root, 'b', { remote: 'git@github.com:acme/restart-wd.git' });
+    await a.login(rig.server);
+    await b.login(rig.server);
+    const id = await a.newSession();
+    await a.say(id, ...Array.from({ length: 150 }, (_, i) => `entry ${i} ${'y'.repeat(400)}`));
+
+    const run = start(a, ['push']);
+    // Restart as soon as some batches, not all, are stored (the same port and --persist-to dir).
+    const seqAtRestart = await until('a few batches on the server', 60_000, async () => {
+      const h = (await heads(rig.server)).find((x) => x.session === id);
+      return h && h.seq >= 2 ? h.seq : undefined;
+    }, 50);
+    await rig.server.restart();
+    const how = await completeOnRetry(a, ['push'], await run.exited);
+
+    // The batches stored before the kill survived in the persisted R2 dir, and the rest followed.
+    const final = (await heads(rig.server)).find((x) => x.session === id)!;
+    expect(final.seq).toBeGreaterThan(seqAtRestart);
+    const again = await a.ok(['push', '--json']);
+    expect(again).toMatchObject({ pushedEntries: 0 });
+
+    await b.ok(['pull', '--json']);
+    assertNoDuplicates(b.fileOf(id));
+    expect(readLog(b.fileOf(id)).ids).toHaveLength(150);
+    expect([...entrySet(b.fileOf(id)).entries()].sort()).toEqual([...entrySet(a.fileOf(id)).entries()].sort());
+    console.log(`workerd restart mid-push: ${seqAtRestart} batches stored at the kill, ${final.seq} in the end; completed by ${how}`);
+  }, 180_000);
+
+  it('a pull interrupted by killing the wrangler process group completes on retry, nothing lost or doubled', async () => {
+    // One entry per batch: the pull takes several pages (40 batches each), so the kill lands between them.
+    const env = { SESSYNC_SYNC_BATCH_BYTES: '600' };
+    const a = new Machine(rig.root, 'pa', { remote: 'git@github.com:acme/restart-pull-wd.git', env });
+    const b = new Machine(rig.root, 'pb', { remote: 'https://github.com/acme/restart-pull-wd' });
+    await a.login(rig.server);
+    await b.login(rig.server);
+    const id = await a.newSession();
+    const N = 240;
+    await a.say(id, ...Array.from({ length: N }, (_, i) => `pulled entry ${i} ${'p'.repeat(450)}`));
+    await a.ok(['push', '--json']);
+    const seq = (await heads(rig.server)).find((x) => x.session === id)!.seq;
+    expect(seq).toBeGreaterThan(80); // enough batches for more than two pull pages
+
+    const run = start(b, ['pull']);
+    // Kill the server once the first pages are in B's file (the cursor is saved only after they are fsynced).
+    const landed = await until('the first pulled entries in the new file', 60_000, async () => {
+      const f = b.sessionFiles().find((p) => p.endsWith(`_${id}.jsonl`));
+      return f && existsSync(f) && readLog(f).ids.length > 0 ? readLog(f).ids.length : undefined;
+    }, 20);
+    await rig.server.restart();
+    expect(landed, 'the pull had finished before the kill: nothing was interrupted').toBeLessThan(N);
+    const how = await completeOnRetry(b, ['pull'], await run.exited);
+
+    const bFile = b.fileOf(id);
+    assertNoDuplicates(bFile);
+    expect(readLog(bFile).ids).toHaveLength(N);
+    expect([...entrySet(bFile).entries()].sort()).toEqual([...entrySet(a.fileOf(id)).entries()].sort());
+    const again = await b.ok(['pull', '--json']);
+    expect(again).toMatchObject({ pulledEntries: 0 });
+    expect(readLog(bFile).ids).toHaveLength(N);
+    console.log(`workerd restart mid-pull: ${landed} of ${N} entries in B's file at the kill; completed by ${how}`);
+  }, 180_000);
+});
