@@ -32,6 +32,8 @@ export interface RunOptions {
   note?: (text: string) => void;
   /** A client to use instead of the saved login (benches count its requests). */
   api?: ApiClient;
+  /** Note per-session errors as they happen (default); a watcher reports them itself, once per change. */
+  noteErrors?: boolean;
 }
 
 export interface SessionOutcome {
@@ -207,10 +209,11 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
           if (r.skipped) out.skipped = (out.skipped ?? 0) + r.skipped;
         }
       } catch (e) {
-        // The server gone or the token refused: stop, the next run resumes. A bad file: skip it, report it.
-        if (!isSessyncError(e) || e.retryable || e.code === 'unauthorized' || e.code === 'wrong_server' || e.code === 'internal') throw e;
+        // The server gone or the token refused: stop, the next run resumes. Anything about this one session (its
+        // file locked by a writer, a corrupt batch, a refused line): reported for it, the other sessions go on.
+        if (!isSessyncError(e) || ABORTS_RUN.has(e.code)) throw e;
         out.error = { code: e.code, message: e.message };
-        o.note?.(`session ${op.session}: ${e.message}`);
+        if (o.noteErrors !== false) o.note?.(`session ${op.session}: ${e.message}`);
       }
       if (op.kind !== 'push' || !ops.some((x) => x !== op && x.session === op.session)) o.progress?.sessionDone();
     };
@@ -241,6 +244,9 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
     };
   });
 }
+
+/** Errors about the server or the login, not about one session: the whole run stops (and --watch backs off). */
+const ABORTS_RUN: ReadonlySet<string> = new Set(['unavailable', 'unauthorized', 'forbidden', 'wrong_server', 'internal']);
 
 const PUSH_PARALLEL = 8;
 const PULL_PARALLEL = 4;

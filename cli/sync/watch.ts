@@ -33,7 +33,12 @@ const sleep = (ms: number, signal: AbortSignal) =>
   });
 
 function moved(s: RunSummary): boolean {
-  return s.pushedEntries + s.pulledEntries + s.createdSessions + s.conflicts + s.failed > 0;
+  return s.pushedEntries + s.pulledEntries + s.createdSessions + s.conflicts > 0;
+}
+
+/** Failed sessions as one comparable string: a watcher reports a failure when it starts or changes, not every cycle. */
+function failureKey(s: RunSummary): string {
+  return s.sessions.filter((x) => x.error).map((x) => `${x.session}:${x.error!.code}`).sort().join(',');
 }
 
 /** Runs until the signal aborts; returns the number of cycles that failed. */
@@ -50,6 +55,7 @@ export async function watchSync(o: WatchOptions): Promise<number> {
   let online: boolean | null = null;
   let backoff = 0;
   let failures = 0;
+  let lastFailed = '';
   o.report(`watching ${o.ref ?? (o.all ? 'every session' : 'this project')}: push within ${pushEvery} ms of a change, pull every ${pullEvery / 1000} s; Ctrl-C stops`, { event: 'start' });
   while (!o.signal.aborted) {
     const pullDue = Date.now() - lastPull >= pullEvery;
@@ -63,6 +69,7 @@ export async function watchSync(o: WatchOptions): Promise<number> {
         env: o.env,
         ...(o.maps ? { maps: o.maps } : {}),
         api,
+        noteErrors: false,
         note: (t) => o.report(t, { event: 'note' }),
       });
       if (pullDue) lastPull = started;
@@ -71,6 +78,12 @@ export async function watchSync(o: WatchOptions): Promise<number> {
         online = true;
       }
       backoff = 0;
+      const failed = failureKey(s);
+      if (failed !== lastFailed) {
+        // Per-session errors (a file locked by its writer, a corrupt batch): the other sessions keep syncing.
+        for (const x of s.sessions) if (x.error) o.report(`session ${x.session}: ${x.error.message}`, { event: 'session-error', session: x.session, code: x.error.code });
+        lastFailed = failed;
+      }
       if (moved(s)) {
         const line = `${new Date().toISOString()} pushed ${s.pushedEntries}, pulled ${s.pulledEntries}${s.createdSessions ? `, ${s.createdSessions} new session(s)` : ''}${s.conflicts ? `, ${s.conflicts} conflict(s) kept aside` : ''}`;
         o.report(line, { event: 'synced', ...s });
