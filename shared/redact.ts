@@ -29,8 +29,10 @@ export interface KnownSecret {
 
 export interface RedactOptions {
   secrets?: KnownSecret[];
-  /** Replaced by `~` wherever it is a whole path prefix. Ignored when shorter than 3 characters (e.g. `/`). */
+  /** This machine's home: replaced by `~` wherever it is a whole path prefix. Ignored when shorter than 3 characters (e.g. `/`). */
   homeDir?: string;
+  /** Other homes to replace the same way (another machine's, where a pulled session was written). */
+  homeDirs?: string[];
 }
 
 export interface RedactResult<T> {
@@ -98,25 +100,56 @@ function escapeRe(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
-/** The per-call plan: known secrets longest first (a value that contains another is replaced whole), then the home path. */
+/** The per-call plan: known secrets longest first (a value that contains another is replaced whole), then the home paths. */
 interface Plan {
   secrets: KnownSecret[];
-  home: RegExp | null;
+  homes: RegExp[];
+}
+
+// Any user's home in the usual layouts, not only this machine's: a session pulled from another machine keeps
+// `/Users/<name>/...` or `/home/<name>/...`. Not preceded by a path or word character, so `/mnt/home/x` and
+// `example.com/Users/x` stay; a name may hold dots but not end with one (`/home/ann.` keeps its period).
+const HOME_NAME = String.raw`[A-Za-z0-9_](?:[A-Za-z0-9_.-]{0,62}[A-Za-z0-9_-])?(?![A-Za-z0-9_-]|\.[A-Za-z0-9_-])`;
+const GENERIC_HOME = new RegExp(
+  String.raw`(?<![A-Za-z0-9_.~-])(?:(?:/(?:var|usr|export))?/home/|/Users/(?!Shared(?![A-Za-z0-9_.-]))|(?<![A-Za-z0-9_])[A-Za-z]:(?:\\{1,2}|/)Users(?:\\{1,2}|/))${HOME_NAME}`,
+  'g',
+);
+
+/**
+ * The home folder a path lies in, for the usual layouts (`/home/<name>`, `/var/home/<name>`, `/Users/<name>`,
+ * `/root`, `C:\Users\<name>`), or null: a session header's cwd names the home of the machine that wrote it.
+ */
+export function homeOfPath(path: string): string | null {
+  const m = /^(?:(?:\/(?:var|usr|export))?\/home\/[^/\\]+|\/Users\/[^/\\]+|\/root|[A-Za-z]:[/\\]Users[/\\][^/\\]+)(?=$|[/\\])/.exec(path);
+  return m ? m[0] : null;
+}
+
+/** The cwd of a session header that is the value itself or its `header` (a share payload): its home is redacted too. */
+function headerCwd(value: unknown): string | null {
+  if (value === null || typeof value !== 'object') return null;
+  const o = value as Record<string, unknown>;
+  const h = o.type === 'session' ? o : (o.header as Record<string, unknown> | undefined);
+  return h && typeof h === 'object' && h.type === 'session' && typeof h.cwd === 'string' ? h.cwd : null;
 }
 
 const MARKERS_TEXT = ['~', ...RULES.map((r) => marker(r.kind)), marker('env_file_value'), marker('env_var_value'), marker('home_path')].join(' ');
 
-function makePlan(opts: RedactOptions): Plan {
+function makePlan(opts: RedactOptions, value: unknown): Plan {
   const seen = new Set<string>();
   const secrets = (opts.secrets ?? [])
     // A value that is part of our own markers would be found again forever by the re-scan.
     .filter((s) => s.value.length > 0 && !MARKERS_TEXT.includes(s.value))
     .filter((s) => (seen.has(s.value) ? false : (seen.add(s.value), true)))
     .sort((a, b) => b.value.length - a.value.length);
-  const h = opts.homeDir?.replace(/[\\/]+$/, '');
-  // The home path as a whole path prefix: not /home/ann inside /home/anna.
-  const home = h && h.length >= 3 ? new RegExp(`${escapeRe(h)}(?![A-Za-z0-9_.-])`, 'g') : null;
-  return { secrets, home };
+  const cwd = headerCwd(value);
+  const fromHeader = cwd === null ? null : homeOfPath(cwd);
+  const dirs = [opts.homeDir, ...(opts.homeDirs ?? []), fromHeader]
+    .map((d) => d?.replace(/[\\/]+$/, ''))
+    .filter((d): d is string => d !== undefined && d.length >= 3);
+  // Longest first, so a home inside another one's path is not cut short; each as a whole path prefix: not /home/ann inside /home/anna.
+  const homes = [...new Set(dirs)].sort((a, b) => b.length - a.length).map((d) => new RegExp(`${escapeRe(d)}(?![A-Za-z0-9_.-])`, 'g'));
+  homes.push(GENERIC_HOME);
+  return { secrets, homes };
 }
 
 function redactText(text: string, plan: Plan, counts: RedactionCounts, replace: boolean): string {
@@ -143,9 +176,11 @@ function redactText(text: string, plan: Plan, counts: RedactionCounts, replace: 
     });
     if (replace) out = next;
   }
-  if (plan.home) {
-    plan.home.lastIndex = 0;
-    const next = out.replace(plan.home, () => (bump(counts, 'home_path'), '~'));
+  for (const home of plan.homes) {
+    home.lastIndex = 0;
+    if (!home.test(out)) continue;
+    home.lastIndex = 0;
+    const next = out.replace(home, () => (bump(counts, 'home_path'), '~'));
     if (replace) out = next;
   }
   return out;
@@ -176,17 +211,21 @@ function walk(v: unknown, plan: Plan, counts: RedactionCounts, replace: boolean)
   return v;
 }
 
-/** Returns a redacted copy of `value` (every string, at any depth) and how many secrets of each kind were replaced. */
+/**
+ * Returns a redacted copy of `value` (every string, at any depth) and how many secrets of each kind were replaced.
+ * Home paths: `homeDir`, `homeDirs`, the home of the cwd of a session header that is `value` or `value.header`,
+ * and any `/home/<name>` or `/Users/<name>` prefix all become `~`.
+ */
 export function redactValue<T>(value: T, opts: RedactOptions = {}): RedactResult<T> {
   const counts: RedactionCounts = {};
-  const out = walk(value, makePlan(opts), counts, true) as T;
+  const out = walk(value, makePlan(opts, value), counts, true) as T;
   return { value: out, counts };
 }
 
 /** Counts what redactValue would replace, without copying: the final re-scan before a share leaves the machine. */
 export function scanValue(value: unknown, opts: RedactOptions = {}): RedactionCounts {
   const counts: RedactionCounts = {};
-  walk(value, makePlan(opts), counts, false);
+  walk(value, makePlan(opts, value), counts, false);
   return counts;
 }
 

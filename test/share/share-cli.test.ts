@@ -139,6 +139,21 @@ describe('redaction before upload', () => {
     expect(payload).toContain('"cwd":"~/src/app"');
   });
 
+  it('a session pulled from another machine: its header cwd\'s home and any /Users/<name> or /home/<name> become ~', async () => {
+    const header = { type: 'session', version: 3, id: '019a0000-0000-7000-8000-0000000000c3', timestamp: '2026-01-03T00:00:00.000Z', cwd: '/Users/alice/code/app' };
+    const entries = [
+      { type: 'message', id: 'm1', parentId: null, timestamp: '2026-01-03T00:00:01.000Z', message: { role: 'user', content: 'open /Users/alice/code/app/src/main.ts and /home/bob/.aws/config' } },
+    ];
+    h.writeSession(header, entries);
+    const made = await share([header.id]);
+    expect(made.redacted).toMatchObject({ home_path: 3 });
+    const payload = JSON.stringify(await openLink(made.url));
+    expect(payload).not.toContain('alice');
+    expect(payload).not.toContain('bob');
+    expect(payload).toContain('"cwd":"~/code/app"');
+    expect(payload).toContain('open ~/code/app/src/main.ts and ~/.aws/config');
+  });
+
   it('blocks the share when the re-scan still finds a secret (here, in an object key), uploading nothing', async () => {
     const before = (await h.cli(['shares', '--json'])).json().shares.length;
     const header = { type: 'session', version: 3, id: '019a0000-0000-7000-8000-0000000000c2', timestamp: '2026-01-03T00:00:00.000Z', cwd: h.project };

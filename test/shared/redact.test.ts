@@ -1,7 +1,7 @@
 // Redaction: each provider's key shape, private keys, auth headers, known values, the home path, the walk and the re-scan.
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { describeCounts, redactValue, scanValue, secretsFromDotenv, secretsFromEnv, totalOf, type RedactionKind } from '../../shared/redact.js';
+import { describeCounts, homeOfPath, redactValue, scanValue, secretsFromDotenv, secretsFromEnv, totalOf, type RedactionKind } from '../../shared/redact.js';
 
 // Built from parts so secret scanners do not flag this file; all are fake (AWS's documented example key and made-up strings).
 const fake = {
@@ -89,9 +89,53 @@ describe('known values and the home path', () => {
   });
 
   it('replaces the home path with ~ only as a whole path prefix', () => {
-    const r = redactValue('/home/ann/src/app and /home/ann and /home/anna/x', { homeDir: '/home/ann/' });
-    expect(r.value).toBe('~/src/app and ~ and /home/anna/x');
+    // A home outside the usual layouts, so only homeDir can find it.
+    const r = redactValue('/srv/people/ann/src/app and /srv/people/ann and /srv/people/anna/x', { homeDir: '/srv/people/ann/' });
+    expect(r.value).toBe('~/src/app and ~ and /srv/people/anna/x');
     expect(r.counts).toEqual({ home_path: 2 });
+  });
+
+  it('replaces any user\'s /home/<name> and /Users/<name> (a session from another machine), not only this machine\'s', () => {
+    const text = [
+      'cat /Users/alice/code/app/src/main.ts',
+      'ls /home/bob/.aws',
+      'cd /var/home/hal/x',
+      'open file:///Users/eve/a.txt',
+      'dir C:\\Users\\carol\\proj',
+      '"cwd":"C:\\\\Users\\\\dan\\\\proj"',
+      'see /home/alice.',
+    ].join('\n');
+    const r = redactValue(text, { homeDir: '/home/ann' });
+    expect(r.value).toBe(['cat ~/code/app/src/main.ts', 'ls ~/.aws', 'cd ~/x', 'open file://~/a.txt', 'dir ~\\proj', '"cwd":"~\\\\proj"', 'see ~.'].join('\n'));
+    expect(r.counts).toEqual({ home_path: 7 });
+    expect(totalOf(scanValue(r.value, { homeDir: '/home/ann' }))).toBe(0);
+  });
+
+  it('leaves paths that only contain a home-like part alone', () => {
+    const text = '/mnt/home/dave/x https://github.com/Users/x example.com/home/y /Users/Shared/z ls /home/ ./home/w';
+    const r = redactValue(text);
+    expect(r.value).toBe(text);
+    expect(r.counts).toEqual({});
+  });
+
+  it('also replaces the home of the session header\'s cwd, wherever its layout (the value or its .header)', () => {
+    const payload = { header: { type: 'session', id: 's', timestamp: 't', cwd: '/root/work/app' }, entries: [{ text: 'cat /root/.bashrc; ls /rootkit' }] };
+    const r = redactValue(payload);
+    expect(r.value).toEqual({ header: { type: 'session', id: 's', timestamp: 't', cwd: '~/work/app' }, entries: [{ text: 'cat ~/.bashrc; ls /rootkit' }] });
+    expect(r.counts).toEqual({ home_path: 2 });
+    expect(redactValue({ type: 'session', cwd: '/root/app', note: '/root/x' }).value).toEqual({ type: 'session', cwd: '~/app', note: '~/x' });
+    // homeDirs: homes given by the caller.
+    expect(redactValue('/opt/u/zed/x', { homeDirs: ['/opt/u/zed'] }).value).toBe('~/x');
+  });
+
+  it('homeOfPath knows the usual layouts', () => {
+    expect(homeOfPath('/Users/alice/code/app')).toBe('/Users/alice');
+    expect(homeOfPath('/home/bob')).toBe('/home/bob');
+    expect(homeOfPath('/var/home/hal/x')).toBe('/var/home/hal');
+    expect(homeOfPath('/root/x')).toBe('/root');
+    expect(homeOfPath('C:\\Users\\carol\\proj')).toBe('C:\\Users\\carol');
+    expect(homeOfPath('/srv/app')).toBeNull();
+    expect(homeOfPath('/rootkit/x')).toBeNull();
   });
 
   it('ignores a value that is part of its own marker, so the re-scan cannot block forever', () => {
