@@ -119,6 +119,8 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
   else delete cursor[ctx.hostId];
 
   let local: Map<string, SessionEntry> | null = null;
+  /** Highest seq of this host's own batches seen while creating the file: over every page, not only the first. */
+  let ownSeq = 0;
   for (;;) {
     const res = await ctx.api.pull(session, cursor);
     const incoming: IncomingEntry[] = [];
@@ -148,14 +150,14 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
       result.duplicates += m.duplicates;
       result.conflicts += await setAside(ctx, session, m.conflicts);
       local = new Map(m.toAppend.map((e) => [e.id, e]));
-      const ownSeq = res.cursor[ctx.hostId] ?? 0;
       st = { ...(st ?? newSessionState(session, path)), path, pushedOffset: (await stat(path)).size, skipIds: [], metaSent: true };
-      st.nextSeq = Math.max(st.nextSeq, ownSeq + 1);
     } else {
       if (st === null) st = newSessionState(session, path);
       if (incoming.length > 0) {
         if (local === null) {
-          await ensureCurrent(path); // appending needs the current format; pi migrates the same way on open
+          // Appending needs the current format; pi migrates the same way on open.
+          const mig = await ensureCurrent(path);
+          if (mig?.changed) ctx.note?.(`migrated ${path}: format ${mig.fromVersion} -> ${mig.toVersion} (original kept as ${mig.backup})`);
           local = new Map((await readSession(path)).entries.map((e) => [e.id, e]));
         }
         const m = mergeEntries(local, incoming);
@@ -172,9 +174,11 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
         st = { ...st, skipIds: [...skip] };
       }
     }
+    if (creating) ownSeq = Math.max(ownSeq, res.cursor[ctx.hostId] ?? 0);
     const saved: Cursor = { ...res.cursor };
     delete saved[ctx.hostId];
-    st = { ...st, path, cursor: saved };
+    // Our own batches came with the file: the next one we push follows the highest of them.
+    st = { ...st, path, cursor: saved, nextSeq: Math.max(st.nextSeq, ownSeq + 1) };
     await ctx.state.save(st); // after the fsync of the entries: a crash before this line only re-pulls
     ctx.onProgress?.({ entries: incoming.length, bytes });
     Object.assign(cursor, res.cursor);
