@@ -1,14 +1,19 @@
 // Push of one session: reads only the bytes after the pushed offset, sends them as numbered batches, resends a
 // batch written down but not acknowledged (same seq, same batch id) so a kill -9 at any point cannot duplicate.
-import { open, stat, type FileHandle } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { createHash, randomUUID } from 'node:crypto';
-import { checkEntry, type SessionHeader } from '../../shared/entry.js';
+import type { SessionHeader } from '../../shared/entry.js';
 import { isSessyncError, SessyncError } from '../../shared/errors.js';
-import { ENTRY_ID_RE, LIMITS, type PushBatchRequest, type SessionMetaInput } from '../../shared/wire.js';
+import type { PushBatchRequest, SessionMetaInput } from '../../shared/wire.js';
 import { ensureCurrent } from '../store/migrate-file.js';
 import { readHeader } from '../store/session-reader.js';
 import { newSessionState, type PendingBatch, type SessionSyncState } from './sync-state.js';
 import { projectKey } from './project-key.js';
+import { readSlice, tailHash } from './read-slice.js';
+
+/** Bodies up to this size ride inside the state file (which is rewritten per batch anyway). */
+const INLINE_BODY_CHARS = 256 * 1024;
+
 import type { SyncContext } from './sync-context.js';
 
 export interface PushTarget {
@@ -27,122 +32,6 @@ export interface PushResult {
   /** Lines not pushed because they are not valid entries (reported, never silently dropped). */
   skipped: { offset: number; reason: string }[];
   migrated?: string;
-}
-
-/** Body bytes per batch: JSON escaping can double a body, and the whole request must stay under maxRequestBytes. */
-const MAX_BATCH_BYTES = Math.min(LIMITS.maxBatchBytes, Math.floor((LIMITS.maxRequestBytes - 256 * 1024) / 2));
-/** $SESSYNC_SYNC_BATCH_BYTES lowers it (tests use small batches to get many kill points out of small sessions). */
-const BATCH_BYTES = Math.min(MAX_BATCH_BYTES, Number(process.env.SESSYNC_SYNC_BATCH_BYTES) || MAX_BATCH_BYTES);
-const READ_CHUNK = MAX_BATCH_BYTES + 64 * 1024;
-/** Bodies up to this size ride inside the state file (which is rewritten per batch anyway). */
-const INLINE_BODY_CHARS = 256 * 1024;
-
-interface Slice {
-  lines: string[];
-  ids: string[];
-  bytes: number;
-  /** Offset after the last line consumed (sent, skipped or invalid). */
-  end: number;
-  skipped: { offset: number; reason: string }[];
-}
-
-/** Reads complete lines after `from`, up to one batch; a last line without '\n' (being written, or torn) waits. */
-async function readSlice(path: string, from: number, size: number, skipIds: ReadonlySet<string>): Promise<Slice> {
-  const out: Slice = { lines: [], ids: [], bytes: 0, end: from, skipped: [] };
-  const fh = await open(path, 'r');
-  try {
-    let pos = from;
-    while (pos < size && out.lines.length < LIMITS.maxEntriesPerBatch) {
-      const len = Math.min(READ_CHUNK, size - pos);
-      const buf = Buffer.alloc(len);
-      const { bytesRead } = await fh.read(buf, 0, len, pos);
-      let start = 0;
-      let progressed = false;
-      for (;;) {
-        const nl = buf.indexOf(0x0a, start);
-        if (nl < 0 || nl >= bytesRead) break;
-        const lineBytes = nl - start;
-        const lineOffset = pos + start;
-        if (out.bytes + lineBytes + 1 > BATCH_BYTES && out.lines.length > 0) {
-          return out; // batch full: this line starts the next one
-        }
-        const text = buf.toString('utf8', start, nl);
-        start = nl + 1;
-        progressed = true;
-        out.end = pos + start;
-        if (text.trim() === '') continue;
-        if (lineOffset === 0) continue; // the header goes in the session meta, not in a batch
-        if (lineBytes > LIMITS.maxEntryBytes) {
-          out.skipped.push({ offset: lineOffset, reason: `entry of ${lineBytes} bytes is over the ${LIMITS.maxEntryBytes}-byte limit` });
-          continue;
-        }
-        let v: unknown;
-        try {
-          v = JSON.parse(text);
-        } catch (e) {
-          out.skipped.push({ offset: lineOffset, reason: `not JSON (${(e as Error).message})` });
-          continue;
-        }
-        const why = checkEntry(v);
-        if (why) {
-          out.skipped.push({ offset: lineOffset, reason: why });
-          continue;
-        }
-        const id = (v as { id: string }).id;
-        if (!ENTRY_ID_RE.test(id)) {
-          // The server refuses the whole batch over one such id: left out here, or the session never gets through.
-          out.skipped.push({ offset: lineOffset, reason: `entry id "${id.slice(0, 80)}" is not one the server accepts (letters, digits, _ . : - only, at most 128)` });
-          continue;
-        }
-        if (skipIds.has(id)) continue; // pulled from the server: it has it
-        out.lines.push(text);
-        out.ids.push(id);
-        out.bytes += lineBytes + 1;
-        if (out.lines.length >= LIMITS.maxEntriesPerBatch) return out;
-      }
-      if (!progressed) {
-        if (bytesRead === len && pos + len < size) {
-          // A line longer than a read: far over the entry limit. Skipped (and reported) so later entries still go.
-          const nl = await nextNewline(fh, pos + len, size);
-          if (nl < 0) return out; // still being written: the next push looks again
-          out.skipped.push({ offset: pos, reason: `entry of ${nl - pos} bytes is over the ${LIMITS.maxEntryBytes}-byte limit` });
-          out.end = nl + 1;
-          pos = nl + 1;
-          continue;
-        }
-        return out; // only an unfinished last line remains
-      }
-      pos += start;
-    }
-    return out;
-  } finally {
-    await fh.close();
-  }
-}
-
-/** Offset of the first '\n' at or after `from` (before `size`), or -1. */
-async function nextNewline(fh: FileHandle, from: number, size: number): Promise<number> {
-  const buf = Buffer.alloc(1 << 20);
-  for (let pos = from; pos < size; ) {
-    const { bytesRead } = await fh.read(buf, 0, Math.min(buf.length, size - pos), pos);
-    if (bytesRead === 0) break;
-    const i = buf.subarray(0, bytesRead).indexOf(0x0a);
-    if (i >= 0) return pos + i;
-    pos += bytesRead;
-  }
-  return -1;
-}
-
-/** True when `offset` is at most the file size and the byte before it is a newline (an append-only file keeps it so). */
-async function offsetIsLineStart(path: string, offset: number): Promise<boolean> {
-  const fh = await open(path, 'r');
-  try {
-    const b = Buffer.alloc(1);
-    const { bytesRead } = await fh.read(b, 0, 1, offset - 1);
-    return bytesRead === 1 && b[0] === 0x0a;
-  } finally {
-    await fh.close();
-  }
 }
 
 function sha256Hex(s: string): string {
@@ -201,11 +90,16 @@ export async function pushSession(ctx: SyncContext, target: PushTarget): Promise
       ctx.note?.(`migrated ${result.migrated}`);
     }
   }
-  if (st.pushedOffset > 0 && !(await offsetIsLineStart(path, st.pushedOffset))) {
-    // The file was rewritten (replaced, truncated, migrated by another tool): the offset means nothing any more.
-    // Push it all again; the server and the other machines merge by id, so nothing is duplicated.
-    ctx.note?.(`session ${session}: ${path} changed below the pushed offset (rewritten?); pushing it again from the start`);
-    st = { ...st, pushedOffset: 0, skipIds: [] };
+  if (st.pushedOffset > 0) {
+    // The bytes before the offset, as hashed when it was reached: a file rewritten (replaced, edited, migrated by
+    // another tool) shows up there, and the offset then means nothing any more. Push it all again; the server and
+    // the other machines merge by id, so nothing is duplicated.
+    const h = await tailHash(path, st.pushedOffset);
+    if (h === null || (st.tail?.offset === st.pushedOffset && st.tail.hash !== h)) {
+      ctx.note?.(`session ${session}: ${path} changed below the pushed offset (rewritten?); pushing it again from the start`);
+      const { tail: _, ...rest } = st;
+      st = { ...rest, pushedOffset: 0, skipIds: [] };
+    }
   }
   let meta: SessionMetaInput | undefined = st.metaSent ? undefined : await metaFor(target);
 
@@ -303,6 +197,13 @@ export async function pushSession(ctx: SyncContext, target: PushTarget): Promise
     else await ctx.state.writePendingBody(session, pending.seq, body);
     st = { ...st, pending };
     await ctx.state.save(st);
+  }
+  if (st.pushedOffset > 0 && st.tail?.offset !== st.pushedOffset) {
+    const hash = await tailHash(path, st.pushedOffset);
+    if (hash !== null) {
+      st = { ...st, tail: { offset: st.pushedOffset, hash } };
+      await ctx.state.save(st);
+    }
   }
   return result;
 }

@@ -30,6 +30,8 @@ export interface SessionSyncState {
   /** Ids appended by pulls after the pushed offset: a push skips them (the server has them already). */
   skipIds: string[];
   pending: PendingBatch | null;
+  /** Hash of the bytes just before `offset` when that was the pushed offset: tells a rewritten file from a grown one. */
+  tail?: { offset: number; hash: string };
   /** The session metadata went with an acknowledged batch. */
   metaSent: boolean;
   projectKey?: string;

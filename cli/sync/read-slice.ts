@@ -1,0 +1,124 @@
+// Reading a session file's tail for a push: complete lines after an offset, one batch at most, invalid lines reported.
+import { open, type FileHandle } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { checkEntry } from '../../shared/entry.js';
+import { ENTRY_ID_RE, LIMITS } from '../../shared/wire.js';
+
+/** Body bytes per batch: JSON escaping can double a body, and the whole request must stay under maxRequestBytes. */
+const MAX_BATCH_BYTES = Math.min(LIMITS.maxBatchBytes, Math.floor((LIMITS.maxRequestBytes - 256 * 1024) / 2));
+/** $SESSYNC_SYNC_BATCH_BYTES lowers it (tests use small batches to get many kill points out of small sessions). */
+const BATCH_BYTES = Math.min(MAX_BATCH_BYTES, Number(process.env.SESSYNC_SYNC_BATCH_BYTES) || MAX_BATCH_BYTES);
+const READ_CHUNK = MAX_BATCH_BYTES + 64 * 1024;
+
+export interface Slice {
+  lines: string[];
+  ids: string[];
+  bytes: number;
+  /** Offset after the last line consumed (sent, skipped or invalid). */
+  end: number;
+  skipped: { offset: number; reason: string }[];
+}
+
+/** Reads complete lines after `from`, up to one batch; a last line without '\n' (being written, or torn) waits. */
+export async function readSlice(path: string, from: number, size: number, skipIds: ReadonlySet<string>): Promise<Slice> {
+  const out: Slice = { lines: [], ids: [], bytes: 0, end: from, skipped: [] };
+  const fh = await open(path, 'r');
+  try {
+    let pos = from;
+    while (pos < size && out.lines.length < LIMITS.maxEntriesPerBatch) {
+      const len = Math.min(READ_CHUNK, size - pos);
+      const buf = Buffer.alloc(len);
+      const { bytesRead } = await fh.read(buf, 0, len, pos);
+      let start = 0;
+      let progressed = false;
+      for (;;) {
+        const nl = buf.indexOf(0x0a, start);
+        if (nl < 0 || nl >= bytesRead) break;
+        const lineBytes = nl - start;
+        const lineOffset = pos + start;
+        if (out.bytes + lineBytes + 1 > BATCH_BYTES && out.lines.length > 0) {
+          return out; // batch full: this line starts the next one
+        }
+        const text = buf.toString('utf8', start, nl);
+        start = nl + 1;
+        progressed = true;
+        out.end = pos + start;
+        if (text.trim() === '') continue;
+        if (lineOffset === 0) continue; // the header goes in the session meta, not in a batch
+        if (lineBytes > LIMITS.maxEntryBytes) {
+          out.skipped.push({ offset: lineOffset, reason: `entry of ${lineBytes} bytes is over the ${LIMITS.maxEntryBytes}-byte limit` });
+          continue;
+        }
+        let v: unknown;
+        try {
+          v = JSON.parse(text);
+        } catch (e) {
+          out.skipped.push({ offset: lineOffset, reason: `not JSON (${(e as Error).message})` });
+          continue;
+        }
+        const why = checkEntry(v);
+        if (why) {
+          out.skipped.push({ offset: lineOffset, reason: why });
+          continue;
+        }
+        const id = (v as { id: string }).id;
+        if (!ENTRY_ID_RE.test(id)) {
+          // The server refuses the whole batch over one such id: left out here, or the session never gets through.
+          out.skipped.push({ offset: lineOffset, reason: `entry id "${id.slice(0, 80)}" is not one the server accepts (letters, digits, _ . : - only, at most 128)` });
+          continue;
+        }
+        if (skipIds.has(id)) continue; // pulled from the server: it has it
+        out.lines.push(text);
+        out.ids.push(id);
+        out.bytes += lineBytes + 1;
+        if (out.lines.length >= LIMITS.maxEntriesPerBatch) return out;
+      }
+      if (!progressed) {
+        if (bytesRead === len && pos + len < size) {
+          // A line longer than a read: far over the entry limit. Skipped (and reported) so later entries still go.
+          const nl = await nextNewline(fh, pos + len, size);
+          if (nl < 0) return out; // still being written: the next push looks again
+          out.skipped.push({ offset: pos, reason: `entry of ${nl - pos} bytes is over the ${LIMITS.maxEntryBytes}-byte limit` });
+          out.end = nl + 1;
+          pos = nl + 1;
+          continue;
+        }
+        return out; // only an unfinished last line remains
+      }
+      pos += start;
+    }
+    return out;
+  } finally {
+    await fh.close();
+  }
+}
+
+/** Offset of the first '\n' at or after `from` (before `size`), or -1. */
+async function nextNewline(fh: FileHandle, from: number, size: number): Promise<number> {
+  const buf = Buffer.alloc(1 << 20);
+  for (let pos = from; pos < size; ) {
+    const { bytesRead } = await fh.read(buf, 0, Math.min(buf.length, size - pos), pos);
+    if (bytesRead === 0) break;
+    const i = buf.subarray(0, bytesRead).indexOf(0x0a);
+    if (i >= 0) return pos + i;
+    pos += bytesRead;
+  }
+  return -1;
+}
+
+/** Bytes before the pushed offset that are hashed to notice a rewritten file (one byte alone misses most rewrites). */
+const TAIL_BYTES = 64;
+
+/** Short hash of the TAIL_BYTES bytes before `offset` (fewer at the start of the file); null when the file is shorter. */
+export async function tailHash(path: string, offset: number): Promise<string | null> {
+  const from = Math.max(0, offset - TAIL_BYTES);
+  const fh = await open(path, 'r');
+  try {
+    const b = Buffer.alloc(offset - from);
+    const { bytesRead } = await fh.read(b, 0, b.length, from);
+    if (bytesRead !== b.length || b[b.length - 1] !== 0x0a) return null;
+    return createHash('sha256').update(b).digest('hex').slice(0, 16);
+  } finally {
+    await fh.close();
+  }
+}
