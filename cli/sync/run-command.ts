@@ -30,6 +30,7 @@ export function summaryLine(s: RunSummary): string {
   }
   if (s.conflicts) parts.push(`${s.conflicts} conflicting entr${s.conflicts === 1 ? 'y' : 'ies'} kept aside`);
   if (s.skippedLines) parts.push(`${s.skippedLines} invalid line${s.skippedLines === 1 ? '' : 's'} skipped`);
+  if (s.skippedFiles.length) parts.push(`${s.skippedFiles.length} unreadable session file${s.skippedFiles.length === 1 ? '' : 's'} skipped`);
   if (s.failed) parts.push(`${s.failed} session${s.failed === 1 ? '' : 's'} failed`);
   return `${s.mode}: ${s.sessionsChecked} session${s.sessionsChecked === 1 ? '' : 's'} checked; ${parts.join('; ')}; ${s.requests} request${s.requests === 1 ? '' : 's'}`;
 }

@@ -60,6 +60,8 @@ export interface RunSummary {
   conflicts: number;
   skippedLines: number;
   failed: number;
+  /** Session files not looked at because their header is unreadable (reported, never skipped silently). */
+  skippedFiles: { path: string; reason: string }[];
   requests: number;
   sessions: SessionOutcome[];
 }
@@ -128,6 +130,7 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
       await ctx.state.saveProjectMap({ ...saved, ...maps });
     }
     let heads: Head[] = [];
+    const skippedFiles: { path: string; reason: string }[] = [];
     if (o.ref !== undefined) {
       rc = await toRealCwd(o.cwd).catch(() => undefined);
       try {
@@ -144,18 +147,19 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
       }
       if (rc) cwdKey = await projectKey(rc);
     } else if (o.all) {
-      locals = await listSessions({ root, all: true });
+      locals = await listSessions({ root, all: true, skipped: skippedFiles });
       fetchRemoteOnly = true;
       // Sessions of the project at --cwd still land in this folder (matched by key), others under their own cwd.
       rc = await toRealCwd(o.cwd).catch(() => undefined);
       if (rc) cwdKey = await projectKey(rc);
     } else {
       rc = await toRealCwd(o.cwd);
-      locals = await listSessions({ root, realCwd: rc });
+      locals = await listSessions({ root, realCwd: rc, skipped: skippedFiles });
       cwdKey = await projectKey(rc);
       only = new Set(locals.map((l) => l.id));
     }
 
+    for (const f of skippedFiles) o.note?.(`skipped ${f.path}: ${f.reason}`);
     const states = await ctx.state.all();
     const byId = new Map(locals.map((l) => [l.id, l]));
     const status: LocalStatus[] = locals.map((l) => {
@@ -239,6 +243,7 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
       conflicts: sum(sessions, (s) => s.conflicts ?? 0),
       skippedLines: sum(sessions, (s) => s.skipped ?? 0),
       failed: sessions.filter((s) => s.error).length,
+      skippedFiles,
       requests: ctx.api.requestCount - before,
       sessions,
     };

@@ -1,5 +1,6 @@
 // One session's trouble (its file locked by a live writer) is reported for that session; the others still sync.
 import { writeFileSync, rmSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { hostname } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { Machine, readLog, useServer } from './helpers.js';
@@ -42,4 +43,18 @@ describe('per-session errors', () => {
     expect(await b.ok(['sync', '--json'])).toMatchObject({ pulledEntries: 1, failed: 0 });
     expect(readLog(b.fileOf(locked)).entries).toHaveLength(2);
   }, 90_000);
+
+  it('an unreadable session file of the project is reported by sync, not passed over silently', async () => {
+    const a = new Machine(rig.root, 'u', { remote: REMOTE });
+    await a.login(rig.server);
+    const id = await a.newSession();
+    await a.say(id, 'fine');
+    const broken = join(dirname(a.fileOf(id)), '2026-01-01T00-00-00-000Z_0199aaaa-0000-7000-8000-000000000000.jsonl');
+    writeFileSync(broken, 'not a header\n');
+    const s = await a.ok(['sync', '--json']);
+    expect(s).toMatchObject({ pushedEntries: 1, failed: 0 });
+    expect(s.skippedFiles.map((f: { path: string }) => f.path)).toEqual([broken]);
+    const text = await a.ok(['push']);
+    expect(text).toContain('1 unreadable session file skipped');
+  }, 60_000);
 });
