@@ -21,6 +21,28 @@ async function until<T>(what: string, ms: number, f: () => Promise<T | undefined
   }
 }
 
+/** Waits until the server holds at least two batches of the session (some, not all, of a long push); returns the seq. */
+function someBatchesStored(server: TestServer, session: string): Promise<number> {
+  return until('a few batches on the server', 60_000, async () => {
+    const h = (await heads(server)).find((x) => x.session === session);
+    return h && h.seq >= 2 ? h.seq : undefined;
+  }, 50);
+}
+
+/**
+ * A writer with a session of `n` entries (~450 bytes each) pushed in batches of at most `batchBytes`, and a reader
+ * with the same repository at another path under another URL form; both logged in.
+ */
+async function writerAndReader(root: string, server: TestServer, name: string, batchBytes: number, n: number, fill: string): Promise<{ a: Machine; b: Machine; id: string }> {
+  const a = new Machine(root, `${name}-a`, { remote: `git@github.com:acme/${name}.git`, env: { SESSYNC_SYNC_BATCH_BYTES: String(batchBytes) } });
+  const b = new Machine(root, `${name}-b`, { remote: `https://github.com/acme/${name}` });
+  await a.login(server);
+  await b.login(server);
+  const id = await a.newSession();
+  await a.say(id, ...Array.from({ length: n }, (_, i) => `${name} entry ${i} ${fill.repeat(420)}`));
+  return { a, b, id };
+}
+
 /** `sessync <args>` as a child process of its own; `exited` gives its code and output. */
 function start(m: Machine, args: string[]): { exited: Promise<{ code: number | null; out: string; err: string }> } {
   const child = spawn(process.execPath, [CLI_BIN, ...args, '--cwd', m.project], { cwd: REPO_ROOT, env: { ...process.env, ...m.env }, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -57,20 +79,11 @@ describe('workerd (wrangler dev --local) restarted in the middle of a sync', () 
 
   it('a push interrupted by killing the wrangler process group completes on retry, nothing lost or doubled', async () => {
     expect(rig.server.kind).toBe('workerd');
-    const env = { SESSYNC_SYNC_BATCH_BYTES: '1500' };
-    const a = new Machine(rig.root, 'a', { remote: 'git@github.com:acme/restart-wd.git', env });
-    const b = new Machine(rig.root, 'b', { remote: 'git@github.com:acme/restart-wd.git' });
-    await a.login(rig.server);
-    await b.login(rig.server);
-    const id = await a.newSession();
-    await a.say(id, ...Array.from({ length: 150 }, (_, i) => `entry ${i} ${'y'.repeat(400)}`));
+    const { a, b, id } = await writerAndReader(rig.root, rig.server, 'restart', 1500, 150, 'y');
 
     const run = start(a, ['push']);
     // Restart as soon as some batches, not all, are stored (the same port and --persist-to dir).
-    const seqAtRestart = await until('a few batches on the server', 60_000, async () => {
-      const h = (await heads(rig.server)).find((x) => x.session === id);
-      return h && h.seq >= 2 ? h.seq : undefined;
-    }, 50);
+    const seqAtRestart = await someBatchesStored(rig.server, id);
     await rig.server.restart();
     const how = await completeOnRetry(a, ['push'], await run.exited);
 
@@ -89,14 +102,8 @@ describe('workerd (wrangler dev --local) restarted in the middle of a sync', () 
 
   it('a pull interrupted by killing the wrangler process group completes on retry, nothing lost or doubled', async () => {
     // One entry per batch: the pull takes several pages (40 batches each), so the kill lands between them.
-    const env = { SESSYNC_SYNC_BATCH_BYTES: '600' };
-    const a = new Machine(rig.root, 'pa', { remote: 'git@github.com:acme/restart-pull-wd.git', env });
-    const b = new Machine(rig.root, 'pb', { remote: 'https://github.com/acme/restart-pull-wd' });
-    await a.login(rig.server);
-    await b.login(rig.server);
-    const id = await a.newSession();
     const N = 240;
-    await a.say(id, ...Array.from({ length: N }, (_, i) => `pulled entry ${i} ${'p'.repeat(450)}`));
+    const { a, b, id } = await writerAndReader(rig.root, rig.server, 'restart-pull', 600, N, 'p');
     await a.ok(['push', '--json']);
     const seq = (await heads(rig.server)).find((x) => x.session === id)!.seq;
     expect(seq).toBeGreaterThan(80); // enough batches for more than two pull pages
@@ -119,5 +126,28 @@ describe('workerd (wrangler dev --local) restarted in the middle of a sync', () 
     expect(again).toMatchObject({ pulledEntries: 0 });
     expect(readLog(bFile).ids).toHaveLength(N);
     console.log(`workerd restart mid-pull: ${landed} of ${N} entries in B's file at the kill; completed by ${how}`);
+  }, 180_000);
+
+  it('a push that gives up while the server is down says it is retryable; a re-run after the restart completes it', async () => {
+    const { a, b, id } = await writerAndReader(rig.root, rig.server, 'down', 1500, 120, 'd');
+
+    const run = start(a, ['push', '--json']);
+    const seqAtStop = await someBatchesStored(rig.server, id);
+    // Down for good (until the push has given up): every retry fails, the error is the retryable kind.
+    await rig.server.stop();
+    const first = await run.exited;
+    expect(first.code).toBe(1);
+    expect(JSON.parse(first.err.trim().split('\n').at(-1)!).error).toMatchObject({ code: 'unavailable', retryable: true });
+
+    await rig.server.restart(); // same port, same --persist-to dir
+    const done = await a.ok(['push', '--json']);
+    // Only what the server did not have yet is sent again (a batch in flight at the kill may be resent, not more).
+    expect(done.pushedEntries).toBeGreaterThan(0);
+    expect(done.pushedEntries).toBeLessThan(120);
+    await b.ok(['pull', '--json']);
+    assertNoDuplicates(b.fileOf(id));
+    expect(readLog(b.fileOf(id)).ids).toHaveLength(120);
+    expect([...entrySet(b.fileOf(id)).entries()].sort()).toEqual([...entrySet(a.fileOf(id)).entries()].sort());
+    console.log(`workerd down mid-push: ${seqAtStop} batches stored at the kill; the re-run pushed ${done.pushedEntries} of 120 entries`);
   }, 180_000);
 });
