@@ -15,9 +15,11 @@ const command: Command = {
     for (const s of r.sessions) {
       const push = s.pendingBatch ? `${s.unpushedEntries} to push + 1 batch unacknowledged` : `${s.unpushedEntries} to push`;
       const pull = s.waitingBatches === null ? 'server unknown' : s.remoteOnly ? `only on the server (${s.waitingBatches} batches)` : `${s.waitingBatches} batch${s.waitingBatches === 1 ? '' : 'es'} to pull`;
-      lines.push(`${s.session}  ${push}, ${pull}${s.name ? `  ${s.name}` : ''}`);
+      const behind = s.serverBehind ? '; the server has fewer of my batches than I think (the next sync pushes it again)' : '';
+      lines.push(`${s.session}  ${push}, ${pull}${behind}${s.name ? `  ${s.name}` : ''}`);
     }
-    const toPush = r.sessions.filter((s) => s.unpushedEntries > 0 || s.pendingBatch).length;
+    for (const f of r.skippedFiles) lines.push(`skipped ${f.path}: ${f.reason}`);
+    const toPush = r.sessions.filter((s) => s.unpushedEntries > 0 || s.pendingBatch || s.serverBehind).length;
     const toPull = r.sessions.filter((s) => (s.waitingBatches ?? 0) > 0).length;
     lines.push(`${r.sessions.length} session(s): ${toPush} with entries to push, ${r.serverError ? 'server not checked' : `${toPull} with entries to pull`}`);
     ctx.print(lines.join('\n'), r);

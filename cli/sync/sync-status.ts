@@ -8,6 +8,8 @@ import { listSessions, type SessionSummary } from '../store/session-index.js';
 import { resolveSession } from '../store/resolve.js';
 import { loadLogin } from '../login-store.js';
 import { openSync } from './sync-run.js';
+import { projectKey } from './project-key.js';
+import { remoteProjectKeys } from './remote-keys.js';
 
 export interface StatusRow {
   session: string;
@@ -21,6 +23,8 @@ export interface StatusRow {
   waitingBatches: number | null;
   /** The session exists only on the server. */
   remoteOnly: boolean;
+  /** The server holds fewer of this machine's batches than the state says it acknowledged: the next sync pushes it again. */
+  serverBehind?: boolean;
 }
 
 export interface StatusReport {
@@ -28,6 +32,8 @@ export interface StatusReport {
   /** Why the server part is missing (not logged in, unreachable). */
   serverError?: { code: string; message: string };
   sessions: StatusRow[];
+  /** Session files not looked at because their header is unreadable. */
+  skippedFiles: { path: string; reason: string }[];
 }
 
 /** Counts complete entry lines after `from`, skipping the header and ids a pull appended. */
@@ -62,12 +68,14 @@ async function countTail(path: string, from: number, size: number, skip: Readonl
 
 export async function syncStatus(o: { ref?: string; all?: boolean; cwd: string; env: NodeJS.ProcessEnv; root: string }): Promise<StatusReport> {
   let locals: SessionSummary[];
+  const skippedFiles: { path: string; reason: string }[] = [];
+  let rc: string | undefined;
   if (o.ref) locals = [await resolveSession(o.ref, { root: o.root, realCwd: await toRealCwd(o.cwd).catch(() => o.cwd), cwd: o.cwd })];
-  else if (o.all) locals = await listSessions({ root: o.root, all: true });
-  else locals = await listSessions({ root: o.root, realCwd: await toRealCwd(o.cwd) });
+  else if (o.all) locals = await listSessions({ root: o.root, all: true, skipped: skippedFiles });
+  else locals = await listSessions({ root: o.root, realCwd: (rc = await toRealCwd(o.cwd)), skipped: skippedFiles });
 
   const login = await loadLogin(o.env);
-  const report: StatusReport = { server: login?.url ?? null, sessions: [] };
+  const report: StatusReport = { server: login?.url ?? null, sessions: [], skippedFiles };
   let heads: Head[] | null = null;
   const ctx = await openSync(o.env, {}).catch((e) => {
     if (isSessyncError(e, 'unauthorized')) return null;
@@ -90,9 +98,21 @@ export async function syncStatus(o: { ref?: string; all?: boolean; cwd: string; 
   const ids = new Set(locals.map((l) => l.id));
   const diffs = diffSessions(status, heads ?? [], ctx?.hostId ?? '');
   const byId = new Map(locals.map((l) => [l.id, l]));
+  // This project's sessions that only the server has (matched by project key, as sync does); --all lists every one.
+  const mine = new Set<string>();
+  if (ctx && heads && rc !== undefined) {
+    const remoteOnly = diffs.filter((d) => !d.local).map((d) => d.session);
+    const key = await projectKey(rc);
+    try {
+      for (const [s, k] of await remoteProjectKeys(ctx, remoteOnly)) if (k === key) mine.add(s);
+    } catch (e) {
+      if (!isSessyncError(e)) throw e;
+      report.serverError ??= { code: e.code, message: e.message };
+    }
+  }
   for (const d of diffs) {
     const l = byId.get(d.session);
-    if (!l && (o.ref || !o.all)) continue; // remote-only sessions are listed with --all
+    if (!l && (o.ref || (!o.all && !mine.has(d.session)))) continue;
     const st = states.get(d.session);
     const row: StatusRow = {
       session: d.session,
@@ -102,6 +122,7 @@ export async function syncStatus(o: { ref?: string; all?: boolean; cwd: string; 
       waitingBatches: heads ? d.waitingBatches : null,
       remoteOnly: !ids.has(d.session),
     };
+    if (heads && d.serverBehind) row.serverBehind = true;
     if (l) row.path = l.path;
     if (l?.name) row.name = l.name;
     report.sessions.push(row);
