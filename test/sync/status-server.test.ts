@@ -41,4 +41,22 @@ describe('status against the server', () => {
     expect(new Set(ids).size).toBe(ids.length);
     expect(ids).toHaveLength(2);
   }, 90_000);
+
+  it('push alone (no heads asked) learns from the refused seq that the server lost batches and sends the whole file', async () => {
+    const a = new Machine(rig.root, 'pa', { remote: REMOTE });
+    const b = new Machine(rig.root, 'pb', { remote: REMOTE });
+    await a.login(rig.server);
+    await b.login(rig.server);
+    const id = await a.newSession();
+    await a.say(id, 'one', 'two');
+    await a.ok(['push', '--json']);
+    const statePath = join(a.serverState(), 'sessions', `${id}.json`);
+    writeFileSync(statePath, JSON.stringify({ ...JSON.parse(readFileSync(statePath, 'utf8')), nextSeq: 5 }));
+    await a.say(id, 'three');
+    expect(await a.ok(['push', '--json'])).toMatchObject({ pushedEntries: 3, failed: 0 });
+    await b.ok(['pull', '--json']);
+    const ids = readLog(b.fileOf(id)).ids;
+    expect(ids).toHaveLength(3);
+    expect(new Set(ids).size).toBe(3);
+  }, 60_000);
 });
