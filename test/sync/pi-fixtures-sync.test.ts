@@ -54,4 +54,22 @@ describe.skipIf(!present)('pi v1 session folder synced to a second machine', () 
     expect(await laptop.ok(['sync', '--all', '--json'])).toMatchObject({ pushedEntries: 0, pulledEntries: 0 });
     expect(await desktop.ok(['sync', '--all', '--json'])).toMatchObject({ pushedEntries: 0, pulledEntries: 0 });
   }, 180_000);
+
+  it('a pull into a local copy of an old-format file says it migrated the file first', async () => {
+    const f = 'before-compaction.jsonl';
+    const header = JSON.parse(readFileSync(join(FIXTURES, f), 'utf8').split('\n')[0]!) as { id: string; timestamp: string; cwd: string };
+    const machines = ['m1', 'm2'].map((name) => {
+      const dir = join(rig.root, `${name}-pi`, `--${header.cwd.replace(/^\//, '').replace(/[/\\:]/g, '-')}--`);
+      mkdirSync(dir, { recursive: true });
+      copyFileSync(join(FIXTURES, f), join(dir, `${header.timestamp.replace(/[:.]/g, '-')}_${header.id}.jsonl`));
+      return new Machine(rig.root, name, { env: { SESSYNC_SESSIONS_DIR: join(rig.root, `${name}-pi`) } });
+    });
+    const [m1, m2] = machines as [Machine, Machine];
+    await m1.login(rig.server);
+    await m2.login(rig.server);
+    await m1.ok(['push', '--all', '--json']);
+    const r = await m2.run(['pull', '--all']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/migrated .*format 1 -> \d/);
+  }, 120_000);
 });
