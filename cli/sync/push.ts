@@ -10,11 +10,10 @@ import { readHeader } from '../store/session-reader.js';
 import { newSessionState, type PendingBatch, type SessionSyncState } from './sync-state.js';
 import { projectKey } from './project-key.js';
 import { readSlice, tailHash } from './read-slice.js';
+import type { SyncContext } from './sync-context.js';
 
 /** Bodies up to this size ride inside the state file (which is rewritten per batch anyway). */
 const INLINE_BODY_CHARS = 256 * 1024;
-
-import type { SyncContext } from './sync-context.js';
 
 export interface PushTarget {
   session: string;
@@ -57,9 +56,9 @@ async function serverHead(ctx: SyncContext, session: string): Promise<number> {
 
 /** Forgets what the state says was pushed: offset 0, meta unsent, the pending batch (if any) dropped, seqs from `nextSeq`. */
 async function restart(ctx: SyncContext, st: SessionSyncState, nextSeq: number): Promise<SessionSyncState> {
-  if (st.pending && st.pending.body === undefined) await ctx.state.dropPendingBody(st.session, st.pending.seq);
   const out: SessionSyncState = { ...st, pushedOffset: 0, nextSeq, metaSent: false, pending: null, skipIds: [] };
-  await ctx.state.save(out);
+  await ctx.state.save(out); // the state first: a crash before the body is gone leaves an orphan body, not a pending without one
+  if (st.pending && st.pending.body === undefined) await ctx.state.dropPendingBody(st.session, st.pending.seq);
   return out;
 }
 
