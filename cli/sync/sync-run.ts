@@ -233,7 +233,7 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
     const sessions = [...outcomes.values()];
     return {
       mode: o.mode,
-      sessionsChecked: new Set([...locals.map((l) => l.id), ...(only ?? [])]).size,
+      sessionsChecked: new Set([...locals.map((l) => l.id), ...(only ?? []), ...outcomes.keys()]).size,
       pushedSessions: sessions.filter((s) => (s.pushed?.entries ?? 0) > 0).length,
       pushedEntries: sum(sessions, (s) => s.pushed?.entries ?? 0),
       pushedBytes: sum(sessions, (s) => s.pushed?.bytes ?? 0),

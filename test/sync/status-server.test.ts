@@ -36,7 +36,8 @@ describe('status against the server', () => {
     expect(await a.ok(['status'])).toContain('the server has fewer of my batches');
     expect(await a.ok(['sync', '--json'])).toMatchObject({ pushedEntries: 2, failed: 0 });
     expect((await a.ok(['status', '--json'])).sessions.find((r: Row) => r.session === id).serverBehind).toBeUndefined();
-    await b.ok(['pull', '--json']);
+    // --all fetches both sessions, and counts them as checked.
+    expect(await b.ok(['pull', '--all', '--json'])).toMatchObject({ createdSessions: 2, sessionsChecked: 2 });
     const ids = readLog(b.fileOf(id)).ids;
     expect(new Set(ids).size).toBe(ids.length);
     expect(ids).toHaveLength(2);
