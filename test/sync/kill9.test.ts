@@ -1,73 +1,17 @@
 // kill -9 at random points of push and pull, then a re-run: converges, nothing duplicated, nothing lost (>= 20 runs).
-import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { CLI_BIN, REPO_ROOT } from '../helpers/cli.js';
-import { Machine, entrySet, readLog, startNodeServer, useServer, type TestServer } from './helpers.js';
+import { Machine, entrySet, readLog, startNodeServer, useServer } from './helpers.js';
+import { pendingLeft, runAndKill, slowProxy } from './kill-rig.js';
 
 const RUNS = 10; // each run kills one sync (push then pull) on each machine: 20 kills
 
-/** Starts `sessync <args>` and SIGKILLs it after `delayMs` (or lets it finish first). Returns how it ended. */
-function runAndKill(m: Machine, args: string[], delayMs: number): Promise<'killed' | 'finished'> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI_BIN, ...args, '--cwd', m.project, '--json'], {
-      cwd: REPO_ROOT,
-      env: { ...process.env, ...m.env },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let err = '';
-    child.stderr!.setEncoding('utf8').on('data', (d) => (err += d));
-    const t = setTimeout(() => child.kill('SIGKILL'), delayMs);
-    child.on('error', reject);
-    child.on('exit', (code, signal) => {
-      clearTimeout(t);
-      if (signal === 'SIGKILL') resolve('killed');
-      else if (code === 0) resolve('finished');
-      else reject(new Error(`sessync ${args.join(' ')} exited ${code}: ${err}`));
-    });
-  });
-}
 
-/** Did the killed run leave a batch written down but unacknowledged (the resend-the-same-batch path)? */
-function pendingLeft(m: Machine): boolean {
-  const dir = join(m.serverState(), 'sessions');
-  if (!existsSync(dir)) return false;
-  return readdirSync(dir).some((n) => n.endsWith('.json') && (JSON.parse(readFileSync(join(dir, n), 'utf8')) as { pending: unknown }).pending !== null);
-}
 
 function assertNoDuplicates(path: string): void {
   const ids = readLog(path).ids;
   expect(new Set(ids).size, `duplicate entry lines in ${path}`).toBe(ids.length);
 }
 
-/**
- * A real HTTP hop in front of the server that holds each answer back 50-250 ms after the server has acted on the
- * request: widens the window where a batch is stored but its acknowledgement not yet recorded, so kills land there.
- */
-async function slowProxy(target: string): Promise<{ url: string; close(): void }> {
-  const srv = createServer(async (req, res) => {
-    const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
-    try {
-      const r = await fetch(target + req.url, {
-        method: req.method!,
-        headers: Object.fromEntries(Object.entries(req.headers).filter(([k]) => k !== 'host' && k !== 'connection' && k !== 'content-length')) as Record<string, string>,
-        ...(chunks.length ? { body: Buffer.concat(chunks) } : {}),
-      });
-      const body = Buffer.from(await r.arrayBuffer());
-      await new Promise((ok) => setTimeout(ok, 50 + Math.random() * 200));
-      res.writeHead(r.status, { 'content-type': r.headers.get('content-type') ?? 'application/json' });
-      res.end(body);
-    } catch {
-      res.writeHead(502).end();
-    }
-  });
-  await new Promise<void>((ok) => srv.listen(0, '127.0.0.1', () => ok()));
-  return { url: `http://127.0.0.1:${(srv.address() as AddressInfo).port}`, close: () => srv.close() };
-}
 
 describe('kill -9 during push and pull', () => {
   const rig = useServer(startNodeServer, 'sessync-kill-');

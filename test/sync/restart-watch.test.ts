@@ -3,22 +3,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { describe, expect, it } from 'vitest';
 import { CLI_BIN, REPO_ROOT } from '../helpers/cli.js';
-import { Machine, entrySet, pairWithSession, readLog, startNodeServer, useServer, type TestServer } from './helpers.js';
-
-async function heads(server: TestServer): Promise<{ session: string; host: string; seq: number }[]> {
-  const r = await fetch(`${server.url}/v1/changes`, { headers: { authorization: `Bearer ${server.token}` } });
-  return ((await r.json()) as { heads: { session: string; host: string; seq: number }[] }).heads;
-}
-
-async function until<T>(what: string, ms: number, f: () => Promise<T | undefined | false>): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await f().catch(() => undefined);
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+import { Machine, entrySet, pairWithSession, readLog, startNodeServer, useServer } from './helpers.js';
+import { heads, until } from './kill-rig.js';
 
 describe('server restarts', () => {
   const rig = useServer(startNodeServer, 'sessync-restart-');

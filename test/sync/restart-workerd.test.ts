@@ -4,22 +4,9 @@ import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { CLI_BIN, REPO_ROOT } from '../helpers/cli.js';
 import { Machine, entrySet, readLog, startWorkerdServer, useServer, type TestServer } from './helpers.js';
+import { heads, until } from './kill-rig.js';
 
-async function heads(server: TestServer): Promise<{ session: string; host: string; seq: number }[]> {
-  const r = await fetch(`${server.url}/v1/changes`, { headers: { authorization: `Bearer ${server.token}` } });
-  if (!r.ok) throw new Error(`GET /v1/changes: ${r.status}`);
-  return ((await r.json()) as { heads: { session: string; host: string; seq: number }[] }).heads;
-}
 
-async function until<T>(what: string, ms: number, f: () => Promise<T | undefined | false>, everyMs = 100): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await f().catch(() => undefined);
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
-}
 
 /** Waits until the server holds at least two batches of the session (some, not all, of a long push); returns the seq. */
 function someBatchesStored(server: TestServer, session: string): Promise<number> {

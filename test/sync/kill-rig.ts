@@ -1,0 +1,95 @@
+// Pieces shared by the kill -9 and restart tests: kill a CLI run at a random point, a slow proxy, server heads.
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { CLI_BIN, REPO_ROOT } from '../helpers/cli.js';
+import type { Machine, TestServer } from './helpers.js';
+
+export type Outcome = 'killed' | 'finished';
+
+/** Starts `sessync <args>` and SIGKILLs it after `delayMs` (or it finishes first). Returns how it ended. */
+export function runAndKill(m: Machine, args: string[], delayMs: number): Promise<Outcome> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI_BIN, ...args, '--cwd', m.project, '--json'], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, ...m.env },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let err = '';
+    child.stderr!.setEncoding('utf8').on('data', (d) => (err += d));
+    const t = setTimeout(() => child.kill('SIGKILL'), delayMs);
+    child.on('error', reject);
+    child.on('exit', (code, signal) => {
+      clearTimeout(t);
+      if (signal === 'SIGKILL') resolve('killed');
+      else if (code === 0) resolve('finished');
+      else reject(new Error(`sessync ${args.join(' ')} exited ${code}: ${err}`));
+    });
+  });
+}
+
+/**
+ * Did the killed run leave a batch written down but unacknowledged? Looks for per-session state files
+ * (`.../sessions/<id>.json` anywhere under sync/, whichever per-server layout the state uses) with a pending batch.
+ */
+export function pendingLeft(m: Machine): boolean {
+  const walk = (d: string): boolean => {
+    if (!existsSync(d)) return false;
+    for (const n of readdirSync(d)) {
+      const p = join(d, n);
+      if (statSync(p).isDirectory()) {
+        if (walk(p)) return true;
+      } else if (d.endsWith('sessions') && n.endsWith('.json')) {
+        if ((JSON.parse(readFileSync(p, 'utf8')) as { pending?: unknown }).pending != null) return true;
+      }
+    }
+    return false;
+  };
+  return walk(join(m.home, 'sync'));
+}
+
+/**
+ * A real HTTP hop in front of workerd that holds each answer back 50-250 ms after the server has acted on the
+ * request: widens the window where a batch is stored but its acknowledgement not yet recorded, so kills land there.
+ */
+export async function slowProxy(target: string): Promise<{ url: string; close(): void }> {
+  const srv = createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    try {
+      const r = await fetch(target + req.url, {
+        method: req.method!,
+        headers: Object.fromEntries(Object.entries(req.headers).filter(([k]) => k !== 'host' && k !== 'connection' && k !== 'content-length')) as Record<string, string>,
+        ...(chunks.length ? { body: Buffer.concat(chunks) } : {}),
+      });
+      const body = Buffer.from(await r.arrayBuffer());
+      await new Promise((ok) => setTimeout(ok, 50 + Math.random() * 200));
+      res.writeHead(r.status, { 'content-type': r.headers.get('content-type') ?? 'application/json' });
+      res.end(body);
+    } catch (e) {
+      // The client sees a 502 and retries; say why here so a broken proxy is not mistaken for a sync bug.
+      console.error(`proxy: ${req.method} ${req.url} failed: ${String(e)}`);
+      res.writeHead(502).end();
+    }
+  });
+  await new Promise<void>((ok) => srv.listen(0, '127.0.0.1', () => ok()));
+  return { url: `http://127.0.0.1:${(srv.address() as AddressInfo).port}`, close: () => srv.close() };
+}
+
+export async function heads(server: TestServer): Promise<{ session: string; host: string; seq: number }[]> {
+  const r = await fetch(`${server.url}/v1/changes`, { headers: { authorization: `Bearer ${server.token}` } });
+  if (!r.ok) throw new Error(`GET /v1/changes: ${r.status}`);
+  return ((await r.json()) as { heads: { session: string; host: string; seq: number }[] }).heads;
+}
+
+export async function until<T>(what: string, ms: number, f: () => Promise<T | undefined | false>, everyMs = 100): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await f().catch(() => undefined);
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
