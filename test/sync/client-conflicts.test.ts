@@ -115,7 +115,7 @@ describe('against the real service', () => {
     expect([...entrySet(path).entries()]).toEqual([...entrySet(a.fileOf(id)).entries()]);
     const missing = await pullRemoteSession('ffffffff-nothing', { cwd: b.project, env: { ...process.env, ...b.env } }).catch((e) => e);
     expect(isSessyncError(missing, 'not_found')).toBe(true);
-    // Resume on b now works locally (the lead wires pullRemoteSession into `resume` for the server-only case).
+    // resume now finds it locally; the next test resumes a server-only session directly.
     expect((await b.ok(['resume', id, '--json'])).id).toBe(id);
   }, 60_000);
 
