@@ -1,8 +1,9 @@
 // Where `sessync login` keeps the server URL and token: $SESSYNC_HOME/login.json, readable by the user only.
-import { chmod, mkdir, open, readFile, rename, rm } from 'node:fs/promises';
+import { mkdir, readFile, rm } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { SessyncError } from '../shared/errors.js';
+import { writeFileAtomic } from './store/atomic-json.js';
 
 export interface Login {
   url: string;
@@ -42,20 +43,11 @@ export async function loadLogin(env: NodeJS.ProcessEnv = process.env): Promise<L
   return { url: o.url, token: o.token, ...(typeof o.account === 'string' ? { account: o.account } : {}) };
 }
 
-/** temp + fsync + rename, created 0600 so the token is never readable by others, even for a moment. */
+/** Written 0600 through temp + fsync + rename, in a 0700 folder: the token is never readable by others. */
 export async function saveLogin(login: Login, env: NodeJS.ProcessEnv = process.env): Promise<string> {
   const p = loginPath(env);
   await mkdir(home(env), { recursive: true, mode: 0o700 });
-  const tmp = `${p}.${process.pid}.tmp`;
-  const fh = await open(tmp, 'w', 0o600);
-  try {
-    await fh.writeFile(JSON.stringify(login, null, 2) + '\n');
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
-  await chmod(tmp, 0o600);
-  await rename(tmp, p);
+  await writeFileAtomic(p, JSON.stringify(login, null, 2) + '\n');
   return p;
 }
 

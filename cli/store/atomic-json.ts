@@ -1,5 +1,5 @@
-// Small JSON cache files written atomically (temp + rename): a reader sees the old or the new file, never half of one.
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+// Files written atomically (temp + rename): a reader sees the old or the new file, never half of one.
+import { mkdir, open, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 
 export async function writeJsonAtomic(file: string, value: unknown): Promise<void> {
@@ -16,4 +16,22 @@ export async function readJsonOrNull<T>(file: string): Promise<T | null> {
   } catch {
     return null;
   }
+}
+
+/**
+ * Durable and private: temp file created 0600 (a token is never readable by others, even for a moment),
+ * fsync, rename. The folder is not fsynced: after a power cut the old file may come back, which every
+ * caller tolerates (sync state: a batch resent or entries re-pulled, both idempotent).
+ */
+export async function writeFileAtomic(path: string, data: string): Promise<void> {
+  await mkdir(dirname(path), { recursive: true });
+  const tmp = `${path}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
+  const fh = await open(tmp, 'w', 0o600);
+  try {
+    await fh.writeFile(data);
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+  await rename(tmp, path);
 }

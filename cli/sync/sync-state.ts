@@ -1,8 +1,9 @@
 // Sync state beside the session files (never inside them): host id, per-session offsets, seqs, cursors, pending batches.
-import { mkdir, open, readFile, rename, rm, readdir } from 'node:fs/promises';
+import { readFile, rm, readdir } from 'node:fs/promises';
 import { createHash, randomUUID } from 'node:crypto';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { SessyncError } from '../../shared/errors.js';
+import { writeFileAtomic } from '../store/atomic-json.js';
 import type { Cursor } from '../../shared/wire.js';
 
 /** A batch written down before it is sent: after a crash the SAME batch (seq, batchId, body) is resent. */
@@ -39,24 +40,6 @@ export interface SessionSyncState {
 
 export function newSessionState(session: string, path: string): SessionSyncState {
   return { session, path, pushedOffset: 0, nextSeq: 1, cursor: {}, skipIds: [], pending: null, metaSent: false };
-}
-
-/**
- * temp + fsync + rename: a reader sees the old or the new state, never a mix. The folder is not fsynced: after a
- * power cut the old state may come back, which only means a batch is resent (idempotent) or entries re-pulled
- * (merged by id); the folder fsync would cost as much as the write itself, per session, per batch.
- */
-export async function writeFileAtomic(path: string, data: string): Promise<void> {
-  await mkdir(dirname(path), { recursive: true });
-  const tmp = `${path}.${process.pid}.${randomUUID().slice(0, 8)}.tmp`;
-  const fh = await open(tmp, 'w', 0o600);
-  try {
-    await fh.writeFile(data);
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
-  await rename(tmp, path);
 }
 
 async function readJson<T>(path: string): Promise<T | null> {
