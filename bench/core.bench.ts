@@ -250,7 +250,7 @@ const bench: Bench = {
       return [
         { name: `generated session: ${mb(size)}, ${gen.entries.toLocaleString('en')} entries, ${stream[0]!.messages.toLocaleString('en')} context messages`, value: '' },
         {
-          name: `open (1 MiB reads, parseSessionChunksSync) + tree + branch + context vs split+JSON.parse, best of ${ROUNDS}`,
+          name: `open (64 KiB reads, parseSessionFile) + tree + branch + context vs split+JSON.parse, best of ${ROUNDS}`,
           value: msStr(s),
           baseline: msStr(b),
           ratio: s / b,

@@ -24,7 +24,6 @@ export interface ParsedSession {
 }
 
 const MAX_REASON = 300;
-const DECODE_SLICE = 32 * 1024;
 
 /**
  * Incremental parser: feed text in chunks of any size (split anywhere, also inside a line), then
@@ -61,6 +60,16 @@ export class SessionParser {
       nl = chunk.indexOf('\n', start);
     }
     this.carry = start < chunk.length ? chunk.slice(start) : '';
+  }
+
+  /** One complete line, without its '\n' (the caller has cut the text into lines). */
+  pushLine(text: string): void {
+    if (this.carry !== '') {
+      // Text pushed before ends this line (push() and pushLine() mixed).
+      text = this.carry + text;
+      this.carry = '';
+    }
+    this.line(text);
   }
 
   end(): ParsedSession {
@@ -149,40 +158,139 @@ export function parseSession(text: string): ParsedSession {
 }
 
 /**
- * Parses a session from UTF-8 byte chunks (a Node read stream, a fetch body, a generator of
- * Uint8Array), decoding a slice at a time: the file never exists as one string, which keeps the
- * peak memory of opening a large session near the size of its parsed entries. A chunk may be
- * reused by the source once the next one is requested.
+ * How bytes [start, end) of complete lines become text. The default uses TextDecoder for every
+ * line; a host can pass a faster one (the CLI's uses Node's Buffer and buffer.isAscii).
  */
-export async function parseSessionChunks(chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>): Promise<ParsedSession> {
-  if (Symbol.iterator in chunks) return parseSessionChunksSync(chunks);
-  const d = new ChunkDecoder();
+export interface ByteDecoder {
+  /** Whether every byte is below 0x80. Answering false is always correct, only slower. */
+  isAscii(bytes: Uint8Array, start: number, end: number): boolean;
+  /** One char per byte. Used only for bytes isAscii accepted, so any single-byte decoding works. */
+  oneByte(bytes: Uint8Array, start: number, end: number): string;
+  /** UTF-8, invalid sequences as U+FFFD, a byte-order mark kept. */
+  utf8(bytes: Uint8Array, start: number, end: number): string;
+}
+
+function textDecoders(): ByteDecoder {
+  // ignoreBOM: a byte-order mark stays in the text, and only the first line may drop it (as in push()).
+  const td = new TextDecoder('utf-8', { ignoreBOM: true });
+  return {
+    isAscii: () => false,
+    oneByte: (bytes, start, end) => td.decode(bytes.subarray(start, end)),
+    utf8: (bytes, start, end) => td.decode(bytes.subarray(start, end)),
+  };
+}
+
+/**
+ * Parses a session from UTF-8 byte chunks (a Node read stream, a fetch body, a generator of
+ * Uint8Array), decoding what each chunk holds of complete lines: the file never exists as one
+ * string, which keeps the peak memory of opening a large session near the size of its parsed
+ * entries. A chunk may be reused by the source once the next one is requested.
+ */
+export async function parseSessionChunks(chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, decoder?: ByteDecoder): Promise<ParsedSession> {
+  if (Symbol.iterator in chunks) return parseSessionChunksSync(chunks, decoder);
+  const d = new LineSplitter(decoder ?? textDecoders());
   for await (const chunk of chunks) d.push(chunk);
   return d.end();
 }
 
 /** parseSessionChunks for a synchronous source (e.g. a generator over readSync): no event-loop turn per chunk. */
-export function parseSessionChunksSync(chunks: Iterable<Uint8Array>): ParsedSession {
-  const d = new ChunkDecoder();
+export function parseSessionChunksSync(chunks: Iterable<Uint8Array>, decoder?: ByteDecoder): ParsedSession {
+  const d = new LineSplitter(decoder ?? textDecoders());
   for (const chunk of chunks) d.push(chunk);
   return d.end();
 }
 
-class ChunkDecoder {
-  private readonly decoder = new TextDecoder('utf-8');
+const NL = 0x0a; // never part of a multi-byte UTF-8 sequence, so bytes can be cut there before decoding
+
+/**
+ * Cuts byte chunks into lines for a SessionParser. The complete lines of a chunk are decoded as
+ * one one-byte string when they are all ASCII, and each line is a slice of it (no copy per line);
+ * otherwise each ASCII line is still such a slice and only the other lines are decoded as UTF-8.
+ * One-byte strings are also what JSON.parse reads fastest.
+ */
+class LineSplitter {
   private readonly parser = new SessionParser();
+  /** Copies of the bytes of a line that has not ended yet (the source may reuse its chunk). */
+  private pending: Uint8Array[] = [];
+  private pendingBytes = 0;
+
+  constructor(private readonly dec: ByteDecoder) {}
 
   push(chunk: Uint8Array): void {
-    // Decode in small slices whatever the chunk size: short-lived strings stay in the young
-    // generation instead of the large-object space, which would force full collections.
-    for (let i = 0; i < chunk.length; i += DECODE_SLICE) {
-      this.parser.push(this.decoder.decode(chunk.subarray(i, i + DECODE_SLICE), { stream: true }));
+    let start = 0;
+    const first = chunk.indexOf(NL);
+    if (first < 0) {
+      this.keep(chunk, 0, chunk.length);
+      return;
     }
+    if (this.pendingBytes > 0) {
+      this.keep(chunk, 0, first);
+      this.parser.pushLine(this.decodeAll(this.takePending()));
+      start = first + 1;
+    }
+    const last = chunk.lastIndexOf(NL);
+    if (start <= last) this.pushLines(chunk, start, last);
+    if (last + 1 < chunk.length) this.keep(chunk, last + 1, chunk.length);
   }
 
   end(): ParsedSession {
-    this.parser.push(this.decoder.decode());
+    if (this.pendingBytes > 0) this.parser.push(this.decodeAll(this.takePending())); // no '\n': end() judges it as the last line
     return this.parser.end();
+  }
+
+  /** The lines in bytes [start, last], where bytes[last] is '\n'. */
+  private pushLines(bytes: Uint8Array, start: number, last: number): void {
+    const dec = this.dec;
+    const parser = this.parser;
+    if (dec.isAscii(bytes, start, last)) {
+      const text = dec.oneByte(bytes, start, last + 1);
+      let from = 0;
+      for (let nl = text.indexOf('\n'); nl >= 0; nl = text.indexOf('\n', from)) {
+        parser.pushLine(text.slice(from, nl));
+        from = nl + 1;
+      }
+      return;
+    }
+    let text: string | undefined; // the one-byte decoding of the whole run, made once the first ASCII line needs it
+    let from = start;
+    for (let nl = bytes.indexOf(NL, from); nl >= 0 && nl <= last; nl = bytes.indexOf(NL, from)) {
+      if (dec.isAscii(bytes, from, nl)) {
+        text ??= dec.oneByte(bytes, start, last + 1);
+        parser.pushLine(text.slice(from - start, nl - start));
+      } else {
+        parser.pushLine(dec.utf8(bytes, from, nl));
+      }
+      from = nl + 1;
+    }
+  }
+
+  private decodeAll(bytes: Uint8Array): string {
+    return this.dec.isAscii(bytes, 0, bytes.length) ? this.dec.oneByte(bytes, 0, bytes.length) : this.dec.utf8(bytes, 0, bytes.length);
+  }
+
+  private keep(chunk: Uint8Array, start: number, end: number): void {
+    if (end === start) return;
+    const copy = new Uint8Array(end - start); // not chunk.slice: on a Node Buffer that is a view
+    copy.set(chunk.subarray(start, end));
+    this.pending.push(copy);
+    this.pendingBytes += end - start;
+  }
+
+  private takePending(): Uint8Array {
+    const parts = this.pending;
+    let out: Uint8Array;
+    if (parts.length === 1) out = parts[0]!;
+    else {
+      out = new Uint8Array(this.pendingBytes);
+      let at = 0;
+      for (const p of parts) {
+        out.set(p, at);
+        at += p.length;
+      }
+    }
+    this.pending = [];
+    this.pendingBytes = 0;
+    return out;
   }
 }
 

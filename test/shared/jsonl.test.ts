@@ -1,7 +1,7 @@
 // JSONL parsing: torn and corrupt lines become problems and lose nothing around them; chunked parsing equals whole parsing.
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { parseSession, parseSessionChunks, parseSessionChunksSync, serializeLine, serializeSession, SessionParser } from '../../shared/jsonl.js';
+import { parseSession, parseSessionChunks, parseSessionChunksSync, serializeLine, serializeSession, SessionParser, type ByteDecoder } from '../../shared/jsonl.js';
 import { header, LogBuilder } from './log-builder.js';
 
 const H = serializeLine(header());
@@ -124,6 +124,50 @@ describe('chunked parsing', () => {
       expect(parsed).toEqual(parseSession(t));
       expect(parsed.entries.map((e) => e.id)).toEqual(['x', 'y']);
     }
+  });
+});
+
+describe('chunked parsing with a host decoder (one-byte runs sliced, other lines decoded alone)', () => {
+  // A decoder like the CLI's, in plain JS: a real ASCII check and a real one-byte decoding.
+  const td = new TextDecoder('utf-8', { ignoreBOM: true });
+  const calls = { oneByte: 0, utf8: 0 };
+  const decoder: ByteDecoder = {
+    isAscii: (b, s, e) => b.subarray(s, e).every((x) => x < 0x80),
+    oneByte: (b, s, e) => {
+      calls.oneByte++;
+      return String.fromCharCode(...b.subarray(s, e));
+    },
+    utf8: (b, s, e) => {
+      calls.utf8++;
+      return td.decode(b.subarray(s, e));
+    },
+  };
+  const b = new LogBuilder();
+  for (let i = 0; i < 40; i++) b.user(`m${i}`, i === 0 ? null : `m${i - 1}`, i % 3 === 0 ? `line ${i} — ünï 🙂` : `plain line ${i}`);
+  const text = '\uFEFF' + b.text() + '{"type":"message","id":"torn","par';
+  const bytes = new TextEncoder().encode(text);
+  const whole = parseSession(text);
+
+  it('gives the same result as parseSession wherever the bytes are cut', () => {
+    expect(whole.entries).toHaveLength(40);
+    fc.assert(
+      fc.property(fc.uniqueArray(fc.integer({ min: 0, max: bytes.length }), { maxLength: 10 }), (cuts) => {
+        const points = [0, ...[...cuts].sort((x, y) => x - y), bytes.length];
+        const chunks: Uint8Array[] = [];
+        for (let i = 1; i < points.length; i++) chunks.push(bytes.subarray(points[i - 1]!, points[i]!));
+        expect(parseSessionChunksSync(chunks, decoder)).toEqual(whole);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('decodes only the non-ASCII lines as UTF-8', () => {
+    calls.oneByte = 0;
+    calls.utf8 = 0;
+    const clean = new TextEncoder().encode(b.text());
+    expect(parseSessionChunksSync([clean], decoder)).toEqual(parseSession(b.text()));
+    expect(calls.utf8).toBe(14); // lines 0, 3, ..., 39
+    expect(calls.oneByte).toBe(1); // one one-byte string for the whole chunk, sliced per line
   });
 });
 
