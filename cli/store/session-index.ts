@@ -1,11 +1,10 @@
 // Lists sessions by reading only each file's header (at most 4 KiB) or a cached summary checked against size and mtime.
 import { readdirSync, realpathSync, statSync } from 'node:fs';
-import type { Dirent } from 'node:fs';
 import { join } from 'node:path';
 import { projectDir } from './paths.js';
 import { readHeaderSync } from './session-reader.js';
-import { loadSummaries, saveSummaries } from './summary-cache.js';
-import type { FileSummary } from './summary-cache.js';
+import { loadSummaries, saveSummaries, SummaryLookup } from './summary-cache.js';
+import type { SummaryRow } from './summary-cache.js';
 import { peekTailStateSync } from './tail-state.js';
 
 export interface SessionSummary {
@@ -31,9 +30,9 @@ export interface ListOptions {
 // Sync file calls on purpose: per file they cost microseconds where async ones cost tens (thread-pool round
 // trips), and listing thousands of files is all this does meanwhile.
 
-function readdirOrEmpty(dir: string): Dirent[] {
+function orEmpty<T>(read: () => T[]): T[] {
   try {
-    return readdirSync(dir, { withFileTypes: true });
+    return read();
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw e;
@@ -59,21 +58,21 @@ function cwdMatcher(realCwd: string): (cwd: string) => boolean {
 }
 
 async function listDir(dir: string, opts: ListOptions, matches: ((cwd: string) => boolean) | null): Promise<SessionSummary[]> {
-  const names = readdirOrEmpty(dir)
-    .filter((d) => d.isFile() && d.name.endsWith('.jsonl') && !d.name.startsWith('.'))
-    .map((d) => d.name);
+  // Names only: the stat below tells files from the rest, and 10,000 Dirent objects are not free.
+  const names = orEmpty(() => readdirSync(dir)).filter((n) => n.endsWith('.jsonl') && !n.startsWith('.'));
   if (names.length === 0) return [];
   const cache = await loadSummaries(dir);
+  const cached = new SummaryLookup(cache.rows);
   let dirty = false;
-  const fresh: Record<string, FileSummary> = {};
+  const seen: SummaryRow[] = []; // this run's rows, in listing order: the cache to save when anything changed
   const rows: SessionSummary[] = [];
   let kept = 0;
   for (const name of names) {
     const path = `${dir}/${name}`;
     const st = statSync(path, { throwIfNoEntry: false });
-    if (!st) continue; // removed while listing
-    let s = cache.files[name];
-    if (!s || s[0] !== st.size || s[1] !== st.mtimeMs) {
+    if (!st || !st.isFile()) continue; // removed while listing, or a folder named *.jsonl
+    let s = cached.get(name, seen.length);
+    if (!s || s[1] !== st.size || s[2] !== st.mtimeMs) {
       let h;
       try {
         h = readHeaderSync(path);
@@ -88,20 +87,20 @@ async function listDir(dir: string, opts: ListOptions, matches: ((cwd: string) =
       // Name and message count only when an earlier append or open left them for exactly this size and mtime.
       const t = peekTailStateSync(path);
       const known = t !== null && t.size === st.size && t.mtimeMs === st.mtimeMs;
-      s = [st.size, st.mtimeMs, h.header.id, h.header.cwd, h.header.timestamp, known ? (t.name ?? null) : null, known ? t.messageCount : null];
+      s = [name, st.size, st.mtimeMs, h.header.id, h.header.cwd, h.header.timestamp, known ? (t.name ?? null) : null, known ? t.messageCount : null];
       dirty = true;
     } else {
       kept++;
     }
-    fresh[name] = s;
-    if (matches && !matches(s[3])) continue;
-    const row: SessionSummary = { id: s[2], path, cwd: s[3], timestamp: s[4], mtimeMs: s[1], size: s[0] };
-    if (s[5] !== null) row.name = s[5];
-    if (s[6] !== null) row.messageCount = s[6];
+    seen.push(s);
+    if (matches && !matches(s[4])) continue;
+    const row: SessionSummary = { id: s[3], path, cwd: s[4], timestamp: s[5], mtimeMs: s[2], size: s[1] };
+    if (s[6] !== null) row.name = s[6];
+    if (s[7] !== null) row.messageCount = s[7];
     rows.push(row);
   }
   // Rewrite when a row changed or a file went away (fewer rows kept than cached).
-  if (dirty || kept !== Object.keys(cache.files).length) await saveSummaries({ ...cache, files: fresh });
+  if (dirty || kept !== cache.rows.length) await saveSummaries({ ...cache, rows: seen });
   return rows;
 }
 
@@ -109,7 +108,7 @@ async function listDir(dir: string, opts: ListOptions, matches: ((cwd: string) =
 export async function listSessions(opts: ListOptions): Promise<SessionSummary[]> {
   let out: SessionSummary[];
   if (opts.all) {
-    const dirs = readdirOrEmpty(opts.root)
+    const dirs = orEmpty(() => readdirSync(opts.root, { withFileTypes: true }))
       .filter((d) => d.isDirectory())
       .map((d) => join(opts.root, d.name));
     out = [];

@@ -3,18 +3,19 @@ import { basename, dirname, join } from 'node:path';
 import { readJsonOrNull, writeJsonAtomic } from './atomic-json.js';
 import { cacheDir, cacheKey } from './paths.js';
 
-const FORMAT = 2;
+const FORMAT = 3;
 
 /**
- * One file's row: [size, mtimeMs, id, cwd, timestamp, name, messageCount]. A tuple rather than an object
- * because list parses 10,000 of them per run and arrays parse markedly faster than keyed objects.
+ * One file's row. A list of tuples rather than an object keyed by file name: list parses 10,000
+ * of them per run, and JSON.parse makes arrays markedly faster than an object with 10,000 keys.
  */
-export type FileSummary = [size: number, mtimeMs: number, id: string, cwd: string, timestamp: string, name: string | null, messageCount: number | null];
+export type SummaryRow = [file: string, size: number, mtimeMs: number, id: string, cwd: string, timestamp: string, name: string | null, messageCount: number | null];
 
 export interface SummaryCache {
   format: number;
   dir: string;
-  files: Record<string, FileSummary>;
+  /** In the order the last list saw the files. */
+  rows: SummaryRow[];
 }
 
 function cachePath(dir: string): string {
@@ -23,9 +24,11 @@ function cachePath(dir: string): string {
 
 export async function loadSummaries(dir: string): Promise<SummaryCache> {
   const v = await readJsonOrNull<SummaryCache>(cachePath(dir));
-  // Missing or unreadable: start empty; every row is rechecked against its file anyway.
-  if (v && v.format === FORMAT && v.dir === dir && typeof v.files === 'object' && v.files !== null) return v;
-  return { format: FORMAT, dir, files: {} };
+  // Missing, unreadable or of another format: start empty; every row is rechecked against its file anyway.
+  if (v && v.format === FORMAT && v.dir === dir && Array.isArray(v.rows)) {
+    return { format: FORMAT, dir, rows: v.rows.filter((r) => Array.isArray(r) && typeof r[0] === 'string') };
+  }
+  return { format: FORMAT, dir, rows: [] };
 }
 
 /** Atomic save (temp + rename); concurrent listers may overwrite each other, which costs only a re-read later. */
@@ -33,11 +36,28 @@ export async function saveSummaries(cache: SummaryCache): Promise<void> {
   await writeJsonAtomic(cachePath(cache.dir), cache);
 }
 
+/**
+ * Rows by file name. Rows are saved in listing order and a directory lists in a stable order, so
+ * the next list's i-th file is nearly always row i: no index is built unless that guess misses.
+ */
+export class SummaryLookup {
+  private byName: Map<string, SummaryRow> | null = null;
+
+  constructor(private readonly rows: readonly SummaryRow[]) {}
+
+  get(file: string, position: number): SummaryRow | undefined {
+    const guess = this.rows[position];
+    if (guess !== undefined && guess[0] === file) return guess;
+    this.byName ??= new Map(this.rows.map((r) => [r[0], r]));
+    return this.byName.get(file);
+  }
+}
+
 /** Drops one file's row so the next list re-reads its header and the append cache's count (after a resume warmed it). */
 export async function forgetSummary(path: string): Promise<void> {
   const cache = await loadSummaries(dirname(path));
   const name = basename(path);
-  if (!(name in cache.files)) return;
-  delete cache.files[name];
-  await saveSummaries(cache);
+  const rows = cache.rows.filter((r) => r[0] !== name);
+  if (rows.length === cache.rows.length) return;
+  await saveSummaries({ ...cache, rows });
 }

@@ -6,21 +6,9 @@ import { join } from 'node:path';
 import { parseSession } from '../../shared/jsonl.js';
 import { SessionTree } from '../../shared/tree.js';
 import { readTailState } from '../../cli/store/tail-state.js';
-import { tempDir } from '../helpers/cli.js';
+import { useTempHome } from '../helpers/cli.js';
 
-let dir: string;
-let cleanup: () => void;
-let savedHome: string | undefined;
-beforeEach(() => {
-  ({ dir, cleanup } = tempDir('sessync-tail-'));
-  savedHome = process.env.SESSYNC_HOME;
-  process.env.SESSYNC_HOME = join(dir, 'home');
-});
-afterEach(() => {
-  if (savedHome === undefined) delete process.env.SESSYNC_HOME;
-  else process.env.SESSYNC_HOME = savedHome;
-  cleanup();
-});
+const home = useTempHome('sessync-tail-', { beforeEach, afterEach });
 
 const HEADER = JSON.stringify({ type: 'session', version: 3, id: 'sess', timestamp: '2026-01-01T00:00:00.000Z', cwd: '/p' }) + '\n';
 
@@ -39,7 +27,7 @@ describe('tail state (append cache)', () => {
   it('leaf after any sequence of appended chunks (with torn lines) equals SessionTree.leafId of the whole file', async () => {
     await fc.assert(
       fc.asyncProperty(entriesArb, fc.array(fc.integer({ min: 1, max: 7 }), { minLength: 1, maxLength: 10 }), fc.boolean(), async (entries, cuts, torn) => {
-        const file = join(dir, `s-${Math.random().toString(36).slice(2)}.jsonl`);
+        const file = join(home.dir, `s-${Math.random().toString(36).slice(2)}.jsonl`);
         writeFileSync(file, HEADER);
         let i = 0;
         let k = 0;
@@ -62,7 +50,7 @@ describe('tail state (append cache)', () => {
   });
 
   it('a rewritten (shrunk or same-size changed) file is rebuilt, not advanced', async () => {
-    const file = join(dir, 's.jsonl');
+    const file = join(home.dir, 's.jsonl');
     const e = (id: string, parentId: string | null, s: number) =>
       JSON.stringify({ type: 'message', id, parentId, timestamp: new Date(Date.UTC(2026, 0, 1, 0, 0, s)).toISOString(), message: { role: 'user', content: 'x' } }) + '\n';
     writeFileSync(file, HEADER + e('aaa', null, 1) + e('bbb', 'aaa', 2));

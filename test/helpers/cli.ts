@@ -60,3 +60,24 @@ export function tempDir(prefix = 'sessync-test-'): { dir: string; cleanup: () =>
   const dir = mkdtempSync(join(tmpdir(), prefix));
   return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
+
+/**
+ * For in-process tests of cli/store: a fresh temp folder per test, with $SESSYNC_HOME pointing at
+ * `<dir>/home` during the test and restored after. Call at the top of a describe or file.
+ */
+export function useTempHome(prefix: string, hooks: { beforeEach: (f: () => void) => void; afterEach: (f: () => void) => void }): { readonly dir: string } {
+  const state = { dir: '' };
+  let cleanup = (): void => {};
+  let saved: string | undefined;
+  hooks.beforeEach(() => {
+    ({ dir: state.dir, cleanup } = tempDir(prefix));
+    saved = process.env.SESSYNC_HOME;
+    process.env.SESSYNC_HOME = join(state.dir, 'home');
+  });
+  hooks.afterEach(() => {
+    if (saved === undefined) delete process.env.SESSYNC_HOME;
+    else process.env.SESSYNC_HOME = saved;
+    cleanup();
+  });
+  return state;
+}
