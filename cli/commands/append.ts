@@ -43,13 +43,25 @@ function parseLines(text: string): Record<string, unknown>[] {
   return out;
 }
 
+/** Fields that name another entry of the session, per type: what they name must exist. */
+function referencesOf(e: Record<string, unknown>): [field: string, id: string][] {
+  const out: [string, string][] = [];
+  if (e.type === 'label' && typeof e.targetId === 'string') out.push(['label targetId', e.targetId]);
+  if (e.type === 'compaction' && typeof e.firstKeptEntryId === 'string') out.push(['compaction firstKeptEntryId', e.firstKeptEntryId]);
+  // pi writes fromId "root" for a summary of a branch that left from before the first entry.
+  if (e.type === 'branch_summary' && typeof e.fromId === 'string' && e.fromId !== 'root') out.push(['branch_summary fromId', e.fromId]);
+  return out;
+}
+
 /**
- * Explicit ids must be new; explicit parents and a label's target must exist (in the file or earlier in this
- * batch): a label on a missing entry would label nothing, and `label` refuses it the same way.
+ * Explicit ids must be new; explicit parents, a label's target, a compaction's first kept entry and a
+ * branch summary's origin must exist (in the file or earlier in this batch): a label on a missing
+ * entry would label nothing, a compaction keeping from a missing entry would keep nothing, and
+ * `label` and `compact` refuse the same.
  */
 async function checkReferences(path: string, entries: Record<string, unknown>[], parentRef: string | undefined): Promise<string | undefined> {
   const needsFile =
-    parentRef !== undefined || entries.some((e) => typeof e.id === 'string' || typeof e.parentId === 'string' || e.type === 'label');
+    parentRef !== undefined || entries.some((e) => typeof e.id === 'string' || typeof e.parentId === 'string' || referencesOf(e).length > 0);
   if (!needsFile) return undefined;
   const s = await readSession(path);
   const parent = parentRef === undefined ? undefined : resolveEntry(s.tree, parentRef, 'parent entry').id;
@@ -59,8 +71,8 @@ async function checkReferences(path: string, entries: Record<string, unknown>[],
     if (typeof e.parentId === 'string' && !s.tree.has(e.parentId) && !batch.has(e.parentId)) {
       errors.push(`entry ${i + 1}: parentId ${e.parentId} is not in this session`);
     }
-    if (e.type === 'label' && typeof e.targetId === 'string' && !s.tree.has(e.targetId) && !batch.has(e.targetId)) {
-      errors.push(`entry ${i + 1}: label targetId ${e.targetId} is not in this session`);
+    for (const [field, id] of referencesOf(e)) {
+      if (!s.tree.has(id) && !batch.has(id)) errors.push(`entry ${i + 1}: ${field} ${id} is not in this session`);
     }
     if (typeof e.id === 'string') {
       if (s.tree.has(e.id) || batch.has(e.id)) errors.push(`entry ${i + 1}: id ${e.id} is already used`);

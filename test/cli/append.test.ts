@@ -114,6 +114,38 @@ describe('append', () => {
     expect(entriesOf(s.path)[1]).toMatchObject({ type: 'label', targetId: 'first-01', label: 'start' });
   });
 
+  it('a compaction and a branch summary may name entries in the file, earlier in the batch, or (fromId) "root"', async () => {
+    const s = await t.json(['new']);
+    const [a] = (await t.json(['append', s.id], jsonl([msg('user', 'a')]))).ids;
+    const batch = [
+      { ...msg('assistant', 'b'), id: 'batch-b1' },
+      { type: 'compaction', summary: 'sum', firstKeptEntryId: 'batch-b1', tokensBefore: 10 },
+      { type: 'branch_summary', summary: 'left a branch', fromId: a },
+      { type: 'branch_summary', summary: 'from the start', fromId: 'root' },
+    ];
+    expect((await t.json(['append', s.id], jsonl(batch))).ids).toHaveLength(4);
+    expect(entriesOf(s.path).slice(2).map((e) => e.type)).toEqual(['compaction', 'branch_summary', 'branch_summary']);
+    const ctx = await t.json(['context', s.id]);
+    expect(ctx.messages.map((m: { role: string }) => m.role)).toEqual(['compactionSummary', 'assistant', 'branchSummary', 'branchSummary']);
+  });
+
+  it('checkout where the session already is writes nothing; anywhere else it appends one entry', async () => {
+    const s = await t.json(['new']);
+    const [a, b] = (await t.json(['append', s.id], jsonl([msg('user', 'a'), msg('assistant', 'b')]))).ids;
+    let before = readFileSync(s.path);
+    expect(await t.json(['checkout', s.id, b])).toMatchObject({ targetId: b, leafId: b, written: false });
+    expect(readFileSync(s.path).equals(before)).toBe(true);
+    const moved = await t.json(['checkout', s.id, a]);
+    expect(moved).toMatchObject({ targetId: a, written: true });
+    before = readFileSync(s.path);
+    // Checking out the same entry again: the leaf is the checkout entry right under it, and the last line.
+    expect(await t.json(['checkout', s.id, a])).toMatchObject({ targetId: a, leafId: moved.leafId, written: false });
+    expect(readFileSync(s.path).equals(before)).toBe(true);
+    // Back to b: a write again, and the context follows.
+    expect(await t.json(['checkout', s.id, b])).toMatchObject({ targetId: b, written: true });
+    expect((await t.json(['context', s.id])).messages).toHaveLength(2);
+  });
+
   it('an unknown entry type already in a file round-trips unchanged through append and fork', async () => {
     const s = await t.json(['new']);
     const [a] = (await t.json(['append', s.id], jsonl([msg('user', 'a')]))).ids;
