@@ -81,7 +81,7 @@ export async function openSync(env: NodeJS.ProcessEnv, o: { api?: ApiClient; not
   }
   const state = new SyncState(sessyncHome(env), serverKey(api.url, account));
   await mkdir(state.dir, { recursive: true, mode: 0o700 });
-  const ctx: SyncContext = { api, state, hostId: await state.hostId(), sessionsRoot: sessionsRoot(env), env };
+  const ctx: SyncContext = { api, state, hostId: await state.hostId(o.note), sessionsRoot: sessionsRoot(env), env };
   if (o.note) ctx.note = o.note;
   return ctx;
 }

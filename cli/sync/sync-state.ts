@@ -1,9 +1,10 @@
 // Sync state beside the session files (never inside them): host id, per-session offsets, seqs, cursors, pending batches.
-import { readFile, rm, readdir } from 'node:fs/promises';
+import { mkdir, readFile, rm, readdir, stat } from 'node:fs/promises';
 import { createHash, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { SessyncError } from '../../shared/errors.js';
 import { writeFileAtomic } from '../store/atomic-json.js';
+import { withFileLock } from '../store/file-lock.js';
 import type { Cursor } from '../../shared/wire.js';
 
 /** A batch written down before it is sent: after a crash the SAME batch (seq, batchId, body) is resent. */
@@ -66,6 +67,14 @@ export function serverKey(url: string, account: string | undefined): string {
   return createHash('sha256').update(`${url}\n${account ?? ''}`, 'utf8').digest('hex').slice(0, 24);
 }
 
+interface HostFile {
+  hostId: string;
+  created?: string;
+  /** folderMark() of the folder this id was made in. */
+  folder?: string;
+  copiedFrom?: string;
+}
+
 /** All sync state of one SESSYNC_HOME: machine-wide parts in sync/, per-server parts in sync/servers/<key>/. */
 export class SyncState {
   /** Machine-wide: host id, project map, the run lock. */
@@ -94,14 +103,67 @@ export class SyncState {
     return join(this.dir, 'run');
   }
 
-  /** Random, made once per SESSYNC_HOME: names this machine's batches on the server. */
-  async hostId(): Promise<string> {
+  /**
+   * Random, made once per SESSYNC_HOME: names this machine's batches on the server. It is bound to
+   * this copy of the folder (the sync folder's inode and creation time): a SESSYNC_HOME copied to
+   * another machine would otherwise push as the same host, and each copy would skip the other's
+   * batches as its own. A copy gets a new id once, and its state is carried over (see rekey).
+   */
+  async hostId(note?: (text: string) => void): Promise<string> {
     const p = join(this.dir, 'host.json');
-    const have = await readJson<{ hostId?: string }>(p);
-    if (have?.hostId) return have.hostId;
-    const hostId = randomUUID();
-    await writeFileAtomic(p, JSON.stringify({ hostId, created: new Date().toISOString() }) + '\n');
-    return hostId;
+    const mark = await this.folderMark();
+    const have = await readJson<HostFile>(p);
+    if (have?.hostId && have.folder === mark) return have.hostId;
+    if (have?.hostId && have.folder === undefined) {
+      // Written before folder marks: adopt this folder (a copy made before cannot be told apart).
+      await writeFileAtomic(p, JSON.stringify({ ...have, folder: mark }) + '\n');
+      return have.hostId;
+    }
+    return withFileLock(this.lockTarget(), async () => {
+      const now = await readJson<HostFile>(p); // another process may have re-keyed meanwhile
+      if (now?.hostId && now.folder === mark) return now.hostId;
+      const hostId = randomUUID();
+      if (now?.hostId) {
+        const carried = await this.rekey(now.hostId);
+        note?.(`this SESSYNC_HOME is a copy of another machine's (host ${now.hostId}); pushing as a new host ${hostId} from now on, and pulling the other's batches (${carried} session state(s) carried over)`);
+      }
+      const file: HostFile = { hostId, created: new Date().toISOString(), folder: mark, ...(now?.hostId ? { copiedFrom: now.hostId } : {}) };
+      await writeFileAtomic(p, JSON.stringify(file) + '\n');
+      return hostId;
+    }, { timeoutMs: 60_000 });
+  }
+
+  /** Inode and creation time of the sync folder: unchanged by renames and restarts, new in a copy. */
+  private async folderMark(): Promise<string> {
+    await mkdir(this.dir, { recursive: true, mode: 0o700 });
+    const st = await stat(this.dir, { bigint: true });
+    return `${st.ino}:${st.birthtimeMs}`;
+  }
+
+  /**
+   * After a copy, per session and server: this host's seqs start again at 1 under the new id, and the
+   * old id becomes another host whose batches up to the old next seq are already in the copied file
+   * (the pull then fetches only what the original machine pushed since). Offsets stay: those bytes
+   * are on the server under the old id. A pending batch is dropped: its bytes follow the pushed
+   * offset and go out in the next batch (a server that took it too merges by id).
+   */
+  private async rekey(oldHost: string): Promise<number> {
+    let count = 0;
+    const servers = join(this.dir, 'servers');
+    for (const server of await readdir(servers).catch(() => [] as string[])) {
+      const dir = join(servers, server, 'sessions');
+      for (const name of await readdir(dir).catch(() => [] as string[])) {
+        if (!name.endsWith('.json')) continue;
+        const path = join(dir, name);
+        const st = await readJson<SessionSyncState>(path);
+        if (!st || typeof st.nextSeq !== 'number') continue;
+        const moved: SessionSyncState = { ...st, nextSeq: 1, pending: null, cursor: { ...(st.cursor ?? {}), [oldHost]: st.nextSeq - 1 } };
+        await writeFileAtomic(path, JSON.stringify(moved) + '\n');
+        if (st.pending && st.pending.body === undefined) await rm(join(servers, server, 'pending', `${st.session}.${st.pending.seq}.jsonl`), { force: true });
+        count++;
+      }
+    }
+    return count;
   }
 
   async load(session: string): Promise<SessionSyncState | null> {

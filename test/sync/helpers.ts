@@ -150,9 +150,10 @@ export class Machine {
   readonly project: string;
   private readonly extraEnv: Record<string, string>;
 
-  constructor(root: string, name: string, opts: { remote?: string; env?: Record<string, string> } = {}) {
+  /** opts.project: use this project folder (e.g. one already set up) instead of making `<root>/<name>/src/app`. */
+  constructor(root: string, name: string, opts: { remote?: string; env?: Record<string, string>; project?: string } = {}) {
     this.home = join(root, name, 'home');
-    this.project = join(root, name, 'src', 'app');
+    this.project = opts.project ?? join(root, name, 'src', 'app');
     mkdirSync(this.home, { recursive: true });
     mkdirSync(this.project, { recursive: true });
     if (opts.remote !== undefined) {
