@@ -2,7 +2,7 @@
 import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { Machine, REPO_ROOT, entrySet, readLog, startNodeServer, useServer, type TestServer } from './helpers.js';
+import { Machine, REPO_ROOT, entrySet, readLog, startNodeServer, useServer } from './helpers.js';
 
 const FIXTURES = join(REPO_ROOT, '..', 'shared', 'fixtures', 'pi-v1');
 const present = existsSync(FIXTURES);

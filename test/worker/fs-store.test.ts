@@ -4,7 +4,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'esbuild';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { isSessyncError } from '../../shared/errors.js';
 import { FsStore, decodeEntryName, encodeSegment } from '../../worker/store/fs-store.js';
 import { compareKeys } from '../../worker/store/key-order.js';
