@@ -91,6 +91,19 @@ describe('parseSessionFile', () => {
     expect(parseSessionFile(write('many.jsonl', enc.encode(many.text()))).entries).toEqual(many.entries);
   });
 
+  it('a file past the bulk-load size (16 MB) parses the same, and a second parse after it too', () => {
+    const big = new LogBuilder();
+    const filler = 'x'.repeat(4000) + ' é ';
+    for (let i = 0; i < 4500; i++) big.user(`b${i}`, i === 0 ? null : `b${i - 1}`, `${i} ${filler}`);
+    const text = big.text();
+    expect(text.length).toBeGreaterThan(16 << 20);
+    const path = write('big.jsonl', enc.encode(text));
+    const parsed = parseSessionFile(path);
+    expect(parsed.entries).toHaveLength(4500);
+    expect(parsed).toEqual(parseSession(text));
+    expect(parseSessionFile(path).entries).toHaveLength(4500);
+  });
+
   it('a missing file is not_found', () => {
     expect(() => parseSessionFile(join(tmp.dir, 'nope.jsonl'))).toThrow(SessyncError);
     try {
