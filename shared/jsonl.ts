@@ -305,3 +305,39 @@ export function serializeSession(header: SessionHeader, entries: readonly object
   for (const e of entries) out += serializeLine(e) + '\n';
   return out;
 }
+
+/** One complete line of any agent's JSONL file: its exact text (no '\n') and its value, or why it did not parse. */
+export interface RawLine {
+  /** 1-based. */
+  line: number;
+  text: string;
+  /** Set when the text is a JSON object. */
+  value?: Record<string, unknown>;
+  /** Set when it is not (invalid JSON, or JSON that is not an object). */
+  error?: string;
+}
+
+/**
+ * Cuts any agent's JSONL text into complete lines, each kept as written (the text is the truth, the value a
+ * reading of it). Text after the last '\n' is returned as `tail`, not judged: another program may still be
+ * writing it. Blank lines carry nothing and are skipped (their numbers still count).
+ */
+export function parseJsonLines(text: string): { lines: RawLine[]; tail: string } {
+  const lines: RawLine[] = [];
+  let start = 0;
+  let no = 0;
+  for (let nl = text.indexOf('\n'); nl >= 0; nl = text.indexOf('\n', start)) {
+    const t = text.slice(start, nl);
+    start = nl + 1;
+    no++;
+    if (isBlank(t)) continue;
+    try {
+      const v: unknown = JSON.parse(t);
+      if (typeof v === 'object' && v !== null && !Array.isArray(v)) lines.push({ line: no, text: t, value: v as Record<string, unknown> });
+      else lines.push({ line: no, text: t, error: 'not a JSON object' });
+    } catch (err) {
+      lines.push({ line: no, text: t, error: clip(`invalid JSON: ${err instanceof Error ? err.message : String(err)}`) });
+    }
+  }
+  return { lines, tail: text.slice(start) };
+}

@@ -1,0 +1,253 @@
+// Claude Code's session format behind the agent seam: folders, files of a session, line identity, leaf, rendering.
+import type { SessionEntry } from '../entry.js';
+import { parseJsonLines, type Problem } from '../jsonl.js';
+import { ENTRY_ID_RE } from '../wire.js';
+import type { Agent, AgentEnv, AgentLine, ParsedAgentFile, ProjectHints, RenderedPart, SessionFile } from './agent.js';
+import { sha256HexSync } from './line-hash.js';
+
+/** The entry type a Claude Code line travels in: the exact line as a string, so no byte of it is ever rewritten. */
+export const AGENT_LINE_TYPE = 'agent_line';
+
+const UUID_FILE_RE = /^([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\.jsonl$/;
+const AGENT_FILE_RE = /^agent-[A-Za-z0-9_-]{1,80}\.jsonl$/;
+const SAFE_PART_RE = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,200}$/;
+/** Line types that take part in Claude Code's conversation tree (have a uuid and a parentUuid). */
+const TREE_TYPES = new Set(['user', 'assistant', 'system', 'attachment', 'progress']);
+
+/** Java's String.hashCode: what Claude Code hashes a long cwd with. */
+export function javaStringHash(s: string): number {
+  let h = 0;
+  for (let i = 0; i < s.length; i++) h = (Math.imul(h, 31) + s.charCodeAt(i)) | 0;
+  return h;
+}
+
+/** Claude Code's folder name for a cwd: each UTF-16 unit outside [A-Za-z0-9] becomes '-'; past 200, a hash of the cwd is added. */
+export function claudeProjectFolder(cwd: string): string {
+  const name = cwd.replace(/[^A-Za-z0-9]/g, '-');
+  if (name.length <= 200) return name;
+  return `${name.slice(0, 200)}-${Math.abs(javaStringHash(cwd)).toString(36)}`;
+}
+
+function str(v: unknown): string | undefined {
+  return typeof v === 'string' && v !== '' ? v : undefined;
+}
+
+/** A safe relative path inside a project folder: no '..', no absolute path, no odd characters. */
+function safeRel(rel: string): boolean {
+  const parts = rel.split('/');
+  return parts.length <= 3 && parts.every((p) => SAFE_PART_RE.test(p) && p !== '..' && p !== '.');
+}
+
+/** Identity scope of a file: '' for the main file, else its name (agent-xxxx) so subagent uuids never meet the main file's. */
+function scopeOf(file: SessionFile): string {
+  if (file.kind === 'main') return '';
+  const base = file.rel.slice(file.rel.lastIndexOf('/') + 1).replace(/\.jsonl$/, '');
+  return `${base}.`;
+}
+
+function parseLines(text: string, file: SessionFile): ParsedAgentFile {
+  const { lines: raw, tail } = parseJsonLines(text);
+  const scope = scopeOf(file);
+  const lines: AgentLine[] = [];
+  const problems: Problem[] = [];
+  const seen = new Map<string, number>();
+  const occurrence = (key: string) => {
+    const n = (seen.get(key) ?? 0) + 1;
+    seen.set(key, n);
+    return n;
+  };
+  for (const r of raw) {
+    if (!r.value) {
+      problems.push({ line: r.line, reason: r.error ?? 'not a JSON object' });
+      continue;
+    }
+    const v = r.value;
+    const uuid = str(v.uuid);
+    let id: string;
+    if (uuid !== undefined && ENTRY_ID_RE.test(scope + uuid + ':00')) {
+      // The same uuid twice in one file keeps both lines: the later ones get a numbered identity.
+      const n = occurrence(`u:${uuid}`);
+      id = n === 1 ? scope + uuid : `${scope}${uuid}:${n}`;
+    } else {
+      // No uuid (summary, file-history-snapshot, queue-operation, last-prompt, ...): the exact bytes name the line.
+      // Identical lines are told apart by their order among themselves, which every copy of the file shares.
+      const h = `h-${sha256HexSync(`${file.rel}\n${r.text}`).slice(0, 40)}`;
+      const n = occurrence(h);
+      id = n === 1 ? h : `${h}-${n}`;
+    }
+    const p = str(v.parentUuid) ?? str(v.logicalParentUuid);
+    const line: AgentLine = { line: r.line, text: r.text, value: v, id, parent: p !== undefined && uuid !== undefined ? scope + p : null };
+    const ts = str(v.timestamp);
+    if (ts !== undefined) line.timestamp = ts;
+    lines.push(line);
+  }
+  return { lines, problems, tail };
+}
+
+/** Lines of the conversation tree (not subagent lines inlined by 1.0.x, not lines without a uuid). */
+function treeLines(lines: readonly AgentLine[]): AgentLine[] {
+  return lines.filter((l) => typeof l.value.uuid === 'string' && TREE_TYPES.has(String(l.value.type)) && l.value.isSidechain !== true);
+}
+
+function lastPromptLeaves(lines: readonly AgentLine[], known: ReadonlySet<string>): string[] {
+  const out: string[] = [];
+  for (const l of lines) {
+    if (l.value.type !== 'last-prompt') continue;
+    const leaf = str(l.value.leafUuid);
+    if (leaf !== undefined && known.has(leaf)) out.push(leaf);
+  }
+  return out;
+}
+
+function contentParts(content: unknown, role: 'user' | 'assistant', collapsed: boolean): RenderedPart[] {
+  if (typeof content === 'string') return content ? [{ kind: role, text: content, ...(collapsed ? { collapsed } : {}) }] : [];
+  if (!Array.isArray(content)) return [];
+  const out: RenderedPart[] = [];
+  for (const c of content as Record<string, unknown>[]) {
+    if (typeof c !== 'object' || c === null) continue;
+    if (c.type === 'text' && typeof c.text === 'string') out.push({ kind: role, text: c.text, ...(collapsed ? { collapsed } : {}) });
+    else if (c.type === 'thinking' && typeof c.thinking === 'string') out.push({ kind: 'thinking', text: c.thinking, collapsed: true });
+    else if (c.type === 'tool_use') out.push({ kind: 'tool_call', text: `${String(c.name ?? 'tool')} ${JSON.stringify(c.input ?? {})}`, collapsed: true });
+    else if (c.type === 'tool_result') {
+      const r = c.content;
+      const text = typeof r === 'string' ? r : Array.isArray(r) ? r.map((x) => (typeof x?.text === 'string' ? x.text : '')).join('\n') : '';
+      out.push({ kind: 'tool_result', text, collapsed: true });
+    }
+  }
+  return out;
+}
+
+export const claudeCode: Agent = {
+  name: 'claude-code',
+
+  sessionsRoot(env: AgentEnv, home: string): string {
+    const dir = str(env.CLAUDE_CONFIG_DIR) ?? `${home.replace(/\/+$/, '')}/.claude`;
+    return `${dir.replace(/\/+$/, '')}/projects`;
+  },
+
+  projectFolder: claudeProjectFolder,
+
+  mainFile(session: string): string {
+    return `${session}.jsonl`;
+  },
+
+  sessionOf(rel: string): string | null {
+    const m = UUID_FILE_RE.exec(rel);
+    return m ? m[1]! : null;
+  },
+
+  sessionFiles(session: string, rels: readonly string[], firstLines?: ReadonlyMap<string, string>): SessionFile[] {
+    const out: SessionFile[] = [];
+    const main = `${session}.jsonl`;
+    if (rels.includes(main)) out.push({ rel: main, kind: 'main' });
+    const others: SessionFile[] = [];
+    for (const rel of rels) {
+      if (!safeRel(rel)) continue;
+      const parts = rel.split('/');
+      if (parts.length === 3 && parts[0] === session && parts[1] === 'subagents' && AGENT_FILE_RE.test(parts[2]!)) others.push({ rel, kind: 'subagent' });
+      else if (parts.length === 3 && parts[0] === session && parts[1] === 'tool-results') others.push({ rel, kind: 'tool-result' });
+      else if (parts.length === 1 && AGENT_FILE_RE.test(rel)) {
+        // 2.0.x: subagent files beside the sessions; the parent's sessionId inside their lines says whose they are.
+        const first = firstLines?.get(rel);
+        if (first === undefined) continue;
+        const { lines } = parseJsonLines(first.endsWith('\n') ? first : `${first}\n`);
+        if (lines[0]?.value?.sessionId === session) others.push({ rel, kind: 'subagent' });
+      }
+    }
+    others.sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
+    return [...out, ...others];
+  },
+
+  parseFile(text: string, file: SessionFile): ParsedAgentFile {
+    if (file.kind === 'tool-result') {
+      // Not JSONL: the whole file is one unit, written once by Claude Code.
+      const id = `f-${sha256HexSync(file.rel).slice(0, 40)}`;
+      return { lines: [{ line: 1, text, value: {}, id, parent: null }], problems: [], tail: '' };
+    }
+    return parseLines(text, file);
+  },
+
+  projectHints(main: ParsedAgentFile): ProjectHints {
+    for (const l of main.lines) {
+      const cwd = str(l.value.cwd);
+      if (cwd !== undefined) {
+        const branch = str(l.value.gitBranch);
+        return { cwd, ...(branch !== undefined ? { gitBranch: branch } : {}) };
+      }
+    }
+    return { cwd: null };
+  },
+
+  leaf(lines: readonly AgentLine[]): string | null {
+    const tree = treeLines(lines);
+    const known = new Set(tree.map((l) => String(l.value.uuid)));
+    const named = lastPromptLeaves(lines, known);
+    if (named.length > 0) return named[named.length - 1]!;
+    return tree.length > 0 ? tree[tree.length - 1]!.id : null;
+  },
+
+  syncLeaf(lines: readonly AgentLine[]): string | null {
+    // Among the tips, the leaves Claude Code itself chose (named by last-prompt lines) when there are any, else all
+    // tips: the newest wins, ties by the greater id. Only the set of lines decides, never their order in the file.
+    const tree = treeLines(lines);
+    const parents = new Set<string>();
+    for (const l of tree) for (const k of ['parentUuid', 'logicalParentUuid']) if (typeof l.value[k] === 'string') parents.add(l.value[k] as string);
+    const tips = tree.filter((l) => !parents.has(String(l.value.uuid)));
+    const named = new Set(lastPromptLeaves(lines, new Set(tree.map((l) => String(l.value.uuid)))));
+    const chosen = tips.filter((l) => named.has(String(l.value.uuid)));
+    let best: AgentLine | undefined;
+    for (const l of chosen.length > 0 ? chosen : tips) {
+      const t = l.timestamp ?? '';
+      const bt = best?.timestamp ?? '';
+      if (!best || t > bt || (t === bt && l.id > best.id)) best = l;
+    }
+    return best ? best.id : null;
+  },
+
+  pinLeaf(lines: readonly AgentLine[], leaf: string, session: string): string[] {
+    if (claudeCode.leaf(lines) === leaf) return [];
+    let prompt = '';
+    for (const l of lines) if (l.value.type === 'last-prompt' && l.value.leafUuid === leaf && typeof l.value.lastPrompt === 'string') prompt = l.value.lastPrompt;
+    // The line Claude Code writes after each turn, with its key order: on every machine the same bytes.
+    return [JSON.stringify({ type: 'last-prompt', lastPrompt: prompt, leafUuid: leaf, sessionId: session })];
+  },
+
+  toEntry(line: AgentLine, file: SessionFile): SessionEntry {
+    return {
+      type: AGENT_LINE_TYPE,
+      id: line.id,
+      parentId: line.parent,
+      timestamp: line.timestamp ?? '',
+      file: file.kind === 'main' ? '' : file.rel,
+      ...(file.kind === 'tool-result' ? { whole: true } : {}),
+      line: line.text,
+    };
+  },
+
+  fromEntry(entry: SessionEntry): { rel: string; text: string; whole?: boolean } | null {
+    if (entry.type !== AGENT_LINE_TYPE || typeof entry.line !== 'string' || typeof entry.file !== 'string') return null;
+    if (entry.file !== '' && !safeRel(entry.file)) return null; // a path that could leave the project folder
+    if (entry.whole !== true && entry.line.includes('\n')) return null; // one line is one line
+    return { rel: entry.file, text: entry.line, ...(entry.whole === true ? { whole: true } : {}) };
+  },
+
+  render(line: AgentLine): RenderedPart[] {
+    const v = line.value;
+    const side = v.isSidechain === true;
+    if (v.type === 'summary' && typeof v.summary === 'string') return [{ kind: 'summary', text: v.summary }];
+    if (v.type === 'system' && v.subtype === 'compact_boundary') return [{ kind: 'system', text: 'conversation compacted' }];
+    if (v.type !== 'user' && v.type !== 'assistant') return [];
+    const msg = v.message as Record<string, unknown> | undefined;
+    if (!msg || typeof msg !== 'object') return [];
+    if (v.isCompactSummary === true) return contentParts(msg.content, 'user', true).map((p) => ({ ...p, kind: 'summary' as const }));
+    return contentParts(msg.content, v.type, side);
+  },
+
+  redactionTargets(line: AgentLine): unknown[] {
+    const v = line.value;
+    if (Object.keys(v).length === 0) return [line.text]; // a tool-result file: all of it is content
+    const out: unknown[] = [];
+    for (const k of ['message', 'toolUseResult', 'summary', 'content', 'lastPrompt', 'snapshot', 'attachment', 'cwd']) if (v[k] !== undefined) out.push(v[k]);
+    return out;
+  },
+};
