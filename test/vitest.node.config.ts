@@ -11,5 +11,8 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     globalSetup: ['test/setup/build-cli.ts'],
+    // Claude Code's folder points nowhere unless a test gives one: the sessions of whoever runs the tests are never
+    // read (without --agent, sync commands include Claude Code whenever its folder exists).
+    env: { CLAUDE_CONFIG_DIR: '/nonexistent/sessync-tests-no-claude' },
   },
 });

@@ -1,5 +1,6 @@
 // `sessync sync`: push then pull; with --watch keeps doing it until Ctrl-C.
 import type { Command } from '../command.js';
+import { SessyncError } from '../../shared/errors.js';
 import { syncCommand, mapsOf, scopeOf, SCOPE_OPTIONS } from '../sync/run-command.js';
 import { watchSync } from '../sync/watch.js';
 
@@ -12,6 +13,9 @@ const command: Command = {
   options: { ...SCOPE_OPTIONS, watch: { type: 'boolean', default: false } },
   async run(ctx) {
     if (ctx.opts.watch !== true) return once.run(ctx);
+    if (ctx.opts.agent !== undefined && ctx.opts.agent !== 'pi') {
+      throw new SessyncError('bad_input', '--watch syncs pi sessions only for now; run `sessync sync --agent claude-code` (without --watch) for Claude Code');
+    }
     const ac = new AbortController();
     const stop = () => ac.abort();
     process.once('SIGINT', stop);

@@ -4,9 +4,22 @@ import type { SyncContext } from './sync-context.js';
 
 /** Remote sessions' project keys, from a cache kept in state (session meta never changes once pushed). */
 export async function remoteProjectKeys(ctx: SyncContext, sessions: string[]): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  for (const [s, m] of await remoteMetaRows(ctx, sessions)) out.set(s, m.projectKey);
+  return out;
+}
+
+/** The agent each remote session's meta names (its header's `agent`; none means pi, the first format sessync synced). */
+export async function remoteAgents(ctx: SyncContext, sessions: string[]): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  for (const [s, m] of await remoteMetaRows(ctx, sessions)) out.set(s, m.agent ?? 'pi');
+  return out;
+}
+
+async function remoteMetaRows(ctx: SyncContext, sessions: string[]): Promise<Map<string, { projectKey: string; agent?: string }>> {
   const cache = await ctx.state.remoteMeta();
   let dirty = false;
-  const out = new Map<string, string>();
+  const out = new Map<string, { projectKey: string; agent?: string }>();
   for (const s of sessions) {
     let m = cache[s];
     if (!m?.projectKey) {
@@ -17,6 +30,7 @@ export async function remoteProjectKeys(ctx: SyncContext, sessions: string[]): P
         if (!meta.projectKey) continue;
         m = { projectKey: meta.projectKey, cwd: String(meta.header.cwd ?? ''), timestamp: String(meta.header.timestamp ?? '') };
         if (meta.name) m.name = meta.name;
+        if (typeof meta.header.agent === 'string') m.agent = meta.header.agent;
         cache[s] = m;
         dirty = true;
       } catch (e) {
@@ -24,7 +38,7 @@ export async function remoteProjectKeys(ctx: SyncContext, sessions: string[]): P
         throw e;
       }
     }
-    out.set(s, m.projectKey);
+    out.set(s, m);
   }
   if (dirty) await ctx.state.saveRemoteMeta(cache);
   return out;

@@ -3,11 +3,13 @@ import type { Command, CommandContext } from '../command.js';
 import { SessyncError } from '../../shared/errors.js';
 import { parseMaps } from './project-key.js';
 import { createProgress, formatBytes } from './progress.js';
-import { runSync, type RunSummary, type SyncMode } from './sync-run.js';
+import { type RunSummary, type SyncMode } from './sync-run.js';
+import { AGENT_OPTION, chosenAgents, runAgents } from '../agents/agent-run.js';
 
 export const SCOPE_OPTIONS = {
   all: { type: 'boolean', default: false },
   map: { type: 'string', multiple: true },
+  ...AGENT_OPTION,
 } as const;
 
 export function mapsOf(ctx: CommandContext): Record<string, string> {
@@ -38,15 +40,16 @@ export function summaryLine(s: RunSummary): string {
 export function syncCommand(mode: SyncMode, summary: string): Command {
   return {
     summary,
-    usage: `[<ref> | --all] [--map KEY=PATH]...`,
+    usage: `[<ref> | --all] [--map KEY=PATH]... [--agent pi|claude-code|all]`,
     help: [
       'Without a ref: the sessions of this project (--cwd), including ones only the server has (matched by project key:',
       'the git remote, else the root commit, else the path). --all: every session here and on the server.',
       '--map KEY=PATH files sessions of project KEY under PATH on this machine (remembered).',
+      '--agent: whose sessions (default: pi, and Claude Code when ~/.claude/projects or $CLAUDE_CONFIG_DIR/projects exists).',
     ].join('\n'),
     options: { ...SCOPE_OPTIONS },
     async run(ctx) {
-      const summary = await runSync({
+      const summary = await runAgents(await chosenAgents(ctx.opts.agent, ctx.env), {
         mode,
         ...scopeOf(ctx, mode),
         cwd: ctx.cwd,

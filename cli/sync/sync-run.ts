@@ -11,7 +11,7 @@ import { listSessions, type SessionSummary } from '../store/session-index.js';
 import { resolveSession } from '../store/resolve.js';
 import { idMatches } from '../format/short-id.js';
 import { projectKey } from './project-key.js';
-import { remoteProjectKeys } from './remote-keys.js';
+import { remoteAgents, remoteProjectKeys } from './remote-keys.js';
 import { pushSession } from './push.js';
 import { pullSession } from './pull.js';
 import { SyncState, serverKey } from './sync-state.js';
@@ -34,6 +34,8 @@ export interface RunOptions {
   api?: ApiClient;
   /** Note per-session errors as they happen (default); a watcher reports them itself, once per change. */
   noteErrors?: boolean;
+  /** Sessions new to this machine are pulled only when their meta names this agent (no agent in the meta: pi). */
+  agent?: string;
 }
 
 export interface SessionOutcome {
@@ -174,7 +176,11 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
       const keys = await remoteProjectKeys(ctx, remoteOnly);
       for (const [s, k] of keys) if (k === cwdKey) only.add(s);
     }
-    const ops: SyncOp[] = planSync(diffSessions(status, heads, ctx.hostId), { push: wantsPush, pull: wantsPull, fetchRemoteOnly, headsKnown, ...(only ? { only } : {}) });
+    const planned: SyncOp[] = planSync(diffSessions(status, heads, ctx.hostId), { push: wantsPush, pull: wantsPull, fetchRemoteOnly, headsKnown, ...(only ? { only } : {}) });
+    // Each agent's sessions land in that agent's folder: a new one is left to the run of the agent its meta names.
+    const fresh = [...new Set(planned.filter((x) => x.kind !== 'push' && !byId.has(x.session)).map((x) => x.session))];
+    const agentOf = o.agent !== undefined && fresh.length > 0 ? await remoteAgents(ctx, fresh) : null;
+    const ops = agentOf ? planned.filter((x) => byId.has(x.session) || agentOf.get(x.session) === o.agent) : planned;
 
     const outcomes = new Map<string, SessionOutcome>();
     const outcome = (s: string) => {

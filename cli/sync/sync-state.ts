@@ -223,11 +223,11 @@ export class SyncState {
   }
 
   /** Cache of remote sessions' project keys and headers (immutable once pushed): spares a request per sync. */
-  async remoteMeta(): Promise<Record<string, { projectKey: string; cwd?: string; name?: string; timestamp?: string }>> {
+  async remoteMeta(): Promise<Record<string, { projectKey: string; cwd?: string; name?: string; timestamp?: string; agent?: string }>> {
     return (await readJson(join(this.serverDir, 'remote-meta.json'))) ?? {};
   }
 
-  async saveRemoteMeta(m: Record<string, { projectKey: string; cwd?: string; name?: string; timestamp?: string }>): Promise<void> {
+  async saveRemoteMeta(m: Record<string, { projectKey: string; cwd?: string; name?: string; timestamp?: string; agent?: string }>): Promise<void> {
     await writeFileAtomic(join(this.serverDir, 'remote-meta.json'), JSON.stringify(m) + '\n');
   }
 }

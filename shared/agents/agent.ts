@@ -25,6 +25,8 @@ export interface AgentLine {
   id: string;
   /** Identity of the line this one continues from, or null for a root (and for lines outside the tree). */
   parent: string | null;
+  /** Identity of the usable line before this one in its file (null for the first): the order the file was written in. */
+  prev: string | null;
   timestamp?: string;
 }
 
@@ -86,7 +88,11 @@ export interface Agent {
   pinLeaf(lines: readonly AgentLine[], leaf: string, session: string): string[];
   /** The leaf sessync agrees on for these lines, the same on every machine whatever their file order. */
   syncLeaf(lines: readonly AgentLine[]): string | null;
-  /** A line as one sync entry (what travels; the server checks only its envelope fields). */
+  /**
+   * A line as one sync entry (what travels; the server checks only its envelope fields). Its parentId is what the merge
+   * orders appended entries by: an agent whose files are not a tree of entries links each line to the one before it
+   * (`prev`), so pulled lines land in the order they were written.
+   */
   toEntry(line: AgentLine, file: SessionFile): SessionEntry;
   /**
    * The file (relative to the project folder; '' = the session's main file) and exact text an entry came from.

@@ -76,7 +76,8 @@ function parseLines(text: string, file: SessionFile): ParsedAgentFile {
       id = n === 1 ? h : `${h}-${n}`;
     }
     const p = str(v.parentUuid) ?? str(v.logicalParentUuid);
-    const line: AgentLine = { line: r.line, text: r.text, value: v, id, parent: p !== undefined && uuid !== undefined ? scope + p : null };
+    const prev = lines.length > 0 ? lines[lines.length - 1]!.id : null;
+    const line: AgentLine = { line: r.line, text: r.text, value: v, id, parent: p !== undefined && uuid !== undefined ? scope + p : null, prev };
     const ts = str(v.timestamp);
     if (ts !== undefined) line.timestamp = ts;
     lines.push(line);
@@ -162,7 +163,7 @@ export const claudeCode: Agent = {
     if (file.kind === 'tool-result') {
       // Not JSONL: the whole file is one unit, written once by Claude Code.
       const id = `f-${sha256HexSync(file.rel).slice(0, 40)}`;
-      return { lines: [{ line: 1, text, value: {}, id, parent: null }], problems: [], tail: '' };
+      return { lines: [{ line: 1, text, value: {}, id, parent: null, prev: null }], problems: [], tail: '' };
     }
     return parseLines(text, file);
   },
@@ -216,7 +217,8 @@ export const claudeCode: Agent = {
     return {
       type: AGENT_LINE_TYPE,
       id: line.id,
-      parentId: line.parent,
+      // The line written before it, not its conversation parent: pulled lines are appended in the order they were written.
+      parentId: line.prev,
       timestamp: line.timestamp ?? '',
       file: file.kind === 'main' ? '' : file.rel,
       ...(file.kind === 'tool-result' ? { whole: true } : {}),

@@ -70,7 +70,7 @@ export const pi: Agent = {
         continue;
       }
       const e = r.value as SessionEntry;
-      lines.push({ line: r.line, text: r.text, value: r.value, id: e.id, parent: e.parentId, timestamp: e.timestamp });
+      lines.push({ line: r.line, text: r.text, value: r.value, id: e.id, parent: e.parentId, prev: lines.length > 0 ? lines[lines.length - 1]!.id : null, timestamp: e.timestamp });
     }
     return { lines, problems, tail, ...(header ? { header } : {}) };
   },

@@ -32,6 +32,8 @@ export interface AgentCase {
    * are expected to fail (it.fails, so fixing it shows), and the same checks by content must pass.
    */
   rewrites?: ReadonlySet<string>;
+  /** Pulled lines are appended in the order they were written: a machine holding a prefix ends with the very same file. */
+  keepsFileOrder?: boolean;
 }
 
 interface Parsed {
@@ -168,7 +170,10 @@ export function agentConformance(c: AgentCase): void {
             const have = new Map([[s.files[0]!.file.rel, prefix(mainText, keep)]]);
             const local: Parsed[] = [{ file: s.files[0]!.file, lines: mainLines(agent, have.get(s.files[0]!.file.rel)!, s.files[0]!.file) }];
             const out = mergeInto(agent, have, local, incoming);
-            for (const { file, text } of s.files) expect(linesOf(agent, out.get(file.rel) ?? '', file, byContent), `${file.rel} after keeping ${keep} lines`).toEqual(linesOf(agent, text, file, byContent));
+            for (const { file, text } of s.files) {
+              expect(linesOf(agent, out.get(file.rel) ?? '', file, byContent), `${file.rel} after keeping ${keep} lines`).toEqual(linesOf(agent, text, file, byContent));
+              if (c.keepsFileOrder && !byContent) expect(out.get(file.rel), `${file.rel} after keeping ${keep} lines`).toBe(text);
+            }
             // Merging again adds nothing.
             const again = mergeInto(agent, out, s.files.map(({ file }) => ({ file, lines: agent.parseFile(out.get(file.rel) ?? '', file).lines })), incoming);
             expect(again).toEqual(out);

@@ -38,6 +38,7 @@ agentConformance({
   agent: claudeCode,
   samples,
   pinsLeaf: true,
+  keepsFileOrder: true,
   files: [
     {
       session: S,

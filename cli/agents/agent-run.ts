@@ -1,0 +1,98 @@
+// Runs a sync command once per agent: pi's sessions as they are, Claude Code's through their mirror (read in before,
+// written out after), so the engine, the wire and the server see sessions and never which agent wrote them.
+import { mkdir, stat } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { AGENT_NAMES, type AgentName } from '../../shared/agents/agent.js';
+import { SessyncError } from '../../shared/errors.js';
+import { withFileLock } from '../store/file-lock.js';
+import { runSync, type RunOptions, type RunSummary } from '../sync/sync-run.js';
+import { claudeMirrorRoot, claudeMirrorState, claudeProjectsRoot } from './claude-paths.js';
+import { exportClaude } from './claude-export.js';
+import { importClaude } from './claude-import.js';
+import { loadMirrorState, saveMirrorState } from './mirror-state.js';
+
+export const AGENT_OPTION = { agent: { type: 'string' } } as const;
+
+async function isDir(path: string): Promise<boolean> {
+  return stat(path).then(
+    (s) => s.isDirectory(),
+    () => false,
+  );
+}
+
+/**
+ * `--agent pi|claude-code|all`. Without it: pi (sessync's own store) and every other agent whose folder exists here.
+ */
+export async function chosenAgents(value: unknown, env: NodeJS.ProcessEnv): Promise<AgentName[]> {
+  if (value === undefined) return (await isDir(claudeProjectsRoot(env))) ? ['pi', 'claude-code'] : ['pi'];
+  if (value === 'all') return [...AGENT_NAMES];
+  if (typeof value === 'string' && (AGENT_NAMES as readonly string[]).includes(value)) return [value as AgentName];
+  throw new SessyncError('bad_input', `--agent must be one of ${[...AGENT_NAMES, 'all'].join(', ')} (got "${String(value)}")`);
+}
+
+/** The environment the engine runs with for one agent: Claude Code's sessions root is its mirror. */
+export function agentEnv(agent: AgentName, env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return agent === 'pi' ? env : { ...env, SESSYNC_SESSIONS_DIR: claudeMirrorRoot(env) };
+}
+
+/** Runs fn holding the Claude Code mirror's lock: two sessync processes never mirror the same lines twice. */
+async function withMirrorLock<T>(env: NodeJS.ProcessEnv, fn: () => Promise<T>): Promise<T> {
+  await mkdir(dirname(claudeMirrorState(env)), { recursive: true, mode: 0o700 });
+  return withFileLock(claudeMirrorState(env), fn, { timeoutMs: 60_000 });
+}
+
+/** Brings the mirror of an agent up to date with its own files (nothing to do for pi), under the mirror's lock. */
+export async function refreshMirror(agent: AgentName, env: NodeJS.ProcessEnv, note: (t: string) => void): Promise<void> {
+  if (agent === 'pi') return;
+  await withMirrorLock(env, async () => {
+    const state = await loadMirrorState(env);
+    await importClaude(env, state, note);
+    await saveMirrorState(env, state);
+  });
+}
+
+/** One run of the engine for one agent. */
+export async function runAgentSync(agent: AgentName, o: RunOptions): Promise<RunSummary> {
+  const note = o.note ?? (() => undefined);
+  if (agent === 'pi') return runSync({ ...o, agent });
+  await refreshMirror(agent, o.env, note);
+  const summary = await runSync({ ...o, env: agentEnv(agent, o.env), agent });
+  const pulled = summary.sessions.filter((s) => s.pulled && (s.pulled.entries > 0 || s.pulled.created) && s.path).map((s) => s.path!);
+  if (pulled.length > 0) {
+    await withMirrorLock(o.env, async () => {
+      const state = await loadMirrorState(o.env);
+      const r = await exportClaude(o.env, state, pulled, note);
+      await saveMirrorState(o.env, state);
+      // What export appended (a pin among it) is mirrored now, so the next push carries it.
+      if (r.lines > 0) await importClaude(o.env, state, note);
+      await saveMirrorState(o.env, state);
+    });
+  }
+  return summary;
+}
+
+/** Runs each chosen agent in turn and adds their figures up; `agents` keeps each one's own summary. */
+export async function runAgents(agents: AgentName[], o: RunOptions): Promise<RunSummary & { agents?: Partial<Record<AgentName, RunSummary>> }> {
+  if (agents.length === 1) return runAgentSync(agents[0]!, o);
+  const each: Partial<Record<AgentName, RunSummary>> = {};
+  for (const a of agents) each[a] = await runAgentSync(a, o);
+  const all = Object.values(each) as RunSummary[];
+  const add = (k: keyof RunSummary) => all.reduce((n, s) => n + (s[k] as number), 0);
+  return {
+    mode: o.mode,
+    sessionsChecked: add('sessionsChecked'),
+    pushedSessions: add('pushedSessions'),
+    pushedEntries: add('pushedEntries'),
+    pushedBytes: add('pushedBytes'),
+    pulledSessions: add('pulledSessions'),
+    pulledEntries: add('pulledEntries'),
+    createdSessions: add('createdSessions'),
+    conflicts: add('conflicts'),
+    skippedLines: add('skippedLines'),
+    failed: add('failed'),
+    skippedFiles: all.flatMap((s) => s.skippedFiles),
+    requests: add('requests'),
+    sessions: all.flatMap((s) => s.sessions),
+    agents: each,
+  };
+}

@@ -1,0 +1,114 @@
+// The mirror -> Claude Code files: lines a pull brought are appended to the session's own files, byte-exact, and the
+// leaf sessync agrees on is pinned with Claude Code's own last-prompt line, so `claude --resume` continues there.
+import { mkdir, open, readFile, stat } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { claudeCode, claudeProjectFolder } from '../../shared/agents/claude-code.js';
+import type { SessionFile } from '../../shared/agents/agent.js';
+import { writeFileAtomic } from '../store/atomic-json.js';
+import { readSession } from '../store/session-reader.js';
+import { fsyncPath } from '../store/session-writer.js';
+import { claudeProjectsRoot } from './claude-paths.js';
+import type { MirrorState } from './mirror-state.js';
+
+export interface ExportResult {
+  sessions: number;
+  /** Lines appended to Claude Code files (pins included). */
+  lines: number;
+  created: number;
+}
+
+function kindOf(rel: string, session: string): SessionFile['kind'] {
+  if (rel === `${session}.jsonl`) return 'main';
+  return rel.includes('/tool-results/') ? 'tool-result' : 'subagent';
+}
+
+async function readOr(path: string, missing: string): Promise<string> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return missing;
+    throw e;
+  }
+}
+
+/** Appends lines with one write and an fsync (creating the file and its folder when needed). */
+async function appendLines(path: string, lines: string[]): Promise<void> {
+  await mkdir(dirname(path), { recursive: true });
+  const fh = await open(path, 'a', 0o600);
+  try {
+    await fh.write(lines.map((l) => `${l}\n`).join(''));
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
+
+/**
+ * Brings each given mirror file's lines into the Claude Code files of its session. A file Claude Code is in the middle
+ * of writing (its last line has no '\n' yet) is left alone and reported; the next sync appends to it.
+ */
+export async function exportClaude(env: NodeJS.ProcessEnv, state: MirrorState, mirrors: string[], note: (t: string) => void): Promise<ExportResult> {
+  const result: ExportResult = { sessions: 0, lines: 0, created: 0 };
+  for (const mirror of mirrors) {
+    try {
+      const open_ = await readSession(mirror);
+      const session = open_.header.id;
+      const known = state.sessions[session];
+      const folder = known?.folder ?? join(claudeProjectsRoot(env), claudeProjectFolder(String(open_.header.cwd)));
+      const mainRel = `${session}.jsonl`;
+      const byRel = new Map<string, { text: string; whole: boolean; id: string }[]>();
+      for (const e of open_.entries) {
+        const back = claudeCode.fromEntry(e);
+        if (!back) continue;
+        const rel = back.rel === '' ? mainRel : back.rel;
+        let list = byRel.get(rel);
+        if (!list) byRel.set(rel, (list = []));
+        list.push({ text: back.text, whole: back.whole === true, id: e.id });
+      }
+      if (!byRel.has(mainRel)) continue;
+      const createdMain = !(await stat(join(folder, mainRel)).then(() => true, () => false));
+      let wrote = 0;
+      for (const [rel, wanted] of byRel) {
+        const path = join(folder, rel);
+        const kind = kindOf(rel, session);
+        if (kind === 'tool-result') {
+          const w = wanted[0]!;
+          if ((await readOr(path, '\u0000missing')) === '\u0000missing') {
+            await writeFileAtomic(path, w.text);
+            await fsyncPath(dirname(path));
+            wrote++;
+          }
+          continue;
+        }
+        const text = await readOr(path, '');
+        const parsed = claudeCode.parseFile(text, { rel, kind });
+        if (parsed.tail !== '') {
+          note(`${path}: its last line is still being written; the pulled lines go there on the next sync`);
+          continue;
+        }
+        const have = new Set(parsed.lines.map((l) => l.id));
+        const missing = wanted.filter((w) => !have.has(w.id)).map((w) => w.text);
+        if (missing.length > 0) {
+          await appendLines(path, missing);
+          wrote += missing.length;
+        }
+      }
+      // Both machines now hold the same lines but maybe in another order: make Claude Code's leaf the one sessync agrees on.
+      const mainPath = join(folder, mainRel);
+      const lines = claudeCode.parseFile(await readOr(mainPath, ''), { rel: mainRel, kind: 'main' }).lines;
+      const leaf = claudeCode.syncLeaf(lines);
+      const pin = leaf === null ? [] : claudeCode.pinLeaf(lines, leaf, session);
+      if (pin.length > 0) {
+        await appendLines(mainPath, pin);
+        wrote += pin.length;
+      }
+      if (createdMain) result.created++;
+      if (wrote > 0) result.sessions++;
+      result.lines += wrote;
+      state.sessions[session] = { mirror, folder };
+    } catch (e) {
+      note(`${mirror}: ${(e as Error).message}; its Claude Code files are left as they are`);
+    }
+  }
+  return result;
+}

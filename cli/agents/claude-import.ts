@@ -1,0 +1,100 @@
+// Claude Code files -> the mirror: lines not yet mirrored are appended to the session's mirror file, each as one entry.
+import { readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { claudeCode } from '../../shared/agents/claude-code.js';
+import type { AgentLine, SessionFile } from '../../shared/agents/agent.js';
+import type { SessionEntry, SessionHeader } from '../../shared/entry.js';
+import { CURRENT_VERSION } from '../../shared/entry.js';
+import { LIMITS } from '../../shared/wire.js';
+import { appendEntries, createSessionFile } from '../store/session-writer.js';
+import { readSession } from '../store/session-reader.js';
+import { projectDir, sessionFileName } from '../store/paths.js';
+import { claudeMirrorRoot, claudeProjectsRoot } from './claude-paths.js';
+import { findClaudeSessions, type FoundSession } from './claude-files.js';
+import type { MirrorState } from './mirror-state.js';
+
+export interface ImportResult {
+  sessions: number;
+  /** Lines newly mirrored. */
+  lines: number;
+}
+
+async function exists(path: string): Promise<boolean> {
+  return stat(path).then(
+    () => true,
+    () => false,
+  );
+}
+
+/** Reads one session's files; lines that cannot be read are reported with file and line, and never mirrored. */
+async function readFound(found: FoundSession, note: (t: string) => void): Promise<{ file: SessionFile; lines: AgentLine[] }[] | null> {
+  const out: { file: SessionFile; lines: AgentLine[] }[] = [];
+  for (const file of found.files) {
+    const path = join(found.folder, file.rel);
+    const text = await readFile(path, 'utf8');
+    if (file.kind === 'tool-result' && Buffer.byteLength(text) > LIMITS.maxEntryBytes) {
+      note(`${path}: ${Buffer.byteLength(text)} bytes, over the ${LIMITS.maxEntryBytes}-byte entry limit; not synced`);
+      continue;
+    }
+    const parsed = claudeCode.parseFile(text, file);
+    for (const p of parsed.problems) note(`${path}:${p.line}: ${p.reason}; this line is not synced (it stays in the file)`);
+    out.push({ file, lines: parsed.lines });
+  }
+  const main = out[0];
+  if (!main || !main.lines.some((l) => typeof l.value.uuid === 'string')) {
+    note(`${join(found.folder, found.files[0]!.rel)}: no line with a uuid; not a Claude Code session, not synced`);
+    return null;
+  }
+  return out;
+}
+
+/** Mirrors every Claude Code session of this machine; a session whose files did not change since is not read. */
+export async function importClaude(env: NodeJS.ProcessEnv, state: MirrorState, note: (t: string) => void): Promise<ImportResult> {
+  const result: ImportResult = { sessions: 0, lines: 0 };
+  const mirrorRoot = claudeMirrorRoot(env);
+  for (const found of await findClaudeSessions(claudeProjectsRoot(env), note)) {
+    try {
+      const stats = await Promise.all(found.files.map((f) => stat(join(found.folder, f.rel))));
+      const known = state.sessions[found.session];
+      const unchanged =
+        known !== undefined &&
+        known.folder === found.folder &&
+        (await exists(known.mirror)) &&
+        found.files.every((f, i) => {
+          const was = state.files[join(found.folder, f.rel)];
+          return was !== undefined && was.size === stats[i]!.size && was.mtimeMs === stats[i]!.mtimeMs;
+        });
+      if (unchanged) continue;
+      const files = await readFound(found, note);
+      if (!files) continue;
+      result.sessions++;
+      const entries: SessionEntry[] = files.flatMap(({ file, lines }) => lines.map((l) => claudeCode.toEntry(l, file)));
+      let mirror = known && (await exists(known.mirror)) ? known.mirror : undefined;
+      if (mirror === undefined) {
+        const main = files[0]!;
+        const cwd = claudeCode.projectHints({ lines: main.lines, problems: [], tail: '' }).cwd;
+        if (!cwd) {
+          note(`${join(found.folder, main.file.rel)}: no line names the session's cwd; not synced`);
+          continue;
+        }
+        const timestamp = main.lines.find((l) => l.timestamp)?.timestamp ?? new Date().toISOString();
+        // The header is sessync's, written on this machine only: it names the agent, which the session's meta carries.
+        const header: SessionHeader = { type: 'session', version: CURRENT_VERSION, id: found.session, timestamp, cwd, agent: 'claude-code' };
+        mirror = join(projectDir(mirrorRoot, cwd), sessionFileName(timestamp, found.session));
+        await createSessionFile(mirror, header, entries);
+        result.lines += entries.length;
+      } else {
+        const have = new Set((await readSession(mirror)).entries.map((e) => e.id));
+        const fresh = entries.filter((e) => !have.has(e.id));
+        if (fresh.length > 0) await appendEntries(mirror, fresh);
+        result.lines += fresh.length;
+      }
+      state.sessions[found.session] = { mirror, folder: found.folder };
+      found.files.forEach((f, i) => (state.files[join(found.folder, f.rel)] = { size: stats[i]!.size, mtimeMs: stats[i]!.mtimeMs }));
+    } catch (e) {
+      // One session's trouble (a file removed while read, a mirror file damaged) is reported; the others go on.
+      note(`Claude Code session ${found.session} in ${found.folder}: ${(e as Error).message}`);
+    }
+  }
+  return result;
+}

@@ -1,0 +1,108 @@
+// Claude Code sessions through the sync engine against a real `sessync serve`: two machines, each with its own Claude
+// Code folder and the project at another path. Lines arrive byte-exact, subagent and tool-result files travel, the
+// session lands in the local project's folder, both machines resume on one leaf, bad input is reported and blocks nothing.
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { claudeProjectFolder } from '../../shared/agents/claude-code.js';
+import { useServer } from '../sync/helpers.js';
+import { ClaudeMachine, lineSet, turn } from './claude-rig.js';
+import { FIXTURES } from './fixture-samples.js';
+
+const REMOTE = 'git@github.com:Acme/App.git';
+const SESSION = '7f2abd2d-7cfc-4447-9ddd-3ca8d14e02e9'; // the sessionId of the agtrace fixture pair
+const MAIN = join(FIXTURES, 'claude-code', 'lanegrid__agtrace__claude_session.jsonl');
+const AGENT = join(FIXTURES, 'claude-code', 'lanegrid__agtrace__claude_agent.jsonl');
+const present = existsSync(MAIN) && existsSync(AGENT);
+if (!present) console.warn(`Claude Code fixtures not found under ${FIXTURES}: the Claude Code sync tests are skipped`);
+
+describe.skipIf(!present)('Claude Code sessions through sync (real sessync serve)', () => {
+  const rig = useServer(undefined, 'sessync-cc-');
+
+  it('a session with its subagents and tool results travels byte-exact and lands in the local project folder; turns on both converge on one leaf', async () => {
+    const a = new ClaudeMachine(rig.root, 'a', { remote: REMOTE });
+    const b = new ClaudeMachine(rig.root, 'b', { remote: 'https://github.com/Acme/App' });
+    await a.login(rig.server);
+    await b.login(rig.server);
+    const aCwd = realpathSync(a.project);
+    // The fixture's lines say another cwd: the session still belongs to the folder it is in, with its first cwd.
+    const fixture = readFileSync(MAIN, 'utf8').replaceAll('/Users/test_user/agent-sample', aCwd);
+    a.write(`${SESSION}.jsonl`, fixture);
+    a.write('agent-0c4c3cf8.jsonl', readFileSync(AGENT, 'utf8').replaceAll('/Users/test_user/agent-sample', aCwd));
+    a.write(`${SESSION}/subagents/agent-acompact-5e6f.jsonl`, readFileSync(AGENT, 'utf8'));
+    a.write(`${SESSION}/tool-results/toolu_01.txt`, 'a large tool result\nwith two lines, no final newline');
+
+    const pushed = await a.ok(['sync', '--json']);
+    expect(pushed).toMatchObject({ failed: 0 });
+    expect(pushed.pushedEntries).toBe(26 + 2 + 2 + 1);
+
+    const pulled = await b.ok(['sync', '--json']);
+    expect(pulled).toMatchObject({ failed: 0, createdSessions: 1 });
+    // B's folder is the encoding of B's own path, and every file is there with the same bytes.
+    expect(b.folder).toBe(join(b.claudeDir, 'projects', claudeProjectFolder(realpathSync(b.project))));
+    expect(b.folder).not.toBe(a.folder.replace(a.claudeDir, b.claudeDir));
+    expect(b.read(`${SESSION}.jsonl`)).toBe(a.read(`${SESSION}.jsonl`)); // one writer so far: the same file, byte for byte
+    expect(b.read('agent-0c4c3cf8.jsonl')).toBe(a.read('agent-0c4c3cf8.jsonl'));
+    expect(b.read(`${SESSION}/subagents/agent-acompact-5e6f.jsonl`)).toBe(a.read(`${SESSION}/subagents/agent-acompact-5e6f.jsonl`));
+    expect(b.read(`${SESSION}/tool-results/toolu_01.txt`)).toBe('a large tool result\nwith two lines, no final newline');
+    expect(b.leaf(SESSION)).toBe(a.leaf(SESSION));
+
+    // Each machine takes a turn from the same point, offline; then both sync.
+    const base = a.leaf(SESSION);
+    const bCwd = realpathSync(b.project);
+    const aBefore = a.read(`${SESSION}.jsonl`);
+    const bBefore = b.read(`${SESSION}.jsonl`);
+    a.write(`${SESSION}.jsonl`, aBefore + turn(SESSION, aCwd, base, 'from a', ['aaaaaaaa-0000-4000-8000-000000000001', 'aaaaaaaa-0000-4000-8000-000000000002'], '2026-01-01T10:00:00.000Z'));
+    b.write(`${SESSION}.jsonl`, bBefore + turn(SESSION, bCwd, base, 'from b', ['bbbbbbbb-0000-4000-8000-000000000001', 'bbbbbbbb-0000-4000-8000-000000000002'], '2026-01-01T10:00:05.000Z'));
+    // B pins the leaf (a last-prompt line) on its first pull; that line takes one more round to reach A.
+    for (const m of [a, b, a, b, a]) expect(await m.ok(['sync', '--json'])).toMatchObject({ failed: 0 });
+
+    const aText = a.read(`${SESSION}.jsonl`);
+    const bText = b.read(`${SESSION}.jsonl`);
+    expect(aText.startsWith(aBefore)).toBe(true); // appended, never rewritten
+    expect(bText.startsWith(bBefore)).toBe(true);
+    expect(new Set(lineSet(aText))).toEqual(new Set(lineSet(bText)));
+    for (const l of lineSet(aBefore + turn(SESSION, aCwd, base, 'from a', ['aaaaaaaa-0000-4000-8000-000000000001', 'aaaaaaaa-0000-4000-8000-000000000002'], '2026-01-01T10:00:00.000Z'))) expect(lineSet(bText)).toContain(l);
+    // Both resume on the newer turn (B's), whatever order the lines came in.
+    expect(a.leaf(SESSION)).toBe('bbbbbbbb-0000-4000-8000-000000000002');
+    expect(b.leaf(SESSION)).toBe('bbbbbbbb-0000-4000-8000-000000000002');
+    for (const m of [b, a]) expect(await m.ok(['sync', '--json'])).toMatchObject({ pushedEntries: 0, pulledEntries: 0 });
+
+    // --agent pi leaves Claude Code alone.
+    const piOnly = await b.ok(['sync', '--agent', 'pi', '--json']);
+    expect(piOnly).toMatchObject({ pulledEntries: 0, createdSessions: 0, pushedEntries: 0 });
+    expect(existsSync(join(b.home, 'sessions'))).toBe(false);
+  });
+
+  it('bad input: a line that is not JSON and a folder without its main file are reported; the rest syncs and nothing is changed', async () => {
+    const a = new ClaudeMachine(rig.root, 'bad-a', { remote: 'git@github.com:Acme/Bad.git' });
+    const b = new ClaudeMachine(rig.root, 'bad-b', { remote: 'git@github.com:Acme/Bad.git' });
+    await a.login(rig.server);
+    await b.login(rig.server);
+    const cwd = realpathSync(a.project);
+    const id = '22222222-3333-4444-8555-666666666666';
+    const orphan = '33333333-3333-4444-8555-666666666666';
+    const good = turn(id, cwd, null, 'one', ['cccccccc-0000-4000-8000-000000000001', 'cccccccc-0000-4000-8000-000000000002'], '2026-01-02T00:00:00.000Z');
+    const text = `${good}{"type":"user","uuid":"broken\n${turn(id, cwd, 'cccccccc-0000-4000-8000-000000000002', 'two', ['cccccccc-0000-4000-8000-000000000003', 'cccccccc-0000-4000-8000-000000000004'], '2026-01-02T00:01:00.000Z')}`;
+    a.write(`${id}.jsonl`, text);
+    a.write(`${orphan}/subagents/agent-abc.jsonl`, good);
+    a.write('notes.jsonl', '{"no":"uuid"}\n');
+    const r = await a.run(['sync', '--agent', 'claude-code']);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain(`${id}.jsonl:4: invalid JSON`);
+    expect(r.stderr).toContain(`but no ${orphan}.jsonl; not synced`);
+    expect(a.read(`${id}.jsonl`)).toBe(text); // nothing rewritten locally
+    await b.ok(['sync', '--agent', 'claude-code', '--json']);
+    const got = b.read(`${id}.jsonl`);
+    expect(lineSet(got)).toEqual(lineSet(text).filter((l) => !l.includes('"broken')));
+    expect(existsSync(join(b.folder, orphan))).toBe(false);
+  });
+
+  it('--agent takes pi, claude-code or all, and refuses anything else', async () => {
+    const a = new ClaudeMachine(rig.root, 'opt', { remote: REMOTE });
+    await a.login(rig.server);
+    const r = await a.run(['push', '--agent', 'codex']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--agent must be one of pi, claude-code, all');
+  });
+});
