@@ -4,17 +4,27 @@ import { listSessions } from '../store/session-index.js';
 import { locate, positionals } from '../store/locate.js';
 import { shortId } from '../format/short-id.js';
 import { shortTime } from '../format/describe-entry.js';
+import { sessionsRoot } from '../store/paths.js';
+import type { SessionSummary } from '../store/session-index.js';
+import { AGENT_OPTION, agentEnv, chosenAgents, refreshMirror } from '../agents/agent-run.js';
 
 const command: Command = {
   summary: 'List sessions of this project (--all: of every project), newest first.',
-  usage: '[--all]',
-  options: { all: { type: 'boolean', default: false } },
+  usage: '[--all] [--agent pi|claude-code|all]',
+  options: { all: { type: 'boolean', default: false }, ...AGENT_OPTION },
   async run(ctx) {
     positionals(ctx, [], 'sessync list [--all]');
     const place = await locate(ctx);
     const all = ctx.opts.all === true;
     const skipped: { path: string; reason: string }[] = [];
-    const rows = await listSessions({ root: place.root, realCwd: place.realCwd, all, skipped });
+    const rows: (SessionSummary & { agent?: string })[] = [];
+    const agents = await chosenAgents(ctx.opts.agent, ctx.env);
+    for (const agent of agents) {
+      await refreshMirror(agent, ctx.env, (t) => ctx.info(t));
+      const root = sessionsRoot(agentEnv(agent, ctx.env));
+      // Rows name their agent when more than one agent's sessions are listed.
+      for (const r of await listSessions({ root, realCwd: place.realCwd, all, skipped })) rows.push(agents.length > 1 ? { ...r, agent } : r);
+    }
     for (const s of skipped) ctx.info(`skipped ${s.path}: ${s.reason}`);
     const human =
       rows.length === 0
@@ -22,7 +32,7 @@ const command: Command = {
         : rows
             .map((r) => {
               const count = r.messageCount === undefined ? '   ?' : String(r.messageCount).padStart(4);
-              const what = [r.name, all ? r.cwd : undefined].filter(Boolean).join('  ');
+              const what = [r.name, all ? r.cwd : undefined, r.agent ? `(${r.agent})` : undefined].filter(Boolean).join('  ');
               return `${shortId(r.id)}  ${shortTime(new Date(r.mtimeMs).toISOString())}  ${count} msgs  ${what}`.trimEnd();
             })
             .join('\n');

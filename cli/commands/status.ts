@@ -2,21 +2,36 @@
 import type { Command } from '../command.js';
 import { sessionsRoot } from '../store/paths.js';
 import { scopeOf } from '../sync/run-command.js';
-import { syncStatus } from '../sync/sync-status.js';
+import { syncStatus, type StatusReport } from '../sync/sync-status.js';
+import { AGENT_OPTION, agentEnv, chosenAgents, refreshMirror } from '../agents/agent-run.js';
 
 const command: Command = {
   summary: 'Show, per session, entries not yet pushed and batches waiting on the server (local figures work offline).',
-  usage: '[<ref> | --all]',
-  options: { all: { type: 'boolean', default: false } },
+  usage: '[<ref> | --all] [--agent pi|claude-code|all]',
+  options: { all: { type: 'boolean', default: false }, ...AGENT_OPTION },
   async run(ctx) {
-    const r = await syncStatus({ ...scopeOf(ctx, 'status'), cwd: ctx.cwd, env: ctx.env, root: sessionsRoot(ctx.env) });
+    let r: StatusReport | undefined;
+    const agents = await chosenAgents(ctx.opts.agent, ctx.env);
+    for (const agent of agents) {
+      await refreshMirror(agent, ctx.env, (t) => ctx.info(t));
+      const env = agentEnv(agent, ctx.env);
+      const one = await syncStatus({ ...scopeOf(ctx, 'status'), cwd: ctx.cwd, env, root: sessionsRoot(env), agent });
+      if (agents.length > 1) for (const s of one.sessions) s.agent = agent; // rows name their agent when there are several
+      if (!r) r = one;
+      else {
+        r.sessions.push(...one.sessions);
+        r.skippedFiles.push(...one.skippedFiles);
+        r.serverError ??= one.serverError;
+      }
+    }
+    if (!r) return;
     const lines: string[] = [];
     lines.push(r.server ? `server: ${r.server}${r.serverError ? ` (${r.serverError.message})` : ''}` : 'server: not logged in (run `sessync login <url> --token <token>`)');
     for (const s of r.sessions) {
       const push = s.pendingBatch ? `${s.unpushedEntries} to push + 1 batch unacknowledged` : `${s.unpushedEntries} to push`;
       const pull = s.waitingBatches === null ? 'server unknown' : s.remoteOnly ? `only on the server (${s.waitingBatches} batches)` : `${s.waitingBatches} batch${s.waitingBatches === 1 ? '' : 'es'} to pull`;
       const behind = s.serverBehind ? '; the server has fewer of my batches than I think (the next sync pushes it again)' : '';
-      lines.push(`${s.session}  ${push}, ${pull}${behind}${s.name ? `  ${s.name}` : ''}`);
+      lines.push(`${s.session}  ${push}, ${pull}${behind}${s.name ? `  ${s.name}` : ''}${s.agent ? `  (${s.agent})` : ''}`);
     }
     for (const f of r.skippedFiles) lines.push(`skipped ${f.path}: ${f.reason}`);
     const toPush = r.sessions.filter((s) => s.unpushedEntries > 0 || s.pendingBatch || s.serverBehind).length;

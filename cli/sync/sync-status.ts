@@ -9,7 +9,7 @@ import { resolveSession } from '../store/resolve.js';
 import { loadLogin } from '../login-store.js';
 import { openSync } from './sync-run.js';
 import { projectKey } from './project-key.js';
-import { remoteProjectKeys } from './remote-keys.js';
+import { remoteAgents, remoteProjectKeys } from './remote-keys.js';
 
 export interface StatusRow {
   session: string;
@@ -25,6 +25,8 @@ export interface StatusRow {
   remoteOnly: boolean;
   /** The server holds fewer of this machine's batches than the state says it acknowledged: the next sync pushes it again. */
   serverBehind?: boolean;
+  /** Whose session it is (pi, claude-code). */
+  agent?: string;
 }
 
 export interface StatusReport {
@@ -66,7 +68,8 @@ async function countTail(path: string, from: number, size: number, skip: Readonl
   }
 }
 
-export async function syncStatus(o: { ref?: string; all?: boolean; cwd: string; env: NodeJS.ProcessEnv; root: string }): Promise<StatusReport> {
+/** `agent`: sessions only the server has are shown when their meta names this agent (none: pi), as sync pulls them. */
+export async function syncStatus(o: { ref?: string; all?: boolean; cwd: string; env: NodeJS.ProcessEnv; root: string; agent?: string }): Promise<StatusReport> {
   let locals: SessionSummary[];
   const skippedFiles: { path: string; reason: string }[] = [];
   let rc: string | undefined;
@@ -110,9 +113,19 @@ export async function syncStatus(o: { ref?: string; all?: boolean; cwd: string; 
       report.serverError ??= { code: e.code, message: e.message };
     }
   }
+  let agentOf: Map<string, string> | null = null;
+  if (ctx && heads && o.agent !== undefined) {
+    try {
+      agentOf = await remoteAgents(ctx, diffs.filter((d) => !d.local && (o.all || mine.has(d.session))).map((d) => d.session));
+    } catch (e) {
+      if (!isSessyncError(e)) throw e;
+      report.serverError ??= { code: e.code, message: e.message };
+    }
+  }
   for (const d of diffs) {
     const l = byId.get(d.session);
     if (!l && (o.ref || (!o.all && !mine.has(d.session)))) continue;
+    if (!l && agentOf && agentOf.get(d.session) !== o.agent) continue;
     const st = states.get(d.session);
     const row: StatusRow = {
       session: d.session,

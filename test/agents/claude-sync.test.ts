@@ -98,6 +98,28 @@ describe.skipIf(!present)('Claude Code sessions through sync (real sessync serve
     expect(existsSync(join(b.folder, orphan))).toBe(false);
   });
 
+  it('list and status take --agent: Claude Code sessions here and those only the server has, never under pi', async () => {
+    const a = new ClaudeMachine(rig.root, 'ls-a', { remote: 'git@github.com:Acme/Listed.git' });
+    const b = new ClaudeMachine(rig.root, 'ls-b', { remote: 'git@github.com:Acme/Listed.git' });
+    await a.login(rig.server);
+    await b.login(rig.server);
+    const id = '44444444-3333-4444-8555-666666666666';
+    a.write(`${id}.jsonl`, turn(id, realpathSync(a.project), null, 'listed', ['dddddddd-0000-4000-8000-000000000001', 'dddddddd-0000-4000-8000-000000000002'], '2026-01-03T00:00:00.000Z'));
+    const listed = await a.ok(['list', '--agent', 'claude-code', '--json']);
+    expect(listed.map((r: { id: string }) => r.id)).toEqual([id]);
+    expect(await a.ok(['list', '--agent', 'pi', '--json'])).toEqual([]);
+    const both = await a.ok(['list', '--json']); // the default: pi and Claude Code (its folder exists)
+    expect(both).toMatchObject([{ id, agent: 'claude-code' }]);
+    const before = await a.ok(['status', '--agent', 'claude-code', '--json']);
+    expect(before.sessions).toMatchObject([{ session: id, unpushedEntries: 3, remoteOnly: false }]);
+    await a.ok(['push', '--agent', 'claude-code', '--json']);
+    const after = await a.ok(['status', '--agent', 'claude-code', '--json']);
+    expect(after.sessions).toMatchObject([{ session: id, unpushedEntries: 0 }]);
+    const remote = await b.ok(['status', '--agent', 'claude-code', '--json']);
+    expect(remote.sessions).toMatchObject([{ session: id, remoteOnly: true }]);
+    expect((await b.ok(['status', '--agent', 'pi', '--json'])).sessions).toEqual([]);
+  });
+
   it('--agent takes pi, claude-code or all, and refuses anything else', async () => {
     const a = new ClaudeMachine(rig.root, 'opt', { remote: REMOTE });
     await a.login(rig.server);
