@@ -58,7 +58,7 @@ export async function runAgentSync(agent: AgentName, o: RunOptions): Promise<Run
   await refreshMirror(agent, o.env, note);
   const summary = await runSync({ ...o, env: agentEnv(agent, o.env), agent });
   const pulled = summary.sessions.filter((s) => s.pulled && (s.pulled.entries > 0 || s.pulled.created) && s.path).map((s) => s.path!);
-  if (pulled.length > 0) {
+  if (pulled.length > 0 || (await loadMirrorState(o.env)).pendingExport.length > 0) {
     await withMirrorLock(o.env, async () => {
       const state = await loadMirrorState(o.env);
       const r = await exportClaude(o.env, state, pulled, note);

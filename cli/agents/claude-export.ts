@@ -49,7 +49,8 @@ async function appendLines(path: string, lines: string[]): Promise<void> {
  */
 export async function exportClaude(env: NodeJS.ProcessEnv, state: MirrorState, mirrors: string[], note: (t: string) => void): Promise<ExportResult> {
   const result: ExportResult = { sessions: 0, lines: 0, created: 0 };
-  for (const mirror of mirrors) {
+  const pending = new Set<string>();
+  for (const mirror of new Set([...mirrors, ...state.pendingExport])) {
     try {
       const open_ = await readSession(mirror);
       const session = open_.header.id;
@@ -84,6 +85,7 @@ export async function exportClaude(env: NodeJS.ProcessEnv, state: MirrorState, m
         const parsed = claudeCode.parseFile(text, { rel, kind });
         if (parsed.tail !== '') {
           note(`${path}: its last line is still being written; the pulled lines go there on the next sync`);
+          pending.add(mirror);
           continue;
         }
         const have = new Set(parsed.lines.map((l) => l.id));
@@ -110,5 +112,6 @@ export async function exportClaude(env: NodeJS.ProcessEnv, state: MirrorState, m
       note(`${mirror}: ${(e as Error).message}; its Claude Code files are left as they are`);
     }
   }
+  state.pendingExport = [...pending];
   return result;
 }

@@ -7,11 +7,13 @@ export interface MirrorState {
   sessions: Record<string, { mirror: string; folder: string }>;
   /** Claude Code file (absolute) -> size and mtime when it was last mirrored: unchanged files are not read again. */
   files: Record<string, { size: number; mtimeMs: number }>;
+  /** Mirror files whose lines could not all be written out yet (a Claude Code file mid-write): tried again next run. */
+  pendingExport: string[];
 }
 
 export async function loadMirrorState(env: NodeJS.ProcessEnv): Promise<MirrorState> {
   const s = await readJsonOrNull<Partial<MirrorState>>(claudeMirrorState(env));
-  return { sessions: s?.sessions ?? {}, files: s?.files ?? {} };
+  return { sessions: s?.sessions ?? {}, files: s?.files ?? {}, pendingExport: s?.pendingExport ?? [] };
 }
 
 export async function saveMirrorState(env: NodeJS.ProcessEnv, s: MirrorState): Promise<void> {

@@ -98,6 +98,31 @@ describe.skipIf(!present)('Claude Code sessions through sync (real sessync serve
     expect(existsSync(join(b.folder, orphan))).toBe(false);
   });
 
+  it('a Claude Code file in the middle of a write is not appended to; its pulled lines land on the next sync', async () => {
+    const a = new ClaudeMachine(rig.root, 'busy-a', { remote: 'git@github.com:Acme/Busy.git' });
+    const b = new ClaudeMachine(rig.root, 'busy-b', { remote: 'git@github.com:Acme/Busy.git' });
+    await a.login(rig.server);
+    await b.login(rig.server);
+    const id = '55555555-3333-4444-8555-666666666666';
+    const cwd = realpathSync(a.project);
+    const first = turn(id, cwd, null, 'one', ['eeeeeeee-0000-4000-8000-000000000001', 'eeeeeeee-0000-4000-8000-000000000002'], '2026-01-04T00:00:00.000Z');
+    a.write(`${id}.jsonl`, first);
+    await a.ok(['sync', '--json']);
+    await b.ok(['sync', '--json']);
+    const second = turn(id, cwd, 'eeeeeeee-0000-4000-8000-000000000002', 'two', ['eeeeeeee-0000-4000-8000-000000000003', 'eeeeeeee-0000-4000-8000-000000000004'], '2026-01-04T00:01:00.000Z');
+    a.write(`${id}.jsonl`, first + second);
+    await a.ok(['sync', '--json']);
+    const half = '{"type":"queue-operation","operation":"enqueue"';
+    b.write(`${id}.jsonl`, first + half);
+    const r = await b.run(['sync']);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain('its last line is still being written');
+    expect(b.read(`${id}.jsonl`)).toBe(first + half);
+    b.write(`${id}.jsonl`, `${first + half}}\n`);
+    await b.ok(['sync', '--json']); // nothing new on the server: the lines left behind go now
+    expect(lineSet(b.read(`${id}.jsonl`))).toEqual(lineSet(`${first + half}}\n${second}`));
+  });
+
   it('list and status take --agent: Claude Code sessions here and those only the server has, never under pi', async () => {
     const a = new ClaudeMachine(rig.root, 'ls-a', { remote: 'git@github.com:Acme/Listed.git' });
     const b = new ClaudeMachine(rig.root, 'ls-b', { remote: 'git@github.com:Acme/Listed.git' });
