@@ -21,13 +21,16 @@ async function isDir(path: string): Promise<boolean> {
 }
 
 /**
- * `--agent pi|claude-code|all`. Without it: pi (sessync's own store) and every other agent whose folder exists here.
+ * `--agent pi|claude-code|all`, else $SESSYNC_AGENT (a standing choice, e.g. `pi` to leave Claude Code alone). Without
+ * either: pi (sessync's own store) and every other agent whose folder exists here.
  */
-export async function chosenAgents(value: unknown, env: NodeJS.ProcessEnv): Promise<AgentName[]> {
+export async function chosenAgents(option: unknown, env: NodeJS.ProcessEnv): Promise<AgentName[]> {
+  const value = option ?? (env.SESSYNC_AGENT || undefined);
   if (value === undefined) return (await isDir(claudeProjectsRoot(env))) ? ['pi', 'claude-code'] : ['pi'];
   if (value === 'all') return [...AGENT_NAMES];
   if (typeof value === 'string' && (AGENT_NAMES as readonly string[]).includes(value)) return [value as AgentName];
-  throw new SessyncError('bad_input', `--agent must be one of ${[...AGENT_NAMES, 'all'].join(', ')} (got "${String(value)}")`);
+  const from = option === undefined ? 'SESSYNC_AGENT' : '--agent';
+  throw new SessyncError('bad_input', `${from} must be one of ${[...AGENT_NAMES, 'all'].join(', ')} (got "${String(value)}")`);
 }
 
 /** The environment the engine runs with for one agent: Claude Code's sessions root is its mirror. */

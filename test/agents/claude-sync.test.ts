@@ -5,6 +5,7 @@ import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { claudeProjectFolder } from '../../shared/agents/claude-code.js';
+import { runCli } from '../helpers/cli.js';
 import { useServer } from '../sync/helpers.js';
 import { ClaudeMachine, lineSet, turn } from './claude-rig.js';
 import { FIXTURES } from './fixture-samples.js';
@@ -151,5 +152,15 @@ describe.skipIf(!present)('Claude Code sessions through sync (real sessync serve
     const r = await a.run(['push', '--agent', 'codex']);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('--agent must be one of pi, claude-code, all');
+    // SESSYNC_AGENT=pi turns Claude Code off for every command: its folder is not even read.
+    const id = '66666666-3333-4444-8555-666666666666';
+    a.write(`${id}.jsonl`, turn(id, realpathSync(a.project), null, 'off', ['ffffffff-0000-4000-8000-000000000001', 'ffffffff-0000-4000-8000-000000000002'], '2026-01-05T00:00:00.000Z'));
+    const off = await runCli(['push', '--json', '--cwd', a.project], { env: { ...a.env, SESSYNC_AGENT: 'pi' } });
+    expect(off.json()).toMatchObject({ pushedEntries: 0 });
+    expect(existsSync(join(a.home, 'agents'))).toBe(false);
+    const on = await runCli(['push', '--json', '--cwd', a.project], { env: { ...a.env, SESSYNC_AGENT: 'claude-code' } });
+    expect(on.json()).toMatchObject({ pushedEntries: 3 });
+    const bad = await runCli(['push', '--cwd', a.project], { env: { ...a.env, SESSYNC_AGENT: 'everything' } });
+    expect(bad.stderr).toContain('SESSYNC_AGENT must be one of');
   });
 });
