@@ -30,8 +30,19 @@ export function encodeCwd(cwd: string): string {
   return `--${cwd.replace(/^[/\\]/, '').replace(/[/\\:]/g, '-')}--`;
 }
 
+/** Longest folder name most file systems take (bytes). */
+const MAX_NAME_BYTES = 255;
+
+/**
+ * The project's folder. A name past MAX_NAME_BYTES (a deep project path) could not be created at all: it is cut and
+ * a hash of the whole cwd added, so it exists and stays apart from other long paths. Shorter names are pi's, unchanged.
+ */
 export function projectDir(root: string, realCwd: string): string {
-  return join(root, encodeCwd(realCwd));
+  const name = encodeCwd(realCwd);
+  if (Buffer.byteLength(name) <= MAX_NAME_BYTES) return join(root, name);
+  let cut = name.slice(0, 200);
+  while (Buffer.byteLength(cut) > 200) cut = cut.slice(0, -1);
+  return join(root, `${cut}-${createHash('sha256').update(realCwd).digest('hex').slice(0, 16)}--`);
 }
 
 /**

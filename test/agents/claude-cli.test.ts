@@ -1,9 +1,10 @@
 // The real Claude Code CLI as the client: a session made with `claude -p` on machine A is synced, pulled on machine B at
 // another path and resumed there with `claude -p --resume` (the model request holds A's messages); then turns on both,
 // sync both: every line on both machines and both resume on the same branch.
-import { mkdirSync, realpathSync } from 'node:fs';
+import { mkdirSync, readdirSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { claudeProjectFolder } from '../../shared/agents/claude-code.js';
 import { useServer } from '../sync/helpers.js';
 import { ClaudeMachine, lineSet } from './claude-rig.js';
 import { claude, conversationTexts, findClaude } from './claude-cli.js';
@@ -99,6 +100,29 @@ describe('the real Claude Code CLI syncing through sessync', () => {
         'user: third prompt on B',
         'assistant: answer three on B',
       ]);
+    });
+
+    it('a project path whose folder name passes 200 characters: the pulled session lands where claude itself writes', async () => {
+      const a = new ClaudeMachine(rig.root, 'short', { remote: 'git@github.com:Acme/Long.git' });
+      const deep = join(rig.root, 'long', ...Array.from({ length: 5 }, (_, i) => `a-rather-long-folder-name.for_project ${i} 😀`));
+      const b = new ClaudeMachine(rig.root, 'long', { remote: 'git@github.com:Acme/Long.git', project: deep });
+      await a.login(rig.server);
+      await b.login(rig.server);
+      api.replies.push('answer from A, long path');
+      const id = (JSON.parse(await on(a, ['-p', '--output-format', 'json', 'first prompt on A'])) as { session_id: string }).session_id;
+      await a.ok(['sync', '--json']);
+      expect(await b.ok(['sync', '--json'])).toMatchObject({ failed: 0, createdSessions: 1 });
+      const folder = claudeProjectFolder(realpathSync(b.project));
+      expect(folder.length).toBeGreaterThan(201);
+      expect(readdirSync(join(b.claudeDir, 'projects'))).toEqual([folder]);
+      // A new session claude starts here goes to the very folder sessync filed the pulled one under.
+      api.replies.push('answer from B');
+      const fresh = (JSON.parse(await on(b, ['-p', '--output-format', 'json', 'second prompt on B'])) as { session_id: string }).session_id;
+      expect(readdirSync(join(b.claudeDir, 'projects'))).toEqual([folder]);
+      expect(readdirSync(join(b.claudeDir, 'projects', folder)).filter((f) => f.endsWith('.jsonl')).sort()).toEqual([`${id}.jsonl`, `${fresh}.jsonl`].sort());
+      api.replies.push('answer three on B');
+      await on(b, ['-p', '--resume', id, 'third prompt on B']);
+      expect(conversationTexts(api.requests[api.requests.length - 1]!, OURS)).toEqual(['user: first prompt on A', 'assistant: answer from A, long path', 'user: third prompt on B']);
     });
   });
 });
