@@ -1,7 +1,7 @@
 // Runs a sync command once per agent: pi's sessions as they are, Claude Code's through their mirror (read in before,
 // written out after), so the engine, the wire and the server see sessions and never which agent wrote them.
 import { mkdir, stat } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import { AGENT_NAMES, type AgentName } from '../../shared/agents/agent.js';
 import { SessyncError } from '../../shared/errors.js';
 import { withFileLock } from '../store/file-lock.js';
@@ -69,6 +69,11 @@ export async function runAgentSync(agent: AgentName, o: RunOptions): Promise<Run
       // What export appended (a pin among it) is mirrored now, so the next push carries it.
       if (r.lines > 0) await importClaude(o.env, state, note);
       await saveMirrorState(o.env, state);
+      // Report where the session's own file is, not its mirror.
+      for (const s of summary.sessions) {
+        const at = state.sessions[s.session];
+        if (at && s.path === at.mirror) s.path = join(at.folder, `${s.session}.jsonl`);
+      }
     });
   }
   return summary;

@@ -1,5 +1,5 @@
 // Claude Code files -> the mirror: lines not yet mirrored are appended to the session's mirror file, each as one entry.
-import { readFile, stat } from 'node:fs/promises';
+import { readFile, rename, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { claudeCode } from '../../shared/agents/claude-code.js';
 import type { AgentLine, SessionFile } from '../../shared/agents/agent.js';
@@ -48,11 +48,26 @@ async function readFound(found: FoundSession, note: (t: string) => void): Promis
   return out;
 }
 
+/**
+ * A session mirrored before whose main file is gone (deleted by the user, or by Claude Code's cleanup): its mirror is
+ * renamed aside, so the engine sees a deleted session, which a sync does not pull back (`sessync restore` does). Its
+ * lines stay in the renamed file and on the server.
+ */
+async function setAsideDeleted(state: MirrorState, present: ReadonlySet<string>, note: (t: string) => void): Promise<void> {
+  for (const [session, s] of Object.entries(state.sessions)) {
+    if (present.has(session) || !(await exists(s.mirror)) || (await exists(join(s.folder, `${session}.jsonl`)))) continue;
+    await rename(s.mirror, `${s.mirror}.deleted-here`);
+    note(`Claude Code session ${session} was deleted from ${s.folder}; sessync keeps it on the server and does not bring it back (\`sessync restore ${session}\` does)`);
+  }
+}
+
 /** Mirrors every Claude Code session of this machine; a session whose files did not change since is not read. */
 export async function importClaude(env: NodeJS.ProcessEnv, state: MirrorState, note: (t: string) => void): Promise<ImportResult> {
   const result: ImportResult = { sessions: 0, lines: 0 };
   const mirrorRoot = claudeMirrorRoot(env);
-  for (const found of await findClaudeSessions(claudeProjectsRoot(env), note)) {
+  const all = await findClaudeSessions(claudeProjectsRoot(env), note);
+  await setAsideDeleted(state, new Set(all.map((f) => f.session)), note);
+  for (const found of all) {
     try {
       const stats = await Promise.all(found.files.map((f) => stat(join(found.folder, f.rel))));
       const known = state.sessions[found.session];

@@ -29,7 +29,14 @@ const command: Command = {
     lines.push(r.server ? `server: ${r.server}${r.serverError ? ` (${r.serverError.message})` : ''}` : 'server: not logged in (run `sessync login <url> --token <token>`)');
     for (const s of r.sessions) {
       const push = s.pendingBatch ? `${s.unpushedEntries} to push + 1 batch unacknowledged` : `${s.unpushedEntries} to push`;
-      const pull = s.waitingBatches === null ? 'server unknown' : s.remoteOnly ? `only on the server (${s.waitingBatches} batches)` : `${s.waitingBatches} batch${s.waitingBatches === 1 ? '' : 'es'} to pull`;
+      const pull =
+        s.waitingBatches === null
+          ? 'server unknown'
+          : s.deletedHere
+            ? `deleted here, kept on the server (sessync restore ${s.session})`
+            : s.remoteOnly
+              ? `only on the server (${s.waitingBatches} batches)`
+              : `${s.waitingBatches} batch${s.waitingBatches === 1 ? '' : 'es'} to pull`;
       const behind = s.serverBehind ? '; the server has fewer of my batches than I think (the next sync pushes it again)' : '';
       lines.push(`${s.session}  ${push}, ${pull}${behind}${s.name ? `  ${s.name}` : ''}${s.agent ? `  (${s.agent})` : ''}`);
     }

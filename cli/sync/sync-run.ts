@@ -12,6 +12,7 @@ import { resolveSession } from '../store/resolve.js';
 import { idMatches } from '../format/short-id.js';
 import { projectKey } from './project-key.js';
 import { remoteAgents, remoteProjectKeys } from './remote-keys.js';
+import { droppedSessions } from './dropped.js';
 import { pushSession } from './push.js';
 import { pullSession } from './pull.js';
 import { SyncState, serverKey } from './sync-state.js';
@@ -36,6 +37,8 @@ export interface RunOptions {
   noteErrors?: boolean;
   /** Sessions new to this machine are pulled only when their meta names this agent (no agent in the meta: pi). */
   agent?: string;
+  /** Pull sessions whose file this machine deleted after syncing them (`sessync restore`); a sync leaves them. */
+  restore?: boolean;
 }
 
 export interface SessionOutcome {
@@ -180,7 +183,20 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
     // Each agent's sessions land in that agent's folder: a new one is left to the run of the agent its meta names.
     const fresh = [...new Set(planned.filter((x) => x.kind !== 'push' && !byId.has(x.session)).map((x) => x.session))];
     const agentOf = o.agent !== undefined && fresh.length > 0 ? await remoteAgents(ctx, fresh) : null;
-    const ops = agentOf ? planned.filter((x) => byId.has(x.session) || agentOf.get(x.session) === o.agent) : planned;
+    // A session synced here and then deleted here stays deleted; `restore` brings it back.
+    let dropped = await droppedSessions(states, new Set(byId.keys()), heads, ctx.hostId);
+    if (o.restore) {
+      // Pulled from the start: what the state says this machine had went with the file.
+      for (const d of dropped.values()) {
+        const st = states.get(d.session)!;
+        await ctx.state.save({ ...st, cursor: {}, pushedOffset: 0, skipIds: [], pending: null });
+      }
+      dropped = new Map();
+    }
+    for (const d of dropped.values()) {
+      if (d.newOnServer > 0 && planned.some((x) => x.session === d.session)) o.note?.(`session ${d.session} was deleted here (${d.path}); the server has ${d.newOnServer} newer batch(es) of it, not pulled back (\`sessync restore ${d.session}\` brings it back)`);
+    }
+    const ops = planned.filter((x) => !dropped.has(x.session) && (!agentOf || byId.has(x.session) || agentOf.get(x.session) === o.agent));
 
     const outcomes = new Map<string, SessionOutcome>();
     const outcome = (s: string) => {

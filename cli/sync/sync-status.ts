@@ -10,6 +10,7 @@ import { loadLogin } from '../login-store.js';
 import { openSync } from './sync-run.js';
 import { projectKey } from './project-key.js';
 import { remoteAgents, remoteProjectKeys } from './remote-keys.js';
+import { droppedSessions } from './dropped.js';
 
 export interface StatusRow {
   session: string;
@@ -27,6 +28,8 @@ export interface StatusRow {
   serverBehind?: boolean;
   /** Whose session it is (pi, claude-code). */
   agent?: string;
+  /** Synced here once, then deleted here: the server keeps it, sync leaves it deleted, `sessync restore` brings it back. */
+  deletedHere?: boolean;
 }
 
 export interface StatusReport {
@@ -122,6 +125,7 @@ export async function syncStatus(o: { ref?: string; all?: boolean; cwd: string; 
       report.serverError ??= { code: e.code, message: e.message };
     }
   }
+  const dropped = await droppedSessions(states, ids, heads ?? [], ctx?.hostId ?? '');
   for (const d of diffs) {
     const l = byId.get(d.session);
     if (!l && (o.ref || (!o.all && !mine.has(d.session)))) continue;
@@ -136,6 +140,7 @@ export async function syncStatus(o: { ref?: string; all?: boolean; cwd: string; 
       remoteOnly: !ids.has(d.session),
     };
     if (heads && d.serverBehind) row.serverBehind = true;
+    if (!l && dropped.has(d.session)) row.deletedHere = true;
     if (l) row.path = l.path;
     if (l?.name) row.name = l.name;
     report.sessions.push(row);

@@ -1,0 +1,36 @@
+// `sessync restore <ref>`: brings back a session this machine deleted after syncing it (a sync leaves it deleted).
+import type { Command } from '../command.js';
+import { isSessyncError, SessyncError } from '../../shared/errors.js';
+import { AGENT_OPTION, chosenAgents, runAgentSync } from '../agents/agent-run.js';
+import { mapsOf } from '../sync/run-command.js';
+import type { RunSummary } from '../sync/sync-run.js';
+
+const command: Command = {
+  summary: 'Bring back a session deleted here (by you or by the agent\'s cleanup) from the server.',
+  usage: '<ref> [--agent pi|claude-code|all] [--map KEY=PATH]...',
+  help: 'A session synced and then deleted on this machine is not pulled back by sync; restore pulls it again, into this project (or where --map says).',
+  options: { ...AGENT_OPTION, map: { type: 'string', multiple: true } },
+  async run(ctx) {
+    const ref = ctx.args[0];
+    if (!ref || ctx.args.length > 1) throw new SessyncError('bad_input', 'usage: sessync restore <ref>');
+    const done: RunSummary[] = [];
+    let missing: unknown;
+    for (const agent of await chosenAgents(ctx.opts.agent, ctx.env)) {
+      try {
+        done.push(await runAgentSync(agent, { mode: 'pull', ref, cwd: ctx.cwd, env: ctx.env, maps: mapsOf(ctx), restore: true, note: (t) => ctx.info(t) }));
+      } catch (e) {
+        if (!isSessyncError(e, 'not_found')) throw e;
+        missing = e;
+      }
+    }
+    const restored = done.flatMap((s) => s.sessions).filter((s) => s.pulled && s.path);
+    if (restored.length === 0) {
+      if (missing) throw missing;
+      throw new SessyncError('not_found', `no deleted session matches "${ref}" on the server`);
+    }
+    const failed = restored.filter((s) => s.error).length + done.reduce((n, s) => n + s.failed, 0);
+    ctx.print(restored.map((s) => `restored ${s.session} (${s.pulled!.entries} entries) to ${s.path}`).join('\n'), { restored });
+    return failed ? 1 : 0;
+  },
+};
+export default command;
