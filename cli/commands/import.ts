@@ -3,6 +3,7 @@ import type { Command } from '../command.js';
 import { locate, positionals } from '../store/locate.js';
 import { fetchShare, writeImported } from '../share/import-share.js';
 import { shortId } from '../format/short-id.js';
+import { isClaudeShare, writeClaudeImport } from '../agents/claude-share.js';
 
 const command: Command = {
   summary: 'Import a share link as a new session of this project: the shared branch with its entry ids, ready to continue and push.',
@@ -12,6 +13,12 @@ const command: Command = {
     const [url] = positionals(ctx, ['<url>'], 'sessync import <url>');
     const place = await locate(ctx);
     const fetched = await fetchShare(url!);
+    if (isClaudeShare(fetched.payload)) {
+      // A Claude Code session: a new session file in Claude Code's folder for this project.
+      const cc = await writeClaudeImport(fetched.payload, ctx.env, place.realCwd);
+      ctx.print(`imported ${cc.entryCount} lines as Claude Code session ${cc.id} (claude --resume ${cc.id})\n${cc.path}`, { ...cc, agent: 'claude-code' });
+      return;
+    }
     const imported = await writeImported(fetched, place.root, place.realCwd);
     ctx.print(`imported ${imported.entryCount} entries as session ${shortId(imported.id)}\n${imported.path}`, {
       id: imported.id,

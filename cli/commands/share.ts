@@ -6,9 +6,9 @@ import { loadLogin } from '../login-store.js';
 import { SessyncError } from '../../shared/errors.js';
 import { describeCounts, type RedactOptions } from '../../shared/redact.js';
 import { ENTRY_ID_RE, LIMITS, NAME_RE } from '../../shared/wire.js';
-import { positionals, sessionOf, stringOpt } from '../store/locate.js';
-import { readSession } from '../store/session-reader.js';
-import { resolveEntry } from '../store/resolve.js';
+import { positionals, stringOpt } from '../store/locate.js';
+import { AGENT_OPTION } from '../agents/agent-run.js';
+import { shareSourceFor } from '../agents/agent-share.js';
 import { DEFAULT_EXPIRES, parseExpires } from '../share/expires.js';
 import { machineSecrets } from '../share/redact-options.js';
 import { prepareShare } from '../share/prepare-share.js';
@@ -33,25 +33,20 @@ const command: Command = {
     'It is then encrypted here with a fresh key that lives only in the link\'s fragment (after #): the server stores',
     'ciphertext and a hash of the token, never the key. --expires takes 30m, 12h, 7d, 2w (default 7d, at most 366d).',
   ].join('\n'),
-  options: { at: { type: 'string' }, expires: { type: 'string' }, 'no-redact': { type: 'boolean', default: false } },
+  options: { at: { type: 'string' }, expires: { type: 'string' }, 'no-redact': { type: 'boolean', default: false }, ...AGENT_OPTION },
   async run(ctx) {
     const [ref] = positionals(ctx, ['<ref>'], USAGE);
     const expiresAt = parseExpires(stringOpt(ctx, 'expires') ?? DEFAULT_EXPIRES);
     const login = await loadLogin(ctx.env);
     if (!login) throw new SessyncError('unauthorized', 'not logged in: a share is uploaded to your sessync server; run `sessync login <url> --token <token>` first');
-    const { session } = await sessionOf(ctx, ref!);
-    const s = await readSession(session.path);
-    if (s.problems.length) ctx.info(`note: ${s.problems.length} unreadable line(s) of ${s.path} are not part of the share (run \`sessync doctor\`)`);
-    const at = stringOpt(ctx, 'at');
-    const atId = at === undefined ? s.tree.leafId : resolveEntry(s.tree, at).id;
-    const branch = atId === null ? [] : s.tree.branch(atId);
+    const { header, branch, atId } = await shareSourceFor(ctx, ref!, stringOpt(ctx, 'at'));
 
     let redact: RedactOptions | null = null;
     if (ctx.opts['no-redact'] !== true) {
-      const found = await Promise.all((await projectDirs(ctx.cwd, s.header.cwd)).map((dir) => machineSecrets(dir, ctx.env)));
+      const found = await Promise.all((await projectDirs(ctx.cwd, header.cwd)).map((dir) => machineSecrets(dir, ctx.env)));
       redact = { secrets: found.flatMap((m) => m.options.secrets ?? []), homeDir: found[0]!.options.homeDir! };
     }
-    const prepared = await prepareShare(s.header, branch, redact);
+    const prepared = await prepareShare(header, branch, redact);
     if (prepared.redacted) ctx.info(`redacted: ${describeCounts(prepared.redacted)}`);
     else ctx.info('redaction skipped (--no-redact)');
 
@@ -62,7 +57,7 @@ const command: Command = {
     const res = await api.createShare({
       ciphertext: prepared.ciphertext,
       expiresAt,
-      ...(NAME_RE.test(s.header.id) ? { session: s.header.id } : {}),
+      ...(NAME_RE.test(header.id) ? { session: header.id } : {}),
       ...(atId !== null && ENTRY_ID_RE.test(atId) ? { entryId: atId } : {}),
       entryCount: branch.length,
     });

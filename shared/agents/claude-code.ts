@@ -3,6 +3,7 @@ import type { SessionEntry } from '../entry.js';
 import { parseJsonLines, type Problem } from '../jsonl.js';
 import { ENTRY_ID_RE } from '../wire.js';
 import type { Agent, AgentEnv, AgentLine, ParsedAgentFile, ProjectHints, RenderedPart, SessionFile } from './agent.js';
+import { renderClaudeLine } from './claude-render.js';
 import { sha256HexSync } from './line-hash.js';
 
 /** The entry type a Claude Code line travels in: the exact line as a string, so no byte of it is ever rewritten. */
@@ -96,24 +97,6 @@ function lastPromptLeaves(lines: readonly AgentLine[], known: ReadonlySet<string
     if (l.value.type !== 'last-prompt') continue;
     const leaf = str(l.value.leafUuid);
     if (leaf !== undefined && known.has(leaf)) out.push(leaf);
-  }
-  return out;
-}
-
-function contentParts(content: unknown, role: 'user' | 'assistant', collapsed: boolean): RenderedPart[] {
-  if (typeof content === 'string') return content ? [{ kind: role, text: content, ...(collapsed ? { collapsed } : {}) }] : [];
-  if (!Array.isArray(content)) return [];
-  const out: RenderedPart[] = [];
-  for (const c of content as Record<string, unknown>[]) {
-    if (typeof c !== 'object' || c === null) continue;
-    if (c.type === 'text' && typeof c.text === 'string') out.push({ kind: role, text: c.text, ...(collapsed ? { collapsed } : {}) });
-    else if (c.type === 'thinking' && typeof c.thinking === 'string') out.push({ kind: 'thinking', text: c.thinking, collapsed: true });
-    else if (c.type === 'tool_use') out.push({ kind: 'tool_call', text: `${String(c.name ?? 'tool')} ${JSON.stringify(c.input ?? {})}`, collapsed: true });
-    else if (c.type === 'tool_result') {
-      const r = c.content;
-      const text = typeof r === 'string' ? r : Array.isArray(r) ? r.map((x) => (typeof x?.text === 'string' ? x.text : '')).join('\n') : '';
-      out.push({ kind: 'tool_result', text, collapsed: true });
-    }
   }
   return out;
 }
@@ -216,6 +199,7 @@ export const claudeCode: Agent = {
   toEntry(line: AgentLine, file: SessionFile): SessionEntry {
     return {
       type: AGENT_LINE_TYPE,
+      agent: 'claude-code',
       id: line.id,
       // The line written before it, not its conversation parent: pulled lines are appended in the order they were written.
       parentId: line.prev,
@@ -227,22 +211,17 @@ export const claudeCode: Agent = {
   },
 
   fromEntry(entry: SessionEntry): { rel: string; text: string; whole?: boolean } | null {
-    if (entry.type !== AGENT_LINE_TYPE || typeof entry.line !== 'string' || typeof entry.file !== 'string') return null;
+    if (entry.type !== AGENT_LINE_TYPE || entry.agent !== 'claude-code' || typeof entry.file !== 'string') return null;
     if (entry.file !== '' && !safeRel(entry.file)) return null; // a path that could leave the project folder
-    if (entry.whole !== true && entry.line.includes('\n')) return null; // one line is one line
-    return { rel: entry.file, text: entry.line, ...(entry.whole === true ? { whole: true } : {}) };
+    // A shared (redacted) line travels as its value, a synced one as its exact text.
+    const text = typeof entry.line === 'string' ? entry.line : typeof entry.value === 'object' && entry.value !== null ? JSON.stringify(entry.value) : null;
+    if (text === null) return null;
+    if (entry.whole !== true && text.includes('\n')) return null; // one line is one line
+    return { rel: entry.file, text, ...(entry.whole === true ? { whole: true } : {}) };
   },
 
   render(line: AgentLine): RenderedPart[] {
-    const v = line.value;
-    const side = v.isSidechain === true;
-    if (v.type === 'summary' && typeof v.summary === 'string') return [{ kind: 'summary', text: v.summary }];
-    if (v.type === 'system' && v.subtype === 'compact_boundary') return [{ kind: 'system', text: 'conversation compacted' }];
-    if (v.type !== 'user' && v.type !== 'assistant') return [];
-    const msg = v.message as Record<string, unknown> | undefined;
-    if (!msg || typeof msg !== 'object') return [];
-    if (v.isCompactSummary === true) return contentParts(msg.content, 'user', true).map((p) => ({ ...p, kind: 'summary' as const }));
-    return contentParts(msg.content, v.type, side);
+    return renderClaudeLine(line.value);
   },
 
   redactionTargets(line: AgentLine): unknown[] {

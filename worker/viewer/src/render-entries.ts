@@ -1,4 +1,6 @@
 // Turns session entries into DOM, with textContent only: session text is never parsed as HTML.
+import type { RenderedPart } from '../../../shared/agents/agent.js';
+import { renderAgentEntry } from '../../../shared/agents/claude-render.js';
 
 type Obj = Record<string, unknown>;
 
@@ -139,9 +141,28 @@ export class EntryRenderer {
       case 'session_info':
         if (str(entry.name)) put(this.root, el('p', 'note', `Session named “${str(entry.name)}”`));
         return;
-      default:
-        // label, custom (extension state, checkouts) and unknown types carry nothing to read.
+      default: {
+        // Another agent's line (Claude Code's), rendered by its adapter; label, custom and unknown types carry nothing to read.
+        const parts = renderAgentEntry(entry);
+        if (parts && parts.length) this.parts(parts);
         return;
+      }
+    }
+  }
+
+  /** One agent line's parts: text in a card of its role, thinking and tool calls and results collapsed inside it. */
+  private parts(parts: RenderedPart[]): void {
+    const first = parts[0]!;
+    if (first.kind === 'summary') return this.summary('summary', 'Summary', parts.map((p) => p.text).join('\n'));
+    if (first.kind === 'system') return void put(this.root, el('p', 'note', first.text));
+    const role = parts.find((p) => p.kind === 'user' || p.kind === 'assistant')?.kind ?? (first.kind === 'tool_result' ? 'tool' : 'assistant');
+    const c = this.card(role, role === 'tool' ? 'tool result' : role);
+    for (const p of parts) {
+      if (p.kind === 'thinking') put(c, lazyDetails(`Thinking (${p.text.length.toLocaleString()} characters)`, 'thinking', [() => el('div', 'text', p.text)]));
+      else if (p.kind === 'tool_call') put(c, lazyDetails(oneLine(p.text, 100), 'tool', [() => longPre(p.text)]));
+      else if (p.kind === 'tool_result') put(c, lazyDetails(`result ${oneLine(p.text, 80)}`, 'tool', [() => longPre(p.text)]));
+      else if (p.collapsed) put(c, lazyDetails(`subagent: ${oneLine(p.text, 100)}`, 'tool', [() => el('div', 'text', p.text)]));
+      else put(c, el('div', 'text', p.text));
     }
   }
 

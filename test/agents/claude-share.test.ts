@@ -1,0 +1,93 @@
+// Share of a Claude Code session: redacted and encrypted here, read in headless Chromium (messages, thinking and tool
+// calls collapsed, no secret), imported on another machine as a new Claude Code session the real claude resumes.
+import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chromium, type BrowserContext } from 'playwright-core';
+import { useServer } from '../sync/helpers.js';
+import { ClaudeMachine } from './claude-rig.js';
+import { claude, conversationTexts, findClaude } from './claude-cli.js';
+import { startFakeAnthropic, type FakeAnthropic } from './fake-anthropic.js';
+import { FIXTURES } from './fixture-samples.js';
+
+const CANDIDATES = ['/usr/lib/chromium/chromium', '/usr/bin/chromium'];
+const executablePath = CANDIDATES.find((p) => existsSync(p));
+const found = await findClaude();
+const MAIN = join(FIXTURES, 'claude-code', 'lanegrid__agtrace__claude_session.jsonl');
+const SESSION = '7f2abd2d-7cfc-4447-9ddd-3ca8d14e02e9';
+const SECRET = 'sk-ant-api03-' + 'Q'.repeat(40);
+const missing = [!executablePath && `chromium (${CANDIDATES.join(' or ')})`, found.bin === null && `the claude binary (${found.why})`, !existsSync(MAIN) && `the fixture ${MAIN}`].filter(Boolean);
+if (missing.length) console.error(`\n*** test/agents/claude-share.test.ts SKIPPED: missing ${missing.join(', ')} ***\n`);
+
+describe('sharing a Claude Code session', () => {
+  it('has what it needs (required when CI=true)', () => {
+    if (process.env.CI === 'true') expect(missing).toEqual([]);
+  });
+
+  describe.skipIf(missing.length > 0)('share -> viewer in Chromium -> import -> claude --resume', () => {
+    const rig = useServer(undefined, 'sessync-ccshare-');
+    let api: FakeAnthropic;
+    let browser: BrowserContext;
+    let profile: string;
+    beforeAll(async () => {
+      api = await startFakeAnthropic();
+      profile = mkdtempSync(join(tmpdir(), 'sessync-chromium-'));
+      browser = await chromium.launchPersistentContext(profile, {
+        executablePath: executablePath!,
+        headless: true,
+        args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+      });
+    }, 120_000);
+    afterAll(async () => {
+      await browser?.close();
+      await api?.close();
+      if (profile) rmSync(profile, { recursive: true, force: true });
+    });
+
+    it('the branch is redacted, renders in the viewer, and imports as a session claude resumes', async () => {
+      const a = new ClaudeMachine(rig.root, 'sharer', { remote: 'git@github.com:Acme/Shared.git' });
+      await a.login(rig.server);
+      const cwd = realpathSync(a.project);
+      // The real session, with a key pasted into its last user message.
+      const text = readFileSync(MAIN, 'utf8').replaceAll('/Users/test_user/agent-sample', cwd).replace('cd to myapp and run python hoge.py', `cd to myapp and run python hoge.py with ANTHROPIC_API_KEY ${SECRET}`);
+      a.write(`${SESSION}.jsonl`, text);
+      const shared = await a.run(['share', SESSION.slice(0, 8), '--json']);
+      expect(shared.code, shared.stderr).toBe(0);
+      const { url, entryCount, redacted } = shared.json() as { url: string; entryCount: number; redacted: Record<string, number> };
+      expect(redacted.anthropic_key).toBeGreaterThanOrEqual(1);
+      expect(entryCount).toBeGreaterThan(5);
+
+      const page = await browser.newPage();
+      const errors: string[] = [];
+      page.on('pageerror', (e) => errors.push(String(e)));
+      await page.goto(url);
+      await page.waitForSelector('body[data-rendered]', { timeout: 30_000 });
+      const log = await page.locator('#log').innerText();
+      expect(log).toContain('add myapp directory and create myapp/hoge.py');
+      expect(log).toContain("I've created the `myapp` directory");
+      expect(log).toContain('[REDACTED:anthropic_key]');
+      expect(log).not.toContain(SECRET);
+      expect(await page.locator('details.thinking').count()).toBeGreaterThan(0);
+      expect(await page.locator('details.tool', { hasText: 'Bash' }).count()).toBeGreaterThan(0);
+      expect(await page.locator('details[open]').count()).toBe(0);
+      expect(errors).toEqual([]);
+      await page.close();
+
+      // Anyone with the link, on another machine and path: a new Claude Code session there.
+      const b = new ClaudeMachine(rig.root, 'importer');
+      const imported = await b.ok(['import', url, '--json']);
+      expect(imported.path).toBe(join(b.folder, `${imported.id}.jsonl`));
+      const got = readFileSync(imported.path, 'utf8');
+      expect(got).not.toContain(SECRET);
+      expect(got.split('\n').filter(Boolean)).toHaveLength(entryCount);
+
+      api.replies.push('answer after the import');
+      await claude(found.bin!, { cwd: b.project, home: join(b.home, '..', 'user-home'), configDir: b.claudeDir, api: api.url }, ['-p', '--resume', imported.id, 'continue from the share']);
+      const seen = conversationTexts(api.requests[api.requests.length - 1]!, /^(?:cd to myapp and run python hoge\.py with ANTHROPIC_API_KEY .*|continue from the share|Done! I've created .*)$/s);
+      expect(seen[0]).toMatch(/^assistant: Done! I've created the `myapp` directory/);
+      expect(seen).toContain('user: cd to myapp and run python hoge.py with ANTHROPIC_API_KEY [REDACTED:anthropic_key]');
+      expect(seen.at(-1)).toBe('user: continue from the share');
+    });
+  });
+});
