@@ -5,6 +5,7 @@ import { dirname, join } from 'node:path';
 import { AGENT_NAMES, type AgentName } from '../../shared/agents/agent.js';
 import { SessyncError } from '../../shared/errors.js';
 import { withFileLock } from '../store/file-lock.js';
+import { listSessions } from '../store/session-index.js';
 import { runSync, type RunOptions, type RunSummary } from '../sync/sync-run.js';
 import { claudeMirrorRoot, claudeMirrorState, claudeProjectsRoot } from './claude-paths.js';
 import { exportClaude } from './claude-export.js';
@@ -61,7 +62,11 @@ export async function runAgentSync(agent: AgentName, o: RunOptions): Promise<Run
   await refreshMirror(agent, o.env, note);
   const summary = await runSync({ ...o, env: agentEnv(agent, o.env), agent });
   const pulled = summary.sessions.filter((s) => s.pulled && (s.pulled.entries > 0 || s.pulled.created) && s.path).map((s) => s.path!);
-  if (pulled.length > 0 || (await loadMirrorState(o.env)).pendingExport.length > 0) {
+  // Mirrors never written out (a run stopped between its pull and its export) go out now too.
+  const known = await loadMirrorState(o.env);
+  const unplaced = (await listSessions({ root: claudeMirrorRoot(o.env), all: true })).filter((l) => known.sessions[l.id] === undefined).map((l) => l.path);
+  pulled.push(...unplaced);
+  if (pulled.length > 0 || known.pendingExport.length > 0) {
     await withMirrorLock(o.env, async () => {
       const state = await loadMirrorState(o.env);
       const r = await exportClaude(o.env, state, pulled, note);

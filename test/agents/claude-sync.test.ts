@@ -1,7 +1,7 @@
 // Claude Code sessions through the sync engine against a real `sessync serve`: two machines, each with its own Claude
 // Code folder and the project at another path. Lines arrive byte-exact, subagent and tool-result files travel, the
 // session lands in the local project's folder, both machines resume on one leaf, bad input is reported and blocks nothing.
-import { existsSync, readFileSync, realpathSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { claudeProjectFolder } from '../../shared/agents/claude-code.js';
@@ -122,6 +122,26 @@ describe.skipIf(!present)('Claude Code sessions through sync (real sessync serve
     b.write(`${id}.jsonl`, `${first + half}}\n`);
     await b.ok(['sync', '--json']); // nothing new on the server: the lines left behind go now
     expect(lineSet(b.read(`${id}.jsonl`))).toEqual(lineSet(`${first + half}}\n${second}`));
+  });
+
+  it('a pulled session whose run stopped before writing it out is written out by the next run', async () => {
+    const a = new ClaudeMachine(rig.root, 'crash-a', { remote: 'git@github.com:Acme/Crash.git' });
+    const b = new ClaudeMachine(rig.root, 'crash-b', { remote: 'git@github.com:Acme/Crash.git' });
+    await a.login(rig.server);
+    await b.login(rig.server);
+    const id = '88888888-3333-4444-8555-666666666666';
+    const text = turn(id, realpathSync(a.project), null, 'one', ['acacacac-0000-4000-8000-000000000001', 'acacacac-0000-4000-8000-000000000002'], '2026-01-07T00:00:00.000Z');
+    a.write(`${id}.jsonl`, text);
+    await a.ok(['sync', '--json']);
+    await b.ok(['sync', '--json']);
+    // As if B stopped after its pull: the mirror holds the session, Claude Code's folder and the bookkeeping do not.
+    rmSync(join(b.folder, `${id}.jsonl`));
+    const statePath = join(b.home, 'agents', 'claude-code', 'mirror.json');
+    const st = JSON.parse(readFileSync(statePath, 'utf8'));
+    delete st.sessions[id];
+    writeFileSync(statePath, JSON.stringify(st));
+    expect(await b.ok(['sync', '--json'])).toMatchObject({ failed: 0 });
+    expect(b.read(`${id}.jsonl`)).toBe(text);
   });
 
   it('list and status take --agent: Claude Code sessions here and those only the server has, never under pi', async () => {
