@@ -1,6 +1,6 @@
 // `sessync sync`: push then pull; with --watch keeps doing it until Ctrl-C.
 import type { Command } from '../command.js';
-import { SessyncError } from '../../shared/errors.js';
+import { chosenAgents, runAgents } from '../agents/agent-run.js';
 import { syncCommand, mapsOf, scopeOf, SCOPE_OPTIONS } from '../sync/run-command.js';
 import { watchSync } from '../sync/watch.js';
 
@@ -13,9 +13,7 @@ const command: Command = {
   options: { ...SCOPE_OPTIONS, watch: { type: 'boolean', default: false } },
   async run(ctx) {
     if (ctx.opts.watch !== true) return once.run(ctx);
-    if (ctx.opts.agent !== undefined && ctx.opts.agent !== 'pi') {
-      throw new SessyncError('bad_input', '--watch syncs pi sessions only for now; run `sessync sync --agent claude-code` (without --watch) for Claude Code');
-    }
+    const agents = await chosenAgents(ctx.opts.agent, ctx.env);
     const ac = new AbortController();
     const stop = () => ac.abort();
     process.once('SIGINT', stop);
@@ -27,6 +25,7 @@ const command: Command = {
         env: ctx.env,
         maps: mapsOf(ctx),
         signal: ac.signal,
+        run: (o) => runAgents(agents, o),
         pushEveryMs: Number(ctx.env.SESSYNC_WATCH_PUSH_MS) || 500,
         pullEveryMs: Number(ctx.env.SESSYNC_WATCH_PULL_MS) || 3_000,
         report: (line, value) => {

@@ -2,7 +2,7 @@
 import { isSessyncError } from '../../shared/errors.js';
 import { ApiClient } from '../api-client.js';
 import { requireLogin } from '../login-store.js';
-import { runSync, type RunSummary } from './sync-run.js';
+import { runSync, type RunOptions, type RunSummary } from './sync-run.js';
 
 export interface WatchOptions {
   ref?: string;
@@ -18,6 +18,8 @@ export interface WatchOptions {
   /** State changes and moved entries, one line each. */
   report: (line: string, value: Record<string, unknown>) => void;
   api?: ApiClient;
+  /** One sync run (default runSync): the command passes one that runs each chosen agent's sessions. */
+  run?: (o: RunOptions) => Promise<RunSummary>;
 }
 
 const sleep = (ms: number, signal: AbortSignal) =>
@@ -61,7 +63,7 @@ export async function watchSync(o: WatchOptions): Promise<number> {
     const pullDue = Date.now() - lastPull >= pullEvery;
     const started = Date.now();
     try {
-      const s = await runSync({
+      const s = await (o.run ?? runSync)({
         mode: pullDue ? 'sync' : 'push',
         ...(o.ref ? { ref: o.ref } : {}),
         all: o.all ?? false,

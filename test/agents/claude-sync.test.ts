@@ -1,11 +1,13 @@
 // Claude Code sessions through the sync engine against a real `sessync serve`: two machines, each with its own Claude
 // Code folder and the project at another path. Lines arrive byte-exact, subagent and tool-result files travel, the
 // session lands in the local project's folder, both machines resume on one leaf, bad input is reported and blocks nothing.
-import { existsSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { appendFileSync, existsSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { claudeProjectFolder } from '../../shared/agents/claude-code.js';
-import { runCli } from '../helpers/cli.js';
+import { CLI_BIN, REPO_ROOT, runCli } from '../helpers/cli.js';
+import { until } from '../sync/kill-rig.js';
 import { useServer } from '../sync/helpers.js';
 import { ClaudeMachine, lineSet, turn } from './claude-rig.js';
 import { FIXTURES } from './fixture-samples.js';
@@ -142,6 +144,38 @@ describe.skipIf(!present)('Claude Code sessions through sync (real sessync serve
     writeFileSync(statePath, JSON.stringify(st));
     expect(await b.ok(['sync', '--json'])).toMatchObject({ failed: 0 });
     expect(b.read(`${id}.jsonl`)).toBe(text);
+  });
+
+  it('sync --watch carries Claude Code sessions both ways while it runs', async () => {
+    const a = new ClaudeMachine(rig.root, 'watch-a', { remote: 'git@github.com:Acme/Watch.git' });
+    const b = new ClaudeMachine(rig.root, 'watch-b', { remote: 'git@github.com:Acme/Watch.git' });
+    await a.login(rig.server);
+    await b.login(rig.server);
+    const id = '99999999-3333-4444-8555-666666666666';
+    const cwd = realpathSync(a.project);
+    const one = turn(id, cwd, null, 'one', ['adadadad-0000-4000-8000-000000000001', 'adadadad-0000-4000-8000-000000000002'], '2026-01-08T00:00:00.000Z');
+    const child = spawn(process.execPath, [CLI_BIN, 'sync', '--watch', '--json', '--cwd', b.project], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, ...b.env, SESSYNC_WATCH_PULL_MS: '500' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+    try {
+      a.write(`${id}.jsonl`, one);
+      await a.ok(['sync', '--json']);
+      await until('the session on B', 60_000, async () => existsSync(join(b.folder, `${id}.jsonl`)) && b.read(`${id}.jsonl`) === one);
+      // B's Claude Code writes a turn: the watcher pushes it, and A gets it.
+      const two = turn(id, realpathSync(b.project), 'adadadad-0000-4000-8000-000000000002', 'two', ['adadadad-0000-4000-8000-000000000003', 'adadadad-0000-4000-8000-000000000004'], '2026-01-08T00:01:00.000Z');
+      appendFileSync(join(b.folder, `${id}.jsonl`), two);
+      await until('B\'s turn on A', 60_000, async () => {
+        await a.ok(['sync', '--json']);
+        return a.read(`${id}.jsonl`).includes('"two"');
+      });
+      expect(lineSet(a.read(`${id}.jsonl`))).toEqual(lineSet(one + two));
+    } finally {
+      child.kill('SIGTERM');
+      await exited;
+    }
   });
 
   it('list and status take --agent: Claude Code sessions here and those only the server has, never under pi', async () => {
