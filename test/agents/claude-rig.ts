@@ -2,7 +2,7 @@
 import { mkdirSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { claudeCode, claudeProjectFolder } from '../../shared/agents/claude-code.js';
-import { Machine } from '../sync/helpers.js';
+import { Machine, type TestServer } from '../sync/helpers.js';
 
 export class ClaudeMachine extends Machine {
   readonly claudeDir: string;
@@ -56,4 +56,14 @@ export function turn(session: string, cwd: string, parent: string | null, prompt
   const assistant = { parentUuid: ids[0], isSidechain: false, type: 'assistant', message: { role: 'assistant', content: [{ type: 'text', text: `answer to ${prompt}` }] }, uuid: ids[1], timestamp: at, cwd, sessionId: session };
   const last = { type: 'last-prompt', lastPrompt: prompt, leafUuid: ids[1], sessionId: session };
   return [user, assistant, last].map((o) => JSON.stringify(o) + '\n').join('');
+}
+
+/** Two logged-in machines `<name>-a` and `<name>-b` with clones of one repository at different paths. */
+export async function claudePair(root: string, name: string, server: TestServer): Promise<{ a: ClaudeMachine; b: ClaudeMachine }> {
+  const remote = `git@github.com:Acme/${name}.git`;
+  const a = new ClaudeMachine(root, `${name}-a`, { remote });
+  const b = new ClaudeMachine(root, `${name}-b`, { remote });
+  await a.login(server);
+  await b.login(server);
+  return { a, b };
 }

@@ -9,7 +9,7 @@ import { claudeProjectFolder } from '../../shared/agents/claude-code.js';
 import { CLI_BIN, REPO_ROOT, runCli } from '../helpers/cli.js';
 import { until } from '../sync/kill-rig.js';
 import { useServer } from '../sync/helpers.js';
-import { ClaudeMachine, lineSet, turn } from './claude-rig.js';
+import { ClaudeMachine, claudePair, lineSet, turn } from './claude-rig.js';
 import { FIXTURES } from './fixture-samples.js';
 
 const REMOTE = 'git@github.com:Acme/App.git';
@@ -78,10 +78,7 @@ describe.skipIf(!present)('Claude Code sessions through sync (real sessync serve
   });
 
   it('bad input: a line that is not JSON and a folder without its main file are reported; the rest syncs and nothing is changed', async () => {
-    const a = new ClaudeMachine(rig.root, 'bad-a', { remote: 'git@github.com:Acme/Bad.git' });
-    const b = new ClaudeMachine(rig.root, 'bad-b', { remote: 'git@github.com:Acme/Bad.git' });
-    await a.login(rig.server);
-    await b.login(rig.server);
+    const { a, b } = await claudePair(rig.root, 'Bad', rig.server);
     const cwd = realpathSync(a.project);
     const id = '22222222-3333-4444-8555-666666666666';
     const orphan = '33333333-3333-4444-8555-666666666666';
@@ -102,10 +99,7 @@ describe.skipIf(!present)('Claude Code sessions through sync (real sessync serve
   });
 
   it('a Claude Code file in the middle of a write is not appended to; its pulled lines land on the next sync', async () => {
-    const a = new ClaudeMachine(rig.root, 'busy-a', { remote: 'git@github.com:Acme/Busy.git' });
-    const b = new ClaudeMachine(rig.root, 'busy-b', { remote: 'git@github.com:Acme/Busy.git' });
-    await a.login(rig.server);
-    await b.login(rig.server);
+    const { a, b } = await claudePair(rig.root, 'Busy', rig.server);
     const id = '55555555-3333-4444-8555-666666666666';
     const cwd = realpathSync(a.project);
     const first = turn(id, cwd, null, 'one', ['eeeeeeee-0000-4000-8000-000000000001', 'eeeeeeee-0000-4000-8000-000000000002'], '2026-01-04T00:00:00.000Z');
@@ -127,10 +121,7 @@ describe.skipIf(!present)('Claude Code sessions through sync (real sessync serve
   });
 
   it('a pulled session whose run stopped before writing it out is written out by the next run', async () => {
-    const a = new ClaudeMachine(rig.root, 'crash-a', { remote: 'git@github.com:Acme/Crash.git' });
-    const b = new ClaudeMachine(rig.root, 'crash-b', { remote: 'git@github.com:Acme/Crash.git' });
-    await a.login(rig.server);
-    await b.login(rig.server);
+    const { a, b } = await claudePair(rig.root, 'Crash', rig.server);
     const id = '88888888-3333-4444-8555-666666666666';
     const text = turn(id, realpathSync(a.project), null, 'one', ['acacacac-0000-4000-8000-000000000001', 'acacacac-0000-4000-8000-000000000002'], '2026-01-07T00:00:00.000Z');
     a.write(`${id}.jsonl`, text);
@@ -147,10 +138,7 @@ describe.skipIf(!present)('Claude Code sessions through sync (real sessync serve
   });
 
   it('sync --watch carries Claude Code sessions both ways while it runs', async () => {
-    const a = new ClaudeMachine(rig.root, 'watch-a', { remote: 'git@github.com:Acme/Watch.git' });
-    const b = new ClaudeMachine(rig.root, 'watch-b', { remote: 'git@github.com:Acme/Watch.git' });
-    await a.login(rig.server);
-    await b.login(rig.server);
+    const { a, b } = await claudePair(rig.root, 'Watch', rig.server);
     const id = '99999999-3333-4444-8555-666666666666';
     const cwd = realpathSync(a.project);
     const one = turn(id, cwd, null, 'one', ['adadadad-0000-4000-8000-000000000001', 'adadadad-0000-4000-8000-000000000002'], '2026-01-08T00:00:00.000Z');
@@ -179,10 +167,7 @@ describe.skipIf(!present)('Claude Code sessions through sync (real sessync serve
   });
 
   it('list and status take --agent: Claude Code sessions here and those only the server has, never under pi', async () => {
-    const a = new ClaudeMachine(rig.root, 'ls-a', { remote: 'git@github.com:Acme/Listed.git' });
-    const b = new ClaudeMachine(rig.root, 'ls-b', { remote: 'git@github.com:Acme/Listed.git' });
-    await a.login(rig.server);
-    await b.login(rig.server);
+    const { a, b } = await claudePair(rig.root, 'Listed', rig.server);
     const id = '44444444-3333-4444-8555-666666666666';
     a.write(`${id}.jsonl`, turn(id, realpathSync(a.project), null, 'listed', ['dddddddd-0000-4000-8000-000000000001', 'dddddddd-0000-4000-8000-000000000002'], '2026-01-03T00:00:00.000Z'));
     const listed = await a.ok(['list', '--agent', 'claude-code', '--json']);

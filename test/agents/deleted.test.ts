@@ -3,7 +3,7 @@
 import { existsSync, realpathSync, rmSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { Machine, entrySet, useServer } from '../sync/helpers.js';
-import { ClaudeMachine, lineSet, turn } from './claude-rig.js';
+import { claudePair, lineSet, turn } from './claude-rig.js';
 
 describe('deleted here stays deleted, until restore (real sessync serve)', () => {
   const rig = useServer(undefined, 'sessync-del-');
@@ -39,10 +39,7 @@ describe('deleted here stays deleted, until restore (real sessync serve)', () =>
   });
 
   it('Claude Code: a session file deleted (as its cleanup does) is not brought back; restore puts it where it was', async () => {
-    const a = new ClaudeMachine(rig.root, 'cc-a', { remote: 'git@github.com:Acme/DelCC.git' });
-    const b = new ClaudeMachine(rig.root, 'cc-b', { remote: 'git@github.com:Acme/DelCC.git' });
-    await a.login(rig.server);
-    await b.login(rig.server);
+    const { a, b } = await claudePair(rig.root, 'DelCC', rig.server);
     const id = '77777777-3333-4444-8555-666666666666';
     const cwd = realpathSync(a.project);
     const first = turn(id, cwd, null, 'one', ['abababab-0000-4000-8000-000000000001', 'abababab-0000-4000-8000-000000000002'], '2026-01-06T00:00:00.000Z');
