@@ -1,9 +1,10 @@
 // Runs a sync command once per agent: pi's sessions as they are, Claude Code's through their mirror (read in before,
 // written out after), so the engine, the wire and the server see sessions and never which agent wrote them.
-import { mkdir, stat } from 'node:fs/promises';
+import { mkdir, realpath, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { AGENT_NAMES, type AgentName } from '../../shared/agents/agent.js';
 import { SessyncError } from '../../shared/errors.js';
+import { claudeProjectFolder } from '../../shared/agents/claude-code.js';
 import { withFileLock } from '../store/file-lock.js';
 import { listSessions } from '../store/session-index.js';
 import { runSync, type RunOptions, type RunSummary } from '../sync/sync-run.js';
@@ -45,21 +46,30 @@ async function withMirrorLock<T>(env: NodeJS.ProcessEnv, fn: () => Promise<T>): 
   return withFileLock(claudeMirrorState(env), fn, { timeoutMs: 60_000 });
 }
 
-/** Brings the mirror of an agent up to date with its own files (nothing to do for pi), under the mirror's lock. */
-export async function refreshMirror(agent: AgentName, env: NodeJS.ProcessEnv, note: (t: string) => void): Promise<void> {
+/**
+ * Brings the mirror of an agent up to date with its own files (nothing to do for pi), under the mirror's lock. With
+ * `projectCwd`, only that project's folder is read (a command about this project does not read every other one).
+ */
+export async function refreshMirror(agent: AgentName, env: NodeJS.ProcessEnv, note: (t: string) => void, projectCwd?: string): Promise<void> {
   if (agent === 'pi') return;
+  const only = projectCwd === undefined ? undefined : new Set([claudeProjectFolder(await realpath(projectCwd).catch(() => projectCwd))]);
   await withMirrorLock(env, async () => {
     const state = await loadMirrorState(env);
-    await importClaude(env, state, note);
+    await importClaude(env, state, note, only);
     await saveMirrorState(env, state);
   });
+}
+
+/** The project a run is about, when it is about one project (no ref, no --all). */
+export function projectScope(o: { ref?: string; all?: boolean; cwd: string }): string | undefined {
+  return o.ref === undefined && !o.all ? o.cwd : undefined;
 }
 
 /** One run of the engine for one agent. */
 export async function runAgentSync(agent: AgentName, o: RunOptions): Promise<RunSummary> {
   const note = o.note ?? (() => undefined);
   if (agent === 'pi') return runSync({ ...o, agent });
-  await refreshMirror(agent, o.env, note);
+  await refreshMirror(agent, o.env, note, projectScope(o));
   const summary = await runSync({ ...o, env: agentEnv(agent, o.env), agent });
   const pulled = summary.sessions.filter((s) => s.pulled && (s.pulled.entries > 0 || s.pulled.created) && s.path).map((s) => s.path!);
   // Mirrors never written out (a run stopped between its pull and its export) go out now too.

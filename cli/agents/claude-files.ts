@@ -49,12 +49,12 @@ async function projectRels(folder: string): Promise<string[]> {
 
 /**
  * Every session in every project folder. A session folder without its main file is reported through `problem` and
- * left out (its files stay as they are); one bad folder never stops the others.
+ * left out (its files stay as they are); one bad folder never stops the others. `only`: these project folders (names).
  */
-export async function findClaudeSessions(root: string, problem: (text: string) => void): Promise<FoundSession[]> {
+export async function findClaudeSessions(root: string, problem: (text: string) => void, only?: ReadonlySet<string>): Promise<FoundSession[]> {
   const out: FoundSession[] = [];
   for (const p of await names(root)) {
-    if (!p.dir) continue;
+    if (!p.dir || (only && !only.has(p.name))) continue;
     const folder = join(root, p.name);
     const rels = await projectRels(folder);
     const firstLines = new Map<string, string>();

@@ -61,11 +61,14 @@ async function setAsideDeleted(state: MirrorState, present: ReadonlySet<string>,
   }
 }
 
-/** Mirrors every Claude Code session of this machine; a session whose files did not change since is not read. */
-export async function importClaude(env: NodeJS.ProcessEnv, state: MirrorState, note: (t: string) => void): Promise<ImportResult> {
+/**
+ * Mirrors the Claude Code sessions of this machine (of the project folders in `only`, else of all); a session whose
+ * files did not change since is not read.
+ */
+export async function importClaude(env: NodeJS.ProcessEnv, state: MirrorState, note: (t: string) => void, only?: ReadonlySet<string>): Promise<ImportResult> {
   const result: ImportResult = { sessions: 0, lines: 0 };
   const mirrorRoot = claudeMirrorRoot(env);
-  const all = await findClaudeSessions(claudeProjectsRoot(env), note);
+  const all = await findClaudeSessions(claudeProjectsRoot(env), note, only);
   await setAsideDeleted(state, new Set(all.map((f) => f.session)), note);
   for (const found of all) {
     try {

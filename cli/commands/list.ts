@@ -6,7 +6,7 @@ import { shortId } from '../format/short-id.js';
 import { shortTime } from '../format/describe-entry.js';
 import { sessionsRoot } from '../store/paths.js';
 import type { SessionSummary } from '../store/session-index.js';
-import { AGENT_OPTION, agentEnv, chosenAgents, refreshMirror } from '../agents/agent-run.js';
+import { AGENT_OPTION, agentEnv, chosenAgents, projectScope, refreshMirror } from '../agents/agent-run.js';
 
 const command: Command = {
   summary: 'List sessions of this project (--all: of every project), newest first.',
@@ -20,7 +20,7 @@ const command: Command = {
     const rows: (SessionSummary & { agent?: string })[] = [];
     const agents = await chosenAgents(ctx.opts.agent, ctx.env);
     for (const agent of agents) {
-      await refreshMirror(agent, ctx.env, (t) => ctx.info(t));
+      await refreshMirror(agent, ctx.env, (t) => ctx.info(t), projectScope({ all, cwd: ctx.cwd }));
       const root = sessionsRoot(agentEnv(agent, ctx.env));
       // Rows name their agent when more than one agent's sessions are listed.
       for (const r of await listSessions({ root, realCwd: place.realCwd, all, skipped })) rows.push(agents.length > 1 ? { ...r, agent } : r);

@@ -3,7 +3,7 @@ import type { Command } from '../command.js';
 import { sessionsRoot } from '../store/paths.js';
 import { scopeOf } from '../sync/run-command.js';
 import { syncStatus, type StatusReport } from '../sync/sync-status.js';
-import { AGENT_OPTION, agentEnv, chosenAgents, refreshMirror } from '../agents/agent-run.js';
+import { AGENT_OPTION, agentEnv, chosenAgents, projectScope, refreshMirror } from '../agents/agent-run.js';
 
 const command: Command = {
   summary: 'Show, per session, entries not yet pushed and batches waiting on the server (local figures work offline).',
@@ -13,7 +13,7 @@ const command: Command = {
     let r: StatusReport | undefined;
     const agents = await chosenAgents(ctx.opts.agent, ctx.env);
     for (const agent of agents) {
-      await refreshMirror(agent, ctx.env, (t) => ctx.info(t));
+      await refreshMirror(agent, ctx.env, (t) => ctx.info(t), projectScope({ ...scopeOf(ctx, 'status'), cwd: ctx.cwd }));
       const env = agentEnv(agent, ctx.env);
       const one = await syncStatus({ ...scopeOf(ctx, 'status'), cwd: ctx.cwd, env, root: sessionsRoot(env), agent });
       if (agents.length > 1) for (const s of one.sessions) s.agent = agent; // rows name their agent when there are several

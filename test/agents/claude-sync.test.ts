@@ -170,8 +170,13 @@ describe.skipIf(!present)('Claude Code sessions through sync (real sessync serve
     const { a, b } = await claudePair(rig.root, 'Listed', rig.server);
     const id = '44444444-3333-4444-8555-666666666666';
     a.write(`${id}.jsonl`, turn(id, realpathSync(a.project), null, 'listed', ['dddddddd-0000-4000-8000-000000000001', 'dddddddd-0000-4000-8000-000000000002'], '2026-01-03T00:00:00.000Z'));
+    // Another project's Claude Code session on the same machine: read only when asked for every project.
+    const elsewhere = '45454545-3333-4444-8555-666666666666';
+    a.write(`${elsewhere}.jsonl`, turn(elsewhere, '/srv/other', null, 'other', ['dededede-0000-4000-8000-000000000001', 'dededede-0000-4000-8000-000000000002'], '2026-01-03T00:00:00.000Z'), join(a.claudeDir, 'projects', '-srv-other'));
     const listed = await a.ok(['list', '--agent', 'claude-code', '--json']);
     expect(listed.map((r: { id: string }) => r.id)).toEqual([id]);
+    expect(existsSync(join(a.home, 'agents', 'claude-code', 'sessions', '--srv-other--'))).toBe(false); // not even mirrored
+    expect((await a.ok(['list', '--all', '--agent', 'claude-code', '--json'])).map((r: { id: string }) => r.id).sort()).toEqual([id, elsewhere].sort());
     expect(await a.ok(['list', '--agent', 'pi', '--json'])).toEqual([]);
     const both = await a.ok(['list', '--json']); // the default: pi and Claude Code (its folder exists)
     expect(both).toMatchObject([{ id, agent: 'claude-code' }]);
