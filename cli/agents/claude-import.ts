@@ -26,12 +26,47 @@ async function exists(path: string): Promise<boolean> {
   );
 }
 
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * A file's text with every line that is not valid UTF-8 left blank (its number kept): decoding it would change its
+ * bytes, and a line is only ever synced byte-exact. Returns the numbers of those lines.
+ */
+async function readUtf8(path: string): Promise<{ text: string; bad: number[] }> {
+  const buf = await readFile(path);
+  try {
+    return { text: strictUtf8.decode(buf), bad: [] };
+  } catch {
+    // Some line holds other bytes: decode line by line to find which (rare, so not the fast path).
+  }
+  const parts: string[] = [];
+  const bad: number[] = [];
+  let start = 0;
+  for (let no = 1; start <= buf.length; no++) {
+    let nl = buf.indexOf(0x0a, start);
+    if (nl < 0) nl = buf.length;
+    try {
+      parts.push(strictUtf8.decode(buf.subarray(start, nl)));
+    } catch {
+      parts.push('');
+      bad.push(no);
+    }
+    start = nl + 1;
+  }
+  return { text: parts.join('\n'), bad };
+}
+
 /** Reads one session's files; lines that cannot be read are reported with file and line, and never mirrored. */
 async function readFound(found: FoundSession, note: (t: string) => void): Promise<{ file: SessionFile; lines: AgentLine[] }[] | null> {
   const out: { file: SessionFile; lines: AgentLine[] }[] = [];
   for (const file of found.files) {
     const path = join(found.folder, file.rel);
-    const text = await readFile(path, 'utf8');
+    const { text, bad } = await readUtf8(path);
+    if (file.kind === 'tool-result' && bad.length > 0) {
+      note(`${path}: not UTF-8 text; not synced (it stays as it is)`);
+      continue;
+    }
+    for (const no of bad) note(`${path}:${no}: bytes that are not UTF-8; this line is not synced (it stays in the file)`);
     if (file.kind === 'tool-result' && Buffer.byteLength(text) > LIMITS.maxEntryBytes) {
       note(`${path}: ${Buffer.byteLength(text)} bytes, over the ${LIMITS.maxEntryBytes}-byte entry limit; not synced`);
       continue;

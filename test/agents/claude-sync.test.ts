@@ -87,11 +87,15 @@ describe.skipIf(!present)('Claude Code sessions through sync (real sessync serve
     a.write(`${id}.jsonl`, text);
     a.write(`${orphan}/subagents/agent-abc.jsonl`, good);
     a.write('notes.jsonl', '{"no":"uuid"}\n');
+    // A line with bytes that are not UTF-8 (decoding would change them): reported, not synced, left in place.
+    const latin1 = '{"type":"queue-operation","content":"caf\xe9"}\n';
+    appendFileSync(join(a.folder, `${id}.jsonl`), Buffer.from(latin1, 'latin1'));
     const r = await a.run(['sync', '--agent', 'claude-code']);
     expect(r.code).toBe(0);
     expect(r.stderr).toContain(`${id}.jsonl:4: invalid JSON`);
+    expect(r.stderr).toContain(`${id}.jsonl:8: bytes that are not UTF-8`);
     expect(r.stderr).toContain(`but no ${orphan}.jsonl; not synced`);
-    expect(a.read(`${id}.jsonl`)).toBe(text); // nothing rewritten locally
+    expect(readFileSync(join(a.folder, `${id}.jsonl`)).equals(Buffer.concat([Buffer.from(text), Buffer.from(latin1, 'latin1')]))).toBe(true); // nothing rewritten locally
     await b.ok(['sync', '--agent', 'claude-code', '--json']);
     const got = b.read(`${id}.jsonl`);
     expect(lineSet(got)).toEqual(lineSet(text).filter((l) => !l.includes('"broken')));
