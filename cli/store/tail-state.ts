@@ -7,6 +7,7 @@ import type { FileHandle } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { checkEntry, checkHeader } from '../../shared/entry.js';
+import { parseJsonLine } from '../../shared/jsonl.js';
 import type { SessionEntry } from '../../shared/entry.js';
 import { SessyncError } from '../../shared/errors.js';
 import { cacheDir, cacheKey } from './paths.js';
@@ -114,27 +115,26 @@ function consume(state: TailState, buf: Buffer, base: number): void {
     const text = buf.toString('utf8', pos, nl);
     pos = nl + 1;
     if (text.trim() === '') continue;
-    let v: unknown;
-    try {
-      v = JSON.parse(text);
-    } catch {
-      if (start === 0) throw new SessyncError('corrupt', `${state.path}: first line is not JSON, not a session file`);
-      state.badLines++;
-      continue;
-    }
+    // Several values on one line (two writers raced) count as the entries they are, as the reader loads them.
+    const parsed = parseJsonLine(text);
+    let values = parsed.values;
+    state.badLines += parsed.errors.length;
     if (start === 0) {
-      const why = checkHeader(v);
+      if (values.length === 0) throw new SessyncError('corrupt', `${state.path}: first line is not JSON, not a session file`);
+      const why = checkHeader(values[0]);
       if (why) throw new SessyncError('corrupt', `${state.path}: ${why}`);
-      const h = v as { id: string; version?: number };
+      const h = values[0] as { id: string; version?: number };
       state.headerId = h.id;
       state.version = h.version ?? 1;
-      continue;
+      values = values.slice(1);
     }
-    if (checkEntry(v) !== null) {
-      state.badLines++;
-      continue;
+    for (const v of values) {
+      if (checkEntry(v) !== null) {
+        state.badLines++;
+        continue;
+      }
+      addEntry(state, v as SessionEntry, pending);
     }
-    addEntry(state, v as SessionEntry, pending);
   }
   state.offset = base + pos;
   state.pending = [...pending];
