@@ -214,6 +214,18 @@ function timeOf(e: SessionEntry): number {
   return Number.isNaN(t) ? -Infinity : t;
 }
 
+/**
+ * Order of sibling branches (and roots) for display: oldest first by (time, timestamp string, id), the same
+ * on every machine whatever the file order (pi sorts by time alone, keeping file order for ties).
+ */
+export function compareByTime(a: SessionEntry, b: SessionEntry): number {
+  const ta = timeOf(a);
+  const tb = timeOf(b);
+  if (ta !== tb) return ta < tb ? -1 : 1;
+  if (a.timestamp !== b.timestamp) return a.timestamp < b.timestamp ? -1 : 1;
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}
+
 /** Tie-break between tips of equal time: the greater timestamp string (sub-ms digits), then the greater id. */
 function laterTie(a: SessionEntry, b: SessionEntry): boolean {
   if (a.timestamp !== b.timestamp) return a.timestamp > b.timestamp;
