@@ -56,6 +56,8 @@ export async function createSessionFile(path: string, header: SessionHeader, ent
 /** What a builder sees under the lock: the current leaf and tips, so defaults are chosen without a race. */
 export interface AppendView {
   leafId: string | null;
+  /** The file's last entry (pi's leaf). */
+  lastId: string | null;
   headerId: string | null;
   tips: Readonly<Record<string, string>>;
   entryCount: number;
@@ -84,7 +86,7 @@ export async function appendWith(
       try {
         const state = await tailStateOf(path, fh);
         checkWritable(path, state);
-        const entries = build({ leafId: state.leafId, headerId: state.headerId, tips: state.tips, entryCount: state.entryCount });
+        const entries = build({ leafId: state.leafId, lastId: state.lastId, headerId: state.headerId, tips: state.tips, entryCount: state.entryCount });
         if (entries.length === 0) return entries;
         let data = '';
         for (const e of entries) data += serializeLine(e) + '\n';

@@ -33,6 +33,8 @@ export interface TailState {
   /** Parent ids that were not tips when referenced (branch points, not-yet-seen parents): an entry with such an id already has a child. */
   pending: string[];
   leafId: string | null;
+  /** The last entry in file order: pi's leaf (pi takes the last line), which sync keeps equal to leafId. */
+  lastId: string | null;
   entryCount: number;
   messageCount: number;
   name?: string;
@@ -84,6 +86,7 @@ function emptyState(path: string): TailState {
     tips: {},
     pending: [],
     leafId: null,
+    lastId: null,
     entryCount: 0,
     messageCount: 0,
     badLines: 0,
@@ -99,6 +102,7 @@ export function addEntry(state: TailState, e: SessionEntry, pending: Set<string>
   }
   if (pending.has(e.id)) pending.delete(e.id); // something already names it as parent: not a tip
   else state.tips[e.id] = e.timestamp;
+  state.lastId = e.id;
   state.entryCount++;
   if (e.type === 'message') state.messageCount++;
   if (e.type === 'session_info' && typeof e.name === 'string') state.name = e.name;
@@ -183,7 +187,8 @@ export function peekTailStateSync(path: string): TailState | null {
 export async function tailStateOf(path: string, fh: FileHandle): Promise<TailState> {
   const st = await fh.stat();
   const cached = await peekTailState(path);
-  if (cached && cached.size <= st.size && cached.offset <= cached.size && (await hashTail(fh, cached.size)) === cached.tailHash) {
+  // A cache from before lastId was recorded is rebuilt once (lastId cannot be derived from the tips).
+  if (cached && cached.lastId !== undefined && cached.size <= st.size && cached.offset <= cached.size && (await hashTail(fh, cached.size)) === cached.tailHash) {
     if (cached.size === st.size && cached.mtimeMs === st.mtimeMs) return cached;
     consume(cached, await readRange(fh, cached.offset, st.size), cached.offset);
     cached.size = st.size;

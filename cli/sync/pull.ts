@@ -10,6 +10,7 @@ import type { Cursor, SessionMetaResponse, StoredBatch } from '../../shared/wire
 import { createSessionFile, appendEntries } from '../store/session-writer.js';
 import { ensureCurrent } from '../store/migrate-file.js';
 import { readSession } from '../store/session-reader.js';
+import { alignLeaf } from '../store/leaf-marker.js';
 import { projectDir, sessionFileName } from '../store/paths.js';
 import { newSessionState, type SessionSyncState } from './sync-state.js';
 import type { SyncContext } from './sync-context.js';
@@ -35,6 +36,8 @@ export interface PullResult {
   created: boolean;
   /** Remote lines that are not valid entries (reported, not merged). */
   skipped: number;
+  /** Id of the checkout marker appended so that pi's leaf (the last line) is sessync's leaf again; it needs a push. */
+  marker?: string;
 }
 
 function decode(session: string, b: StoredBatch, note: SyncContext['note']): { entries: IncomingEntry[]; skipped: number } {
@@ -184,6 +187,11 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
     Object.assign(cursor, res.cursor);
     if (!creating) cursor[ctx.hostId] = OWN_DONE;
     if (!res.more) break;
+  }
+  if (result.appended > 0) {
+    // Pulled entries went last, but the newest tip may be a local one: pi would resume the other branch.
+    const m = await alignLeaf(result.path, 'merged');
+    if (m) result.marker = m.id;
   }
   return result;
 }
