@@ -11,6 +11,7 @@ import { createSessionFile, appendEntries } from '../store/session-writer.js';
 import { ensureCurrent } from '../store/migrate-file.js';
 import { readSession } from '../store/session-reader.js';
 import { alignLeaf } from '../store/leaf-marker.js';
+import { withLocalParent } from '../store/lineage.js';
 import { projectDir, sessionFileName } from '../store/paths.js';
 import { newSessionState, type SessionSyncState } from './sync-state.js';
 import type { SyncContext } from './sync-context.js';
@@ -143,7 +144,8 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
       const meta = await ctx.api.sessionMeta(session);
       const cwd = opts.placeFor ? await opts.placeFor(meta) : String(meta.header.cwd ?? meta.cwd ?? '');
       if (!cwd) throw new SessyncError('corrupt', `session ${session}: the server's header has no cwd`);
-      const header = { ...meta.header, cwd } as SessionHeader;
+      // Local facts: the cwd here, and the parent's file here (pi's picker nests a fork under it by path).
+      const header = await withLocalParent(ctx.sessionsRoot, { ...meta.header, cwd } as SessionHeader);
       const m = mergeEntries(new Map(), incoming);
       path = join(projectDir(ctx.sessionsRoot, cwd), sessionFileName(String(header.timestamp), session));
       await createSessionFile(path, header, m.toAppend);

@@ -76,11 +76,12 @@ describe('seed acceptance through the CLI', () => {
     const [a, b, c] = await append(s.id, [msg('user', 'A'), msg('assistant', 'B'), msg('user', 'C')]);
     const sourceBefore = readFileSync(s.path);
     const f = await t.json(['fork', s.id, '--at', b!]);
-    expect(f.parentSession).toBe(s.id);
+    expect(f.parentSession).toBe(s.path); // a file path, as pi writes it (its picker nests the fork under it)
+    expect(f.parentSessionId).toBe(s.id);
     expect(f.parentEntry).toBe(b);
     const forked = entriesOf(f.path);
     expect(forked.map((e) => e.id)).toEqual([a, b]);
-    expect(JSON.parse(lines(f.path)[0]!)).toMatchObject({ type: 'session', parentSession: s.id, parentEntry: b, cwd: t.project });
+    expect(JSON.parse(lines(f.path)[0]!)).toMatchObject({ type: 'session', parentSession: s.path, parentSessionId: s.id, parentEntry: b, cwd: t.project });
     // The fork goes on by itself; the source file is byte for byte what it was, and still resumes at C.
     await append(f.id, [msg('user', 'B2')]);
     expect(readFileSync(s.path).equals(sourceBefore)).toBe(true);

@@ -1,0 +1,25 @@
+// A session's parent as pi's session picker reads it: header `parentSession` is a file path, which pi resolves
+// to nest a fork under its parent. sessync keeps the parent's id beside it (`parentSessionId`), which holds on
+// every machine; the path is a local fact, set again where a pulled fork's parent is found here.
+import type { SessionHeader } from '../../shared/entry.js';
+import { listSessions } from './session-index.js';
+
+/** The id of the session a header descends from, when sessync knows it (a fork, or an import of a share). */
+export function parentIdOf(header: SessionHeader): string | undefined {
+  if (typeof header.parentSessionId === 'string') return header.parentSessionId;
+  const from = header.sharedFrom as { session?: unknown } | undefined;
+  return typeof from?.session === 'string' ? from.session : undefined;
+}
+
+/** The local file of session `id` under `root`, if there is one. */
+export async function localSessionPath(root: string, id: string): Promise<string | undefined> {
+  return (await listSessions({ root, all: true })).find((s) => s.id === id)?.path;
+}
+
+/** The header with `parentSession` pointing at the parent's file on this machine, when that file is here. */
+export async function withLocalParent(root: string, header: SessionHeader): Promise<SessionHeader> {
+  const parent = parentIdOf(header);
+  if (parent === undefined) return header;
+  const path = await localSessionPath(root, parent);
+  return path === undefined || path === header.parentSession ? header : { ...header, parentSession: path };
+}
