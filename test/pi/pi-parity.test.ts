@@ -67,6 +67,24 @@ describe('fixtures', () => {
   }
 });
 
+describe('a v1 file whose model is only in its header', () => {
+  // (No assistant message: pi takes the model from any assistant message, even one without provider and model,
+  // which pi itself always writes; sessync skips such a message, and append refuses it.)
+  it('after sessync migrates it, pi resumes it with that model and thinking level (pi reads no header field)', async () => {
+    const id = 'v1-header-model';
+    const path = join(projectDir(), `2025-01-01T00-00-00-000Z_${id}.jsonl`);
+    writeLines(path, [
+      { type: 'session', id, timestamp: '2025-01-01T00:00:00.000Z', cwd: t.project, provider: 'anthropic', modelId: 'claude-3-5-sonnet', thinkingLevel: 'low' },
+      { type: 'message', timestamp: '2025-01-01T00:00:01.000Z', message: { role: 'user', content: 'fix the tests' } },
+      { type: 'message', timestamp: '2025-01-01T00:00:02.000Z', message: { role: 'user', content: 'are you there?' } },
+    ]);
+    await t.json(['migrate', path]);
+    const v = await expectSame(path);
+    expect(v.model).toEqual({ provider: 'anthropic', modelId: 'claude-3-5-sonnet' });
+    expect(v.thinkingLevel).toBe('low');
+  });
+});
+
 describe('what sessync writes', () => {
   it('a session with a checkout and two branches resumes on the same branch in pi', async () => {
     const s = await t.json(['new', '--model', 'anthropic/claude-sonnet-4-5']);
