@@ -87,7 +87,12 @@ export async function appendWith(
         const state = await tailStateOf(path, fh);
         checkWritable(path, state);
         const entries = build({ leafId: state.leafId, lastId: state.lastId, headerId: state.headerId, tips: state.tips, entryCount: state.entryCount });
-        if (entries.length === 0) return entries;
+        if (entries.length === 0) {
+          // Nothing to write (a leaf check that found the leaves agreeing): keep what was parsed, so the next
+          // look at a file another program wrote reads only what is new.
+          await saveTailState(state);
+          return entries;
+        }
         let data = '';
         for (const e of entries) data += serializeLine(e) + '\n';
         // A torn last line (a crash mid-write) is ended first so the new entry never gets glued onto it.
