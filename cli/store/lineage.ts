@@ -3,12 +3,18 @@
 // every machine; the path is a local fact, set again where a pulled fork's parent is found here.
 import type { SessionHeader } from '../../shared/entry.js';
 import { listSessions } from './session-index.js';
+import { idFromFileName } from './paths.js';
 
-/** The id of the session a header descends from, when sessync knows it (a fork, or an import of a share). */
+/**
+ * The id of the session a header descends from: sessync's fork and import name it; pi's own forks name only the
+ * parent's file, whose name ends in `_<session id>.jsonl` on every machine.
+ */
 export function parentIdOf(header: SessionHeader): string | undefined {
   if (typeof header.parentSessionId === 'string') return header.parentSessionId;
   const from = header.sharedFrom as { session?: unknown } | undefined;
-  return typeof from?.session === 'string' ? from.session : undefined;
+  if (typeof from?.session === 'string') return from.session;
+  const p = header.parentSession;
+  return typeof p === 'string' ? (idFromFileName(p.slice(Math.max(p.lastIndexOf('/'), p.lastIndexOf('\\')) + 1)) ?? undefined) : undefined;
 }
 
 /** The local file of session `id` under `root`, if there is one. */

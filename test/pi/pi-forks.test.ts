@@ -3,6 +3,7 @@
 // points the path at the parent's file on the machine it lands on.
 import { describe, expect, it } from 'vitest';
 import { realpathSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { SessionManager } from '@mariozechner/pi-coding-agent';
 import { Machine, readLog, useServer } from '../sync/helpers.js';
 import { jsonl, msg } from '../cli/cli-env.js';
@@ -51,5 +52,15 @@ describe('a sessync fork shows under its parent in pi', () => {
     const header = readLog(b.fileOf(fork.id)).header;
     expect(header).toMatchObject({ parentSession: b.fileOf(parent), parentSessionId: parent });
     expect(await parentInPicker(b, `${b.home}/sessions`, fork.id)).toBe(parent);
+
+    // A fork pi itself made (its header names only the parent's file, whose name ends in the parent's id).
+    const sm = SessionManager.open(a.fileOf(parent), dirname(a.fileOf(parent)));
+    const piFork = sm.createBranchedSession(ids[1])!;
+    const piForkId = sm.getSessionId();
+    expect(readLog(piFork).header.parentSession).toBe(a.fileOf(parent));
+    await a.ok(['sync', '--json']);
+    expect(await b.ok(['sync', '--json'])).toMatchObject({ createdSessions: 1, failed: 0 });
+    expect(readLog(b.fileOf(piForkId)).header.parentSession).toBe(b.fileOf(parent));
+    expect(await parentInPicker(b, `${b.home}/sessions`, piForkId)).toBe(parent);
   });
 });
