@@ -45,15 +45,16 @@ export async function readSlice(path: string, from: number, size: number, skipId
         progressed = true;
         out.end = pos + start;
         if (text.trim() === '') continue;
-        if (lineOffset === 0) continue; // the header goes in the session meta, not in a batch
-        if (lineBytes > LIMITS.maxEntryBytes) {
+        const isHeader = lineOffset === 0; // the header goes in the session meta, not in a batch
+        if (!isHeader && lineBytes > LIMITS.maxEntryBytes) {
           out.skipped.push({ offset: lineOffset, reason: `entry of ${lineBytes} bytes is over the ${LIMITS.maxEntryBytes}-byte limit` });
           continue;
         }
         // A line holding several values (two writers raced) is sent as one line per value, as readers load it.
         const parsed = parseJsonLine(text);
-        for (const e of parsed.errors) out.skipped.push({ offset: lineOffset, reason: `not JSON (${e})` });
-        for (const v of parsed.values) {
+        if (!isHeader) for (const e of parsed.errors) out.skipped.push({ offset: lineOffset, reason: `not JSON (${e})` });
+        // An entry glued onto the header line still goes.
+        for (const v of isHeader ? parsed.values.slice(1) : parsed.values) {
           const why = checkEntry(v);
           if (why) {
             out.skipped.push({ offset: lineOffset, reason: why });
