@@ -165,7 +165,8 @@ const message = z.looseObject({ role: z.string().min(1) }).superRefine((m, ctx) 
   }
   const r = MESSAGE_SCHEMAS[role as MessageRole].safeParse(m);
   for (const issue of r.success ? [] : r.error.issues) {
-    ctx.addIssue({ code: 'custom', path: issue.path, message: `${issue.message} (a ${role} message needs ${requiredOf(role as MessageRole)})` });
+    const article = /^[aeiou]/i.test(role) ? 'an' : 'a';
+    ctx.addIssue({ code: 'custom', path: issue.path, message: `${issue.message} (${article} ${role} message needs ${requiredOf(role as MessageRole)})` });
   }
 });
 
