@@ -102,5 +102,5 @@ describe('the real pi CLI resumes what sessync synced', () => {
     expect(histB).toEqual(histA);
     expect(histA.filter((l) => l.includes('concurrent turn'))).toHaveLength(1); // one branch, not both
     expect(histA.slice(0, 3)).toEqual(asked);
-  });
+  }, 180_000);
 });

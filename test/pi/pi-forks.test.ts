@@ -62,5 +62,5 @@ describe('a sessync fork shows under its parent in pi', () => {
     expect(await b.ok(['sync', '--json'])).toMatchObject({ createdSessions: 1, failed: 0 });
     expect(readLog(b.fileOf(piForkId)).header.parentSession).toBe(b.fileOf(parent));
     expect(await parentInPicker(b, `${b.home}/sessions`, piForkId)).toBe(parent);
-  });
+  }, 120_000);
 });

@@ -71,7 +71,7 @@ describe('pi and sessync resume the same branch after a sync (two machines, real
     expect(texts(v)).not.toContain('A: continue');
     expect(v.model).toEqual({ provider: 'anthropic', modelId: 'claude-sonnet-4-5' });
     await quiet([b, a]);
-  });
+  }, 120_000);
 
   for (const [name, idA, idB] of [
     ['A', 'fffffff1', '00000001'],
@@ -90,7 +90,7 @@ describe('pi and sessync resume the same branch after a sync (two machines, real
       const v = await expectAgreement([a, b], id);
       expect(v.branch).toContain(name === 'A' ? idA : idB);
       await quiet([b, a]);
-    });
+    }, 120_000);
   }
 
   it('3. pi on B, 10 minutes behind, branches: after sync both machines and pi continue on pi\'s branch', async () => {
@@ -114,5 +114,5 @@ describe('pi and sessync resume the same branch after a sync (two machines, real
     expect(v.thinkingLevel).toBe('high');
     expect(v.branch).toContain(sm.getLeafId());
     await quiet([b, a]);
-  });
+  }, 120_000);
 });
