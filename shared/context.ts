@@ -89,7 +89,6 @@ export function buildContext(
     model = { provider: header.provider, modelId: header.modelId };
   }
   if (thinkingLevel === null && header && typeof header.thinkingLevel === 'string') thinkingLevel = header.thinkingLevel;
-  thinkingLevel ??= DEFAULT_THINKING_LEVEL;
 
   const messages: unknown[] = [];
   if (compactionAt < 0) {

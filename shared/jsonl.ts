@@ -142,7 +142,7 @@ export class SessionParser {
       this.problems.push({ line: this.lineNo, reason: clip(`invalid JSON: ${e}`) });
     }
     split.values.forEach((v, k) => {
-      this.piece = k;
+      this.piece = split.at[k]!;
       this.value(v);
     });
     this.piece = 0;
@@ -188,6 +188,8 @@ function errText(err: unknown): string {
 /** The values of one line: one normally; several when values were glued together (see splitJsonValues). */
 export interface LineValues {
   values: unknown[];
+  /** Each value's place among the line's values (values that did not parse leave gaps). */
+  at: number[];
   /** Why each value (or the whole line) that did not parse was skipped. */
   errors: string[];
   /** How many values the line held (1 unless it was split). */
@@ -197,14 +199,15 @@ export interface LineValues {
 /** JSON.parse of one line, splitting a line that holds several values: the one rule every reader uses. */
 export function parseJsonLine(text: string): LineValues {
   try {
-    return { values: [JSON.parse(text)], errors: [], pieces: 1 };
+    return { values: [JSON.parse(text)], at: [0], errors: [], pieces: 1 };
   } catch (err) {
     const pieces = splitJsonValues(text);
-    if (!pieces) return { values: [], errors: [errText(err)], pieces: 1 };
-    const out: LineValues = { values: [], errors: [], pieces: pieces.length };
+    if (!pieces) return { values: [], at: [], errors: [errText(err)], pieces: 1 };
+    const out: LineValues = { values: [], at: [], errors: [], pieces: pieces.length };
     pieces.forEach((p, k) => {
       try {
         out.values.push(JSON.parse(p));
+        out.at.push(k);
       } catch (e) {
         out.errors.push(`value ${k + 1} of ${pieces.length} on this line: ${errText(e)}`);
       }
