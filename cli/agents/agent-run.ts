@@ -3,7 +3,7 @@
 import { mkdir, realpath, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { AGENT_NAMES, type AgentName } from '../../shared/agents/agent.js';
-import { SessyncError } from '../../shared/errors.js';
+import { isSessyncError, SessyncError } from '../../shared/errors.js';
 import { claudeProjectFolder } from '../../shared/agents/claude-code.js';
 import { withFileLock } from '../store/file-lock.js';
 import { listSessions } from '../store/session-index.js';
@@ -98,8 +98,18 @@ export async function runAgentSync(agent: AgentName, o: RunOptions): Promise<Run
 export async function runAgents(agents: AgentName[], o: RunOptions): Promise<RunSummary & { agents?: Partial<Record<AgentName, RunSummary>> }> {
   if (agents.length === 1) return runAgentSync(agents[0]!, o);
   const each: Partial<Record<AgentName, RunSummary>> = {};
-  for (const a of agents) each[a] = await runAgentSync(a, o);
+  let notFound: unknown;
+  for (const a of agents) {
+    try {
+      each[a] = await runAgentSync(a, o);
+    } catch (e) {
+      // A ref names one agent's session: the others not knowing it is no failure, unless none does.
+      if (o.ref === undefined || !isSessyncError(e, 'not_found')) throw e;
+      notFound = e;
+    }
+  }
   const all = Object.values(each) as RunSummary[];
+  if (all.length === 0) throw notFound;
   const add = (k: keyof RunSummary) => all.reduce((n, s) => n + (s[k] as number), 0);
   return {
     mode: o.mode,

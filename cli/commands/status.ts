@@ -1,5 +1,6 @@
 // `sessync status`: per session, what is not yet pushed and what waits on the server.
 import type { Command } from '../command.js';
+import { isSessyncError } from '../../shared/errors.js';
 import { sessionsRoot } from '../store/paths.js';
 import { scopeOf } from '../sync/run-command.js';
 import { syncStatus, type StatusReport } from '../sync/sync-status.js';
@@ -11,11 +12,21 @@ const command: Command = {
   options: { all: { type: 'boolean', default: false }, ...AGENT_OPTION },
   async run(ctx) {
     let r: StatusReport | undefined;
+    let notFound: unknown;
+    const scope = scopeOf(ctx, 'status');
     const agents = await chosenAgents(ctx.opts.agent, ctx.env);
     for (const agent of agents) {
-      await refreshMirror(agent, ctx.env, (t) => ctx.info(t), projectScope({ ...scopeOf(ctx, 'status'), cwd: ctx.cwd }));
+      await refreshMirror(agent, ctx.env, (t) => ctx.info(t), projectScope({ ...scope, cwd: ctx.cwd }));
       const env = agentEnv(agent, ctx.env);
-      const one = await syncStatus({ ...scopeOf(ctx, 'status'), cwd: ctx.cwd, env, root: sessionsRoot(env), agent });
+      let one: StatusReport;
+      try {
+        one = await syncStatus({ ...scope, cwd: ctx.cwd, env, root: sessionsRoot(env), agent });
+      } catch (e) {
+        // A ref names one agent's session: the others not having it is no failure, unless none does.
+        if (scope.ref === undefined || agents.length === 1 || !isSessyncError(e, 'not_found')) throw e;
+        notFound = e;
+        continue;
+      }
       if (agents.length > 1) for (const s of one.sessions) s.agent = agent; // rows name their agent when there are several
       if (!r) r = one;
       else {
@@ -24,7 +35,7 @@ const command: Command = {
         r.serverError ??= one.serverError;
       }
     }
-    if (!r) return;
+    if (!r) throw notFound;
     const lines: string[] = [];
     lines.push(r.server ? `server: ${r.server}${r.serverError ? ` (${r.serverError.message})` : ''}` : 'server: not logged in (run `sessync login <url> --token <token>`)');
     for (const s of r.sessions) {

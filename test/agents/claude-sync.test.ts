@@ -182,11 +182,14 @@ describe.skipIf(!present)('Claude Code sessions through sync (real sessync serve
     expect(existsSync(join(a.home, 'agents', 'claude-code', 'sessions', '--srv-other--'))).toBe(false); // not even mirrored
     expect((await a.ok(['list', '--all', '--agent', 'claude-code', '--json'])).map((r: { id: string }) => r.id).sort()).toEqual([id, elsewhere].sort());
     expect(await a.ok(['list', '--agent', 'pi', '--json'])).toEqual([]);
+    // A ref to a Claude Code session that only this machine has: found by the Claude Code run, whatever pi says.
+    const refRun = await a.run(['status', id.slice(0, 8)]);
+    expect(refRun.code, refRun.stderr).toBe(0);
     const both = await a.ok(['list', '--json']); // the default: pi and Claude Code (its folder exists)
     expect(both).toMatchObject([{ id, agent: 'claude-code' }]);
     const before = await a.ok(['status', '--agent', 'claude-code', '--json']);
     expect(before.sessions).toMatchObject([{ session: id, unpushedEntries: 3, remoteOnly: false }]);
-    await a.ok(['push', '--agent', 'claude-code', '--json']);
+    expect(await a.ok(['push', id.slice(0, 8), '--json'])).toMatchObject({ pushedEntries: 3, failed: 0 });
     const after = await a.ok(['status', '--agent', 'claude-code', '--json']);
     expect(after.sessions).toMatchObject([{ session: id, unpushedEntries: 0 }]);
     const remote = await b.ok(['status', '--agent', 'claude-code', '--json']);
