@@ -88,6 +88,15 @@ describe('sharing a Claude Code session', () => {
       expect(seen[0]).toMatch(/^assistant: Done! I've created the `myapp` directory/);
       expect(seen).toContain('user: cd to myapp and run python hoge.py with ANTHROPIC_API_KEY [REDACTED:anthropic_key]');
       expect(seen.at(-1)).toBe('user: continue from the share');
+
+      // --at: the conversation up to that line only, nothing after it.
+      const early = await a.ok(['share', SESSION, '--at', 'e9885817', '--json']);
+      expect(early.entryCount).toBeLessThan(entryCount);
+      const partial = await b.ok(['import', early.url, '--json']);
+      const lines = readFileSync(partial.path, 'utf8').split('\n').filter(Boolean);
+      expect(lines).toHaveLength(early.entryCount);
+      expect(JSON.parse(lines.at(-1)!).uuid).toBe('e9885817-b4bc-434b-8d1b-0895282020d4');
+      expect((await a.run(['share', SESSION, '--at', 'ffffffff'])).stderr).toContain('--at ffffffff matches 0 lines');
     });
   });
 });
