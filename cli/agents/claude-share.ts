@@ -1,8 +1,8 @@
 // Share and import of Claude Code sessions: one branch of the conversation as entries holding each line's value (so
 // redaction reads every string), and an imported share written as a new Claude Code session file.
 import { randomUUID } from 'node:crypto';
-import { mkdir, open, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, open, readdir, readFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { claudeCode, claudeProjectFolder } from '../../shared/agents/claude-code.js';
 import type { AgentLine } from '../../shared/agents/agent.js';
 import type { SessionEntry, SessionHeader } from '../../shared/entry.js';
@@ -54,16 +54,26 @@ export async function claudeShareSource(env: NodeJS.ProcessEnv, ref: string, cwd
   const where = (await loadMirrorState(env)).sessions[session];
   if (!where) throw new SessyncError('not_found', `Claude Code session ${session} has no file on this machine (deleted here? \`sessync restore ${session}\`)`);
   const rel = `${session}.jsonl`;
-  const text = await readFile(join(where.folder, rel), 'utf8');
-  const branch = branchOf(claudeCode.parseFile(text, { rel, kind: 'main' }).lines, at);
-  const entries: SessionEntry[] = branch.map((l, i) => ({
+  const lines = claudeCode.parseFile(await readFile(join(where.folder, rel), 'utf8'), { rel, kind: 'main' }).lines;
+  const branch = branchOf(lines, at);
+  const on = new Set(branch.map((l) => l.id));
+  const upTo = branch.length ? lines.indexOf(branch[branch.length - 1]!) : -1;
+  // Subagents go with the branch (the viewer shows them collapsed): lines inline in the file (1.0.x) where they are,
+  // up to the shared line; the files under <session>/subagents (2.1.x) after the conversation.
+  const picked: { line: AgentLine; file: string }[] = lines.filter((l, i) => on.has(l.id) || (l.value.isSidechain === true && i <= upTo)).map((line) => ({ line, file: '' }));
+  const subDir = join(where.folder, session, 'subagents');
+  for (const name of (await readdir(subDir).catch(() => [] as string[])).filter((n) => n.endsWith('.jsonl')).sort()) {
+    const sub = `${session}/subagents/${name}`;
+    for (const line of claudeCode.parseFile(await readFile(join(subDir, name), 'utf8'), { rel: sub, kind: 'subagent' }).lines) picked.push({ line, file: sub });
+  }
+  const entries: SessionEntry[] = picked.map(({ line, file }, i) => ({
     type: 'agent_line',
     agent: 'claude-code',
-    id: l.id,
-    parentId: i > 0 ? branch[i - 1]!.id : null,
-    timestamp: l.timestamp ?? '',
-    file: '',
-    value: l.value,
+    id: line.id,
+    parentId: i > 0 ? picked[i - 1]!.line.id : null,
+    timestamp: line.timestamp ?? '',
+    file,
+    value: line.value,
   }));
   return { header: mirror.header, branch: entries, atId: branch.length ? branch[branch.length - 1]!.id : null };
 }
@@ -75,22 +85,33 @@ export function isClaudeShare(payload: SharePayload): boolean {
 
 /** Writes a shared Claude Code branch as a new session of `cwd` in Claude Code's folder: `claude --resume <id>` opens it. */
 export async function writeClaudeImport(payload: SharePayload, env: NodeJS.ProcessEnv, cwd: string): Promise<{ id: string; path: string; entryCount: number }> {
-  const lines: string[] = [];
+  const id = randomUUID();
+  const from = `${payload.header.id}/subagents/`;
+  const files = new Map<string, string[]>();
   for (const e of payload.entries) {
     const back = claudeCode.fromEntry(e);
-    if (!back || back.rel !== '') throw new SessyncError('corrupt', `the share's entry ${e.id} is not a Claude Code line; nothing was written`);
-    lines.push(back.text);
+    // The main file, and subagent files re-homed under the new session; nothing else can be in a share.
+    const rel = back === null ? null : back.rel === '' ? `${id}.jsonl` : back.rel.startsWith(from) && !back.whole ? `${id}/subagents/${back.rel.slice(from.length)}` : null;
+    if (back === null || rel === null) throw new SessyncError('corrupt', `the share's entry ${e.id} is not a line of a Claude Code session or its subagents; nothing was written`);
+    let list = files.get(rel);
+    if (!list) files.set(rel, (list = []));
+    list.push(back.text);
   }
-  const id = randomUUID();
   const folder = join(claudeProjectsRoot(env), claudeProjectFolder(cwd));
-  await mkdir(folder, { recursive: true });
-  const path = join(folder, `${id}.jsonl`);
-  const fh = await open(path, 'wx', 0o600); // a new session: never over an existing file
+  const main = `${id}.jsonl`;
+  // Subagents first, the main file last: a session file only appears once all of it is there.
+  for (const [rel, lines] of [...files].sort(([a], [b]) => Number(a === main) - Number(b === main))) await writeNew(join(folder, rel), lines);
+  return { id, path: join(folder, main), entryCount: files.get(main)?.length ?? 0 };
+}
+
+/** A new file with these lines, fsynced; never over an existing one. */
+async function writeNew(path: string, lines: string[]): Promise<void> {
+  await mkdir(dirname(path), { recursive: true });
+  const fh = await open(path, 'wx', 0o600);
   try {
     await fh.write(lines.map((l) => `${l}\n`).join(''));
     await fh.sync();
   } finally {
     await fh.close();
   }
-  return { id, path, entryCount: lines.length };
 }

@@ -15,9 +15,10 @@ const CANDIDATES = ['/usr/lib/chromium/chromium', '/usr/bin/chromium'];
 const executablePath = CANDIDATES.find((p) => existsSync(p));
 const found = await findClaude();
 const MAIN = join(FIXTURES, 'claude-code', 'lanegrid__agtrace__claude_session.jsonl');
+const AGENT = join(FIXTURES, 'claude-code', 'lanegrid__agtrace__claude_agent.jsonl');
 const SESSION = '7f2abd2d-7cfc-4447-9ddd-3ca8d14e02e9';
 const SECRET = 'sk-ant-api03-' + 'Q'.repeat(40);
-const missing = [!executablePath && `chromium (${CANDIDATES.join(' or ')})`, found.bin === null && `the claude binary (${found.why})`, !existsSync(MAIN) && `the fixture ${MAIN}`].filter(Boolean);
+const missing = [!executablePath && `chromium (${CANDIDATES.join(' or ')})`, found.bin === null && `the claude binary (${found.why})`, !existsSync(MAIN) && `the fixture ${MAIN}`, !existsSync(AGENT) && `the fixture ${AGENT}`].filter(Boolean);
 if (missing.length) console.error(`\n*** test/agents/claude-share.test.ts SKIPPED: missing ${missing.join(', ')} ***\n`);
 
 describe('sharing a Claude Code session', () => {
@@ -52,6 +53,7 @@ describe('sharing a Claude Code session', () => {
       // The real session, with a key pasted into its last user message.
       const text = readFileSync(MAIN, 'utf8').replaceAll('/Users/test_user/agent-sample', cwd).replace('cd to myapp and run python hoge.py', `cd to myapp and run python hoge.py with ANTHROPIC_API_KEY ${SECRET}`);
       a.write(`${SESSION}.jsonl`, text);
+      a.write(`${SESSION}/subagents/agent-a1b2.jsonl`, readFileSync(AGENT, 'utf8')); // a subagent's 2 lines (Warmup)
       const shared = await a.run(['share', SESSION.slice(0, 8), '--json']);
       expect(shared.code, shared.stderr).toBe(0);
       const { url, entryCount, redacted } = shared.json() as { url: string; entryCount: number; redacted: Record<string, number> };
@@ -70,6 +72,7 @@ describe('sharing a Claude Code session', () => {
       expect(log).not.toContain(SECRET);
       expect(await page.locator('details.thinking').count()).toBeGreaterThan(0);
       expect(await page.locator('details.tool', { hasText: 'Bash' }).count()).toBeGreaterThan(0);
+      expect(await page.locator('details', { hasText: 'subagent: Warmup' }).count()).toBe(1); // collapsed
       expect(await page.locator('details[open]').count()).toBe(0);
       expect(errors).toEqual([]);
       await page.close();
@@ -80,7 +83,12 @@ describe('sharing a Claude Code session', () => {
       expect(imported.path).toBe(join(b.folder, `${imported.id}.jsonl`));
       const got = readFileSync(imported.path, 'utf8');
       expect(got).not.toContain(SECRET);
-      expect(got.split('\n').filter(Boolean)).toHaveLength(entryCount);
+      expect(got.split('\n').filter(Boolean)).toHaveLength(entryCount - 2);
+      expect(imported.entryCount).toBe(entryCount - 2);
+      const sub = readFileSync(join(b.folder, imported.id, 'subagents', 'agent-a1b2.jsonl'), 'utf8').split('\n').filter(Boolean);
+      expect(sub).toHaveLength(2); // redacted like the rest (its home path is gone)
+      expect(JSON.parse(sub[0]!).message.content).toBe('Warmup');
+      expect(sub.join('\n')).not.toContain('/Users/test_user');
 
       api.replies.push('answer after the import');
       await claude(found.bin!, { cwd: b.project, home: join(b.home, '..', 'user-home'), configDir: b.claudeDir, api: api.url }, ['-p', '--resume', imported.id, 'continue from the share']);
@@ -94,7 +102,7 @@ describe('sharing a Claude Code session', () => {
       expect(early.entryCount).toBeLessThan(entryCount);
       const partial = await b.ok(['import', early.url, '--json']);
       const lines = readFileSync(partial.path, 'utf8').split('\n').filter(Boolean);
-      expect(lines).toHaveLength(early.entryCount);
+      expect(lines).toHaveLength(early.entryCount - 2);
       expect(JSON.parse(lines.at(-1)!).uuid).toBe('e9885817-b4bc-434b-8d1b-0895282020d4');
       expect((await a.run(['share', SESSION, '--at', 'ffffffff'])).stderr).toContain('--at ffffffff matches 0 lines');
     });
