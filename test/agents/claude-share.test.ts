@@ -16,9 +16,10 @@ const executablePath = CANDIDATES.find((p) => existsSync(p));
 const found = await findClaude();
 const MAIN = join(FIXTURES, 'claude-code', 'lanegrid__agtrace__claude_session.jsonl');
 const AGENT = join(FIXTURES, 'claude-code', 'lanegrid__agtrace__claude_agent.jsonl');
+const OLD = join(FIXTURES, 'claude-code', 'd-kimuson__claude-code-viewer__fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl');
 const SESSION = '7f2abd2d-7cfc-4447-9ddd-3ca8d14e02e9';
 const SECRET = 'sk-ant-api03-' + 'Q'.repeat(40);
-const missing = [!executablePath && `chromium (${CANDIDATES.join(' or ')})`, found.bin === null && `the claude binary (${found.why})`, !existsSync(MAIN) && `the fixture ${MAIN}`, !existsSync(AGENT) && `the fixture ${AGENT}`].filter(Boolean);
+const missing = [!executablePath && `chromium (${CANDIDATES.join(' or ')})`, found.bin === null && `the claude binary (${found.why})`, !existsSync(MAIN) && `the fixture ${MAIN}`, !existsSync(AGENT) && `the fixture ${AGENT}`, !existsSync(OLD) && `the fixture ${OLD}`].filter(Boolean);
 if (missing.length) console.error(`\n*** test/agents/claude-share.test.ts SKIPPED: missing ${missing.join(', ')} ***\n`);
 
 describe('sharing a Claude Code session', () => {
@@ -105,6 +106,28 @@ describe('sharing a Claude Code session', () => {
       expect(lines).toHaveLength(early.entryCount - 2);
       expect(JSON.parse(lines.at(-1)!).uuid).toBe('e9885817-b4bc-434b-8d1b-0895282020d4');
       expect((await a.run(['share', SESSION, '--at', 'ffffffff'])).stderr).toContain('--at ffffffff matches 0 lines');
+    });
+
+    it('a 1.0.x session shares its inline subagent lines up to the shared point, collapsed in the viewer', async () => {
+      const a = new ClaudeMachine(rig.root, 'sharer-old', { remote: 'git@github.com:Acme/OldShare.git' });
+      await a.login(rig.server);
+      const id = 'fe5e1c67-53e7-4862-81ae-d0e013e3270b';
+      const text = readFileSync(OLD, 'utf8');
+      a.write(`${id}.jsonl`, text);
+      const shared = await a.ok(['share', id, '--json']);
+      const inline = text.split('\n').filter((l) => l.includes('"isSidechain":true')).length;
+      expect(inline).toBeGreaterThan(100);
+      const b = new ClaudeMachine(rig.root, 'importer-old');
+      const imported = await b.ok(['import', shared.url, '--json']);
+      const got = readFileSync(imported.path, 'utf8').split('\n').filter(Boolean);
+      expect(got.filter((l) => l.includes('"isSidechain":true'))).toHaveLength(inline);
+      expect(imported.entryCount).toBe(shared.entryCount);
+      const page = await browser.newPage();
+      await page.goto(shared.url);
+      await page.waitForSelector('body[data-rendered]', { timeout: 30_000 });
+      expect(await page.locator('details', { hasText: 'subagent: Create React components for the TODO app' }).count()).toBeGreaterThan(0);
+      expect(await page.locator('details[open]').count()).toBe(0);
+      await page.close();
     });
   });
 });
