@@ -60,6 +60,16 @@ export async function refreshMirror(agent: AgentName, env: NodeJS.ProcessEnv, no
   });
 }
 
+/** Maps a session's path in the engine's view to the agent's own file: for Claude Code, its mirror to its session file. */
+export async function agentPaths(agent: AgentName, env: NodeJS.ProcessEnv): Promise<(session: string, path: string) => string> {
+  if (agent === 'pi') return (_session, path) => path;
+  const state = await loadMirrorState(env);
+  return (session, path) => {
+    const at = state.sessions[session];
+    return at && at.mirror === path ? join(at.folder, `${session}.jsonl`) : path;
+  };
+}
+
 /** The project a run is about, when it is about one project (no ref, no --all). */
 export function projectScope(o: { ref?: string; all?: boolean; cwd: string }): string | undefined {
   return o.ref === undefined && !o.all ? o.cwd : undefined;
@@ -84,13 +94,11 @@ export async function runAgentSync(agent: AgentName, o: RunOptions): Promise<Run
       // What export appended (a pin among it) is mirrored now, so the next push carries it.
       if (r.lines > 0) await importClaude(o.env, state, note);
       await saveMirrorState(o.env, state);
-      // Report where the session's own file is, not its mirror.
-      for (const s of summary.sessions) {
-        const at = state.sessions[s.session];
-        if (at && s.path === at.mirror) s.path = join(at.folder, `${s.session}.jsonl`);
-      }
     });
   }
+  // Report where the session's own file is, not its mirror.
+  const own = await agentPaths(agent, o.env);
+  for (const s of summary.sessions) if (s.path) s.path = own(s.session, s.path);
   return summary;
 }
 

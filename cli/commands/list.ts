@@ -6,7 +6,7 @@ import { shortId } from '../format/short-id.js';
 import { shortTime } from '../format/describe-entry.js';
 import { sessionsRoot } from '../store/paths.js';
 import type { SessionSummary } from '../store/session-index.js';
-import { AGENT_OPTION, agentEnv, chosenAgents, projectScope, refreshMirror } from '../agents/agent-run.js';
+import { AGENT_OPTION, agentEnv, agentPaths, chosenAgents, projectScope, refreshMirror } from '../agents/agent-run.js';
 
 const command: Command = {
   summary: 'List sessions of this project (--all: of every project), newest first.',
@@ -23,7 +23,8 @@ const command: Command = {
       await refreshMirror(agent, ctx.env, (t) => ctx.info(t), projectScope({ all, cwd: ctx.cwd }));
       const root = sessionsRoot(agentEnv(agent, ctx.env));
       // Rows name their agent when more than one agent's sessions are listed.
-      for (const r of await listSessions({ root, realCwd: place.realCwd, all, skipped })) rows.push(agents.length > 1 ? { ...r, agent } : r);
+      const own = await agentPaths(agent, ctx.env);
+      for (const r of await listSessions({ root, realCwd: place.realCwd, all, skipped })) rows.push({ ...r, path: own(r.id, r.path), ...(agents.length > 1 ? { agent } : {}) });
     }
     for (const s of skipped) ctx.info(`skipped ${s.path}: ${s.reason}`);
     const human =

@@ -4,7 +4,7 @@ import { isSessyncError } from '../../shared/errors.js';
 import { sessionsRoot } from '../store/paths.js';
 import { scopeOf } from '../sync/run-command.js';
 import { syncStatus, type StatusReport } from '../sync/sync-status.js';
-import { AGENT_OPTION, agentEnv, chosenAgents, projectScope, refreshMirror } from '../agents/agent-run.js';
+import { AGENT_OPTION, agentEnv, agentPaths, chosenAgents, projectScope, refreshMirror } from '../agents/agent-run.js';
 
 const command: Command = {
   summary: 'Show, per session, entries not yet pushed and batches waiting on the server (local figures work offline).',
@@ -28,6 +28,8 @@ const command: Command = {
         continue;
       }
       if (agents.length > 1) for (const s of one.sessions) s.agent = agent; // rows name their agent when there are several
+      const own = await agentPaths(agent, ctx.env);
+      for (const s of one.sessions) if (s.path) s.path = own(s.session, s.path);
       if (!r) r = one;
       else {
         r.sessions.push(...one.sessions);

@@ -188,7 +188,8 @@ describe.skipIf(!present)('Claude Code sessions through sync (real sessync serve
     const both = await a.ok(['list', '--json']); // the default: pi and Claude Code (its folder exists)
     expect(both).toMatchObject([{ id, agent: 'claude-code' }]);
     const before = await a.ok(['status', '--agent', 'claude-code', '--json']);
-    expect(before.sessions).toMatchObject([{ session: id, unpushedEntries: 3, remoteOnly: false }]);
+    expect(before.sessions).toMatchObject([{ session: id, unpushedEntries: 3, remoteOnly: false, path: join(a.folder, `${id}.jsonl`) }]);
+    expect(listed[0].path).toBe(join(a.folder, `${id}.jsonl`)); // the session's own file, not sessync's mirror of it
     expect(await a.ok(['push', id.slice(0, 8), '--json'])).toMatchObject({ pushedEntries: 3, failed: 0 });
     const after = await a.ok(['status', '--agent', 'claude-code', '--json']);
     expect(after.sessions).toMatchObject([{ session: id, unpushedEntries: 0 }]);
