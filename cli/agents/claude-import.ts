@@ -123,6 +123,7 @@ export async function importClaude(env: NodeJS.ProcessEnv, state: MirrorState, n
       result.sessions++;
       const entries: SessionEntry[] = files.flatMap(({ file, lines }) => lines.map((l) => claudeCode.toEntry(l, file)));
       let mirror = known && (await exists(known.mirror)) ? known.mirror : undefined;
+      let header: SessionHeader | undefined;
       if (mirror === undefined) {
         const main = files[0]!;
         const cwd = claudeCode.projectHints({ lines: main.lines, problems: [], tail: '' }).cwd;
@@ -132,8 +133,12 @@ export async function importClaude(env: NodeJS.ProcessEnv, state: MirrorState, n
         }
         const timestamp = main.lines.find((l) => l.timestamp)?.timestamp ?? new Date().toISOString();
         // The header is sessync's, written on this machine only: it names the agent, which the session's meta carries.
-        const header: SessionHeader = { type: 'session', version: CURRENT_VERSION, id: found.session, timestamp, cwd, agent: 'claude-code' };
+        header = { type: 'session', version: CURRENT_VERSION, id: found.session, timestamp, cwd, agent: 'claude-code' };
         mirror = join(projectDir(mirrorRoot, cwd), sessionFileName(timestamp, found.session));
+        // Already there when a run stopped before its bookkeeping was saved: then it is appended to like any mirror.
+        if (await exists(mirror)) header = undefined;
+      }
+      if (header !== undefined) {
         await createSessionFile(mirror, header, entries);
         result.lines += entries.length;
       } else {

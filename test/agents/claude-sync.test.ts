@@ -124,7 +124,7 @@ describe.skipIf(!present)('Claude Code sessions through sync (real sessync serve
     expect(lineSet(b.read(`${id}.jsonl`))).toEqual(lineSet(`${first + half}}\n${second}`));
   });
 
-  it('a pulled session whose run stopped before writing it out is written out by the next run', async () => {
+  it('a run stopped between its steps: the next one carries on (pulled but not written out; mirrored but not recorded)', async () => {
     const { a, b } = await claudePair(rig.root, 'Crash', rig.server);
     const id = '88888888-3333-4444-8555-666666666666';
     const text = turn(id, realpathSync(a.project), null, 'one', ['acacacac-0000-4000-8000-000000000001', 'acacacac-0000-4000-8000-000000000002'], '2026-01-07T00:00:00.000Z');
@@ -139,6 +139,20 @@ describe.skipIf(!present)('Claude Code sessions through sync (real sessync serve
     writeFileSync(statePath, JSON.stringify(st));
     expect(await b.ok(['sync', '--json'])).toMatchObject({ failed: 0 });
     expect(b.read(`${id}.jsonl`)).toBe(text);
+
+    // As if A stopped after mirroring a new session but before saving that: the next run carries on with that mirror.
+    const id2 = '88888888-3333-4444-8555-777777777777';
+    a.write(`${id2}.jsonl`, turn(id2, realpathSync(a.project), null, 'two', ['acacacac-0000-4000-8000-000000000003', 'acacacac-0000-4000-8000-000000000004'], '2026-01-07T00:01:00.000Z'));
+    const aState = join(a.home, 'agents', 'claude-code', 'mirror.json');
+    const saved = readFileSync(aState, 'utf8');
+    await a.ok(['list', '--json']); // mirrors it
+    writeFileSync(aState, saved);
+    // Claude Code goes on writing to it meanwhile: those lines are mirrored and pushed too.
+    appendFileSync(join(a.folder, `${id2}.jsonl`), turn(id2, realpathSync(a.project), 'acacacac-0000-4000-8000-000000000004', 'three', ['acacacac-0000-4000-8000-000000000005', 'acacacac-0000-4000-8000-000000000006'], '2026-01-07T00:02:00.000Z'));
+    const r = await a.run(['sync']);
+    expect(r.code).toBe(0);
+    expect(r.stderr).not.toContain('already exists');
+    expect(r.stdout).toContain('pushed 6 entries');
   });
 
   it('sync --watch carries Claude Code sessions both ways while it runs', async () => {
