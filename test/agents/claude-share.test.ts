@@ -16,10 +16,11 @@ const executablePath = CANDIDATES.find((p) => existsSync(p));
 const found = await findClaude();
 const MAIN = join(FIXTURES, 'claude-code', 'lanegrid__agtrace__claude_session.jsonl');
 const AGENT = join(FIXTURES, 'claude-code', 'lanegrid__agtrace__claude_agent.jsonl');
+const COMPACTED = join(FIXTURES, 'claude-code', 'codemie-ai__codemie-code__session-624a4a58.jsonl');
 const OLD = join(FIXTURES, 'claude-code', 'd-kimuson__claude-code-viewer__fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl');
 const SESSION = '7f2abd2d-7cfc-4447-9ddd-3ca8d14e02e9';
 const SECRET = 'sk-ant-api03-' + 'Q'.repeat(40);
-const missing = [!executablePath && `chromium (${CANDIDATES.join(' or ')})`, found.bin === null && `the claude binary (${found.why})`, !existsSync(MAIN) && `the fixture ${MAIN}`, !existsSync(AGENT) && `the fixture ${AGENT}`, !existsSync(OLD) && `the fixture ${OLD}`].filter(Boolean);
+const missing = [!executablePath && `chromium (${CANDIDATES.join(' or ')})`, found.bin === null && `the claude binary (${found.why})`, !existsSync(MAIN) && `the fixture ${MAIN}`, !existsSync(AGENT) && `the fixture ${AGENT}`, !existsSync(OLD) && `the fixture ${OLD}`, !existsSync(COMPACTED) && `the fixture ${COMPACTED}`].filter(Boolean);
 if (missing.length) console.error(`\n*** test/agents/claude-share.test.ts SKIPPED: missing ${missing.join(', ')} ***\n`);
 
 describe('sharing a Claude Code session', () => {
@@ -127,6 +128,24 @@ describe('sharing a Claude Code session', () => {
       await page.waitForSelector('body[data-rendered]', { timeout: 30_000 });
       expect(await page.locator('details', { hasText: 'subagent: Create React components for the TODO app' }).count()).toBeGreaterThan(0);
       expect(await page.locator('details[open]').count()).toBe(0);
+      await page.close();
+    });
+
+    it('a compacted session shares the whole conversation: the history before, the compaction, its summary', async () => {
+      const a = new ClaudeMachine(rig.root, 'sharer-compacted', { remote: 'git@github.com:Acme/Compacted.git' });
+      await a.login(rig.server);
+      const id = '624a4a58-b34c-462d-a70d-13421c8125a8';
+      const text = readFileSync(COMPACTED, 'utf8');
+      a.write(`${id}.jsonl`, text);
+      const shared = await a.ok(['share', id, '--json']);
+      const page = await browser.newPage();
+      await page.goto(shared.url);
+      await page.waitForSelector('body[data-rendered]', { timeout: 60_000 });
+      expect(await page.locator('p.note', { hasText: 'conversation compacted' }).count()).toBe(1);
+      expect(await page.locator('details.summary').count()).toBeGreaterThan(0);
+      // Lines from before the compaction are in the share too (the boundary continues what it compacted).
+      const boundary = text.split('\n').findIndex((l) => l.includes('"compact_boundary"'));
+      expect(shared.entryCount).toBeGreaterThan(boundary / 2);
       await page.close();
     });
   });
