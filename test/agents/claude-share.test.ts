@@ -109,13 +109,17 @@ describe('sharing a Claude Code session', () => {
       expect((await a.run(['share', SESSION, '--at', 'ffffffff'])).stderr).toContain('--at ffffffff matches 0 lines');
     });
 
-    it('a 1.0.x session shares its inline subagent lines up to the shared point, collapsed in the viewer', async () => {
-      const a = new ClaudeMachine(rig.root, 'sharer-old', { remote: 'git@github.com:Acme/OldShare.git' });
+    /** A machine holding the real session file `path` (named by its session id), and that session shared. */
+    async function shareFixture(name: string, id: string, path: string): Promise<{ text: string; shared: { url: string; entryCount: number } }> {
+      const a = new ClaudeMachine(rig.root, name, { remote: `git@github.com:Acme/${name}.git` });
       await a.login(rig.server);
-      const id = 'fe5e1c67-53e7-4862-81ae-d0e013e3270b';
-      const text = readFileSync(OLD, 'utf8');
+      const text = readFileSync(path, 'utf8');
       a.write(`${id}.jsonl`, text);
-      const shared = await a.ok(['share', id, '--json']);
+      return { text, shared: await a.ok(['share', id, '--json']) };
+    }
+
+    it('a 1.0.x session shares its inline subagent lines up to the shared point, collapsed in the viewer', async () => {
+      const { text, shared } = await shareFixture('sharer-old', 'fe5e1c67-53e7-4862-81ae-d0e013e3270b', OLD);
       const inline = text.split('\n').filter((l) => l.includes('"isSidechain":true')).length;
       expect(inline).toBeGreaterThan(100);
       const b = new ClaudeMachine(rig.root, 'importer-old');
@@ -132,12 +136,7 @@ describe('sharing a Claude Code session', () => {
     });
 
     it('a compacted session shares the whole conversation: the history before, the compaction, its summary', async () => {
-      const a = new ClaudeMachine(rig.root, 'sharer-compacted', { remote: 'git@github.com:Acme/Compacted.git' });
-      await a.login(rig.server);
-      const id = '624a4a58-b34c-462d-a70d-13421c8125a8';
-      const text = readFileSync(COMPACTED, 'utf8');
-      a.write(`${id}.jsonl`, text);
-      const shared = await a.ok(['share', id, '--json']);
+      const { text, shared } = await shareFixture('sharer-compacted', '624a4a58-b34c-462d-a70d-13421c8125a8', COMPACTED);
       const page = await browser.newPage();
       await page.goto(shared.url);
       await page.waitForSelector('body[data-rendered]', { timeout: 60_000 });
