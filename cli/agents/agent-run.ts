@@ -28,7 +28,8 @@ async function isDir(path: string): Promise<boolean> {
  */
 export async function chosenAgents(option: unknown, env: NodeJS.ProcessEnv): Promise<AgentName[]> {
   const value = option ?? (env.SESSYNC_AGENT || undefined);
-  if (value === undefined) return (await isDir(claudeProjectsRoot(env))) ? ['pi', 'claude-code'] : ['pi'];
+  // Claude Code's own folder ($CLAUDE_CONFIG_DIR or ~/.claude), not only projects/: a new machine gets its sessions too.
+  if (value === undefined) return (await isDir(dirname(claudeProjectsRoot(env)))) ? ['pi', 'claude-code'] : ['pi'];
   if (value === 'all') return [...AGENT_NAMES];
   if (typeof value === 'string' && (AGENT_NAMES as readonly string[]).includes(value)) return [value as AgentName];
   const from = option === undefined ? 'SESSYNC_AGENT' : '--agent';

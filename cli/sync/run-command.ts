@@ -45,7 +45,7 @@ export function syncCommand(mode: SyncMode, summary: string): Command {
       'Without a ref: the sessions of this project (--cwd), including ones only the server has (matched by project key:',
       'the git remote, else the root commit, else the path). --all: every session here and on the server.',
       '--map KEY=PATH files sessions of project KEY under PATH on this machine (remembered).',
-      '--agent: whose sessions (default: pi, and Claude Code when ~/.claude/projects or $CLAUDE_CONFIG_DIR/projects exists).',
+      '--agent: whose sessions (default: pi, and Claude Code when $CLAUDE_CONFIG_DIR or ~/.claude exists; $SESSYNC_AGENT sets another default).',
     ].join('\n'),
     options: { ...SCOPE_OPTIONS },
     async run(ctx) {

@@ -228,5 +228,11 @@ describe.skipIf(!present)('Claude Code sessions through sync (real sessync serve
     expect(on.json()).toMatchObject({ pushedEntries: 3 });
     const bad = await runCli(['push', '--cwd', a.project], { env: { ...a.env, SESSYNC_AGENT: 'everything' } });
     expect(bad.stderr).toContain('SESSYNC_AGENT must be one of');
+    // A machine whose Claude Code has made no project folder yet still takes Claude Code sessions by default.
+    const fresh = new ClaudeMachine(rig.root, 'fresh', { remote: REMOTE });
+    rmSync(join(fresh.claudeDir, 'projects'), { recursive: true });
+    await fresh.login(rig.server);
+    expect(await fresh.ok(['pull', '--json'])).toMatchObject({ failed: 0 });
+    expect(existsSync(join(fresh.folder, `${id}.jsonl`))).toBe(true);
   });
 });
