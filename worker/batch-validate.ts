@@ -1,7 +1,8 @@
-// Checks a pushed batch before anything is stored: envelope against path, body hash and size, and every entry line.
-import { checkEntry } from '../shared/entry.js';
+// Checks a pushed batch before anything is stored: envelope against path, body hash and size, every entry line, the meta.
+import { checkEntry, checkHeader } from '../shared/entry.js';
 import { SessyncError } from '../shared/errors.js';
-import { ENTRY_ID_RE, LIMITS, type PushBatchRequest } from '../shared/wire.js';
+import { findTooDeepText, findTooDeepValue, formatTooDeep } from '../shared/json-limits.js';
+import { ENTRY_ID_RE, LIMITS, type PushBatchRequest, type SessionMetaInput } from '../shared/wire.js';
 import { sha256Hex } from './sha256.js';
 
 const encoder = new TextEncoder();
@@ -51,6 +52,9 @@ export async function validateBatch(pathSession: string, req: PushBatchRequest):
       throw new SessyncError('too_large', `${where}: entry is larger than the limit of ${LIMITS.maxEntryBytes} bytes`);
     }
     if (line.trim() === '') throw bad(`${where} is empty; JSONL bodies have one entry per line`);
+    // Before the parse: every reader of this line later (merge, redaction, the viewer) walks it.
+    const deep = findTooDeepText(line, LIMITS.maxJsonDepth);
+    if (deep) throw bad(`${where}: the entry nests JSON deeper than ${LIMITS.maxJsonDepth} levels (the limit), at ${formatTooDeep(deep)}`);
     let value: unknown;
     try {
       value = JSON.parse(line);
@@ -63,4 +67,21 @@ export async function validateBatch(pathSession: string, req: PushBatchRequest):
     if (!ENTRY_ID_RE.test(id)) throw bad(`${where}: entry id "${id.slice(0, 80)}" is not valid (letters, digits, _ . : - only, at most 128)`);
   }
   return bytes.byteLength;
+}
+
+/**
+ * Throws a 400 SessyncError for a meta the server must not keep: a header nested deeper than
+ * LIMITS.maxJsonDepth, larger than LIMITS.maxHeaderBytes as JSON, or one a client could not use as
+ * a session file's first line.
+ */
+export function validateMeta(meta: SessionMetaInput): void {
+  const path = findTooDeepValue(meta.header, LIMITS.maxJsonDepth);
+  if (path) throw bad(`meta.header nests JSON deeper than ${LIMITS.maxJsonDepth} levels (the limit), at meta.header.${path.slice(0, 6).join('.')}...`);
+  const json = JSON.stringify(meta.header);
+  const size = encoder.encode(json).byteLength;
+  if (size > LIMITS.maxHeaderBytes) {
+    throw new SessyncError('too_large', `meta.header is ${size} bytes as JSON, more than the limit of ${LIMITS.maxHeaderBytes} (a session's first line must stay short for listing)`);
+  }
+  const problem = checkHeader(meta.header);
+  if (problem) throw bad(`meta.header: ${problem}`);
 }

@@ -4,9 +4,9 @@ import { createApp } from '../../worker/app.js';
 import { MemoryStore } from '../../worker/store/memory-store.js';
 import { ErrorBodySchema, LIMITS, type PushBatchRequest } from '../../shared/wire.js';
 import { sha256Hex } from '../../worker/sha256.js';
-import { TestClient, adminCreateAccount, appFetcher, entryLine, makeBatch, metaFor, type Fetcher } from './routes-helpers.js';
+import { TEST_ADMIN_SECRET, TestClient, adminCreateAccount, appFetcher, entryLine, makeBatch, metaFor, type Fetcher } from './routes-helpers.js';
 
-const ADMIN = 'admin-secret-for-bad-requests';
+const ADMIN = TEST_ADMIN_SECRET;
 const BASE = 'http://sessync.test';
 
 let store: MemoryStore;

@@ -4,6 +4,9 @@ import type { AppEnv } from '../../worker/app-env.js';
 import type { PushBatchRequest } from '../../shared/wire.js';
 import { sha256Hex } from '../../worker/sha256.js';
 
+/** An admin secret that passes the server's minimum (32+ random-looking characters), shared by the suites and the workerd config. */
+export const TEST_ADMIN_SECRET = 'q7Vb2LxN9wKe4TzR8mHc3JpY6sDf1GaU';
+
 export interface Fetcher {
   fetch(req: Request): Promise<Response> | Response;
 }

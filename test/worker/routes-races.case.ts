@@ -4,9 +4,9 @@ import { createApp } from '../../worker/app.js';
 import type { BlobStore } from '../../worker/store/blob-store.js';
 import { keys } from '../../shared/keys.js';
 import { ChangesResponseSchema } from '../../shared/wire.js';
-import { TestClient, adminCreateAccount, appFetcher, makeBatch, metaFor } from './routes-helpers.js';
+import { TEST_ADMIN_SECRET, TestClient, adminCreateAccount, appFetcher, makeBatch, metaFor } from './routes-helpers.js';
 
-const ADMIN = 'admin-secret-for-races';
+const ADMIN = TEST_ADMIN_SECRET;
 
 async function keysUnder(store: BlobStore, prefix: string): Promise<string[]> {
   const out: string[] = [];

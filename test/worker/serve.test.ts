@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CLI_BIN, REPO_ROOT, tempDir } from '../helpers/cli.js';
-import { TestClient, makeBatch, metaFor } from './routes-helpers.js';
+import { TEST_ADMIN_SECRET, TestClient, makeBatch, metaFor } from './routes-helpers.js';
 
 interface Started {
   child: ChildProcess;
@@ -114,7 +114,7 @@ describe('Node self-hosting entry (dist/server.mjs, bundled from worker/node-ent
     try {
       const child = spawn(process.execPath, ['dist/server.mjs'], {
         cwd: REPO_ROOT,
-        env: { ...process.env, PORT: '0', SESSYNC_STORE: 'fs', SESSYNC_DATA_DIR: join(dir.dir, 'objects'), SESSYNC_ADMIN_SECRET: 'self-host-secret' },
+        env: { ...process.env, PORT: '0', SESSYNC_STORE: 'fs', SESSYNC_DATA_DIR: join(dir.dir, 'objects'), SESSYNC_ADMIN_SECRET: TEST_ADMIN_SECRET },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       children.push(child);
@@ -126,7 +126,7 @@ describe('Node self-hosting entry (dist/server.mjs, bundled from worker/node-ent
       });
       const url = /listening on (http:\/\/\S+)/.exec(line)?.[1];
       expect(url, line).toBeDefined();
-      const admin = new TestClient(http, 'self-host-secret', url!);
+      const admin = new TestClient(http, TEST_ADMIN_SECRET, url!);
       const created = await admin.call('POST', '/v1/admin/accounts', { name: 'me' });
       expect(created.status).toBe(201);
       const me = new TestClient(http, created.json.token, url!);
