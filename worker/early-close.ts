@@ -8,9 +8,17 @@ import type { Socket } from 'node:net';
  */
 const LINGER_BYTES = 4 * 1024 * 1024;
 const LINGER_MS = 2_000;
+/** A declared body this small is cheaper to read and drop than a new connection: Node does that and keeps the connection. */
+const SMALL_BODY = 64 * 1024;
+
+/** Whether what is left of the body may be large: chunked, or a Content-Length past SMALL_BODY. */
+function mayBeLarge(req: IncomingMessage): boolean {
+  const declared = req.headers['content-length'];
+  return declared === undefined || !/^\d+$/.test(declared) || Number(declared) > SMALL_BODY;
+}
 
 /**
- * Wraps a request listener so that a response sent while the request body is still arriving says
+ * Wraps a request listener so that a response sent while a large request body is still arriving says
  * `Connection: close`, half-closes the socket once the answer is out, discards at most
  * LINGER_BYTES or LINGER_MS more of the body, then closes. Without this Node reads an unwanted body
  * to its end to keep the connection alive: an unauthenticated client could make it read 400 MiB.
@@ -19,7 +27,7 @@ export function closeEarlyAnswers(listener: (req: IncomingMessage, res: ServerRe
   return (req, res) => {
     const writeHead = res.writeHead;
     res.writeHead = function (this: ServerResponse, ...args: unknown[]) {
-      if (!req.complete) {
+      if (!req.complete && mayBeLarge(req)) {
         this.shouldKeepAlive = false; // Node then sends Connection: close and calls socket.destroySoon() after the answer
         lingerInsteadOfReset(req, req.socket);
       }

@@ -114,6 +114,7 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
   await ensurePrivateDir(opts.dataDir);
   await removeCredentialTemps(opts.dataDir);
   const store = new FsStore(join(opts.dataDir, BLOBS_DIR));
+  await store.open();
   const credentialsPath = join(opts.dataDir, CREDENTIALS_FILE);
   const { creds, created } = await ensureCredentials(store, credentialsPath);
   // credentials.json from an older version may be wider than 0600.

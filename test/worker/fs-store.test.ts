@@ -152,6 +152,29 @@ describe('FsStore, file-system specifics', () => {
     }
   });
 
+  it('on open: a dead writer\'s temp files and an earlier life\'s of this pid go at once; a live writer\'s stay', async () => {
+    const root = join(t.dir, 'temps');
+    const tmp = join(root, '.tmp');
+    mkdirSync(tmp, { recursive: true });
+    const exited = spawn(process.execPath, ['-e', '']);
+    const deadPid = await new Promise<number>((resolve) => exited.once('exit', () => resolve(exited.pid!)));
+    const sleeper = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 120000)']);
+    try {
+      await new Promise((resolve) => sleeper.once('spawn', resolve));
+      writeFileSync(join(tmp, `${deadPid}-0badf00d-aa`), 'half of a dead writer\'s batch');
+      writeFileSync(join(tmp, `${process.pid}-0badf00d-bb`), 'this pid, an earlier process (a restarted container)');
+      writeFileSync(join(tmp, `${sleeper.pid}-0badf00d-cc`), 'a write in progress in another live process');
+      writeFileSync(join(tmp, 'stranger'), 'not named by this store: goes only once it is old');
+      const store = new FsStore(root);
+      await store.open();
+      expect(readdirSync(tmp).sort()).toEqual([`${sleeper.pid}-0badf00d-cc`, 'stranger'].sort());
+      expect((await store.list()).keys).toEqual([]);
+      expect(await store.get('stranger')).toBeNull();
+    } finally {
+      sleeper.kill('SIGKILL');
+    }
+  });
+
   it('delete prunes the directories it empties, up to the root', async () => {
     const root = join(t.dir, 'prune');
     const store = new FsStore(root);

@@ -129,6 +129,14 @@ export class FsStore implements BlobStore {
 
   constructor(readonly root: string) {}
 
+  /**
+   * Creates the root (0700) or narrows an existing one, and removes the temp files of writers that
+   * died (kill -9, power loss). Servers call it on start; writes call it on first use anyway.
+   */
+  open(): Promise<void> {
+    return this.init();
+  }
+
   get(key: string): Promise<BlobObject | null> {
     return this.read(key);
   }

@@ -46,7 +46,9 @@ export async function createStoreFromEnv(env: Record<string, string | undefined>
         throw new SessyncError('unavailable', `SESSYNC_DATA_DIR ${root} cannot be used: ${(e as Error).message}`, { retryable: false, cause: e });
       }
     }
-    return new FsStore(root);
+    const store = new FsStore(root);
+    if (check) await store.open(); // leftovers of a crashed run are cleaned now, not on the first write
+    return store;
   }
 
   if (kind !== 's3') throw new SessyncError('bad_input', `SESSYNC_STORE must be "fs" or "s3", not "${kind}"`);
