@@ -39,6 +39,8 @@ export const LIMITS = {
   maxHeaderBytes: 2 * 1024,
   /** Hosts in one pull cursor. */
   maxCursorHosts: 10_000,
+  /** Hosts that push to one session (each is a head every pull and meta read lists). */
+  maxHostsPerSession: 1_000,
 } as const;
 
 /** Session ids, host ids, account ids: nothing that can steer an object key. */

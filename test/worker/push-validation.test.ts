@@ -2,8 +2,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keys } from '../../shared/keys.js';
 import { LIMITS } from '../../shared/wire.js';
+import { createApp } from '../../worker/app.js';
+import { MemoryStore } from '../../worker/store/memory-store.js';
 import { startNodeRig, storedKeys, type NodeRig } from './node-rig.js';
-import { entryLine, makeBatch, metaFor } from './routes-helpers.js';
+import { TEST_ADMIN_SECRET, TestClient, adminCreateAccount, appFetcher, entryLine, makeBatch, metaFor, storeSnapshot } from './routes-helpers.js';
 
 let rig: NodeRig;
 
@@ -115,5 +117,23 @@ describe('defect 3: host ids that are Object.prototype names are stored and serv
     expect((await rig.alice.call('GET', '/v1/sessions/proto')).json.hosts).toEqual(Object.fromEntries(HOSTS.map((h) => [h, 2])));
     const heads = (await rig.alice.call('GET', '/v1/changes')).json.heads.filter((h: any) => h.session === 'proto');
     expect(heads.map((h: any) => `${h.host}:${h.seq}`).sort()).toEqual(HOSTS.map((h) => `${h}:2`).sort());
+  });
+});
+
+describe('same class: the hosts of one session are bounded', () => {
+  it(`host ${LIMITS.maxHostsPerSession + 1} of a session is 413 and stores nothing; the existing hosts push on`, async () => {
+    // In memory: a thousand pushes over HTTP and the file system would only make this slow.
+    const store = new MemoryStore();
+    const f = appFetcher(createApp({ store, adminSecret: TEST_ADMIN_SECRET }));
+    const me = new TestClient(f, (await adminCreateAccount(f, TEST_ADMIN_SECRET)).token);
+    for (let i = 0; i < LIMITS.maxHostsPerSession; i++) {
+      expect((await me.push(await makeBatch({ session: 'crowd', host: `h${i}`, seq: 1, count: 1 }))).status).toBe(201);
+    }
+    const before = await storeSnapshot(store);
+    const r = await me.push(await makeBatch({ session: 'crowd', host: 'one-too-many', seq: 1, count: 1 }));
+    expect(r.status).toBe(413);
+    expect(r.json.error.message).toMatch(/already has batches from 1000 hosts, the limit/);
+    expect(await storeSnapshot(store)).toEqual(before);
+    expect((await me.push(await makeBatch({ session: 'crowd', host: 'h7', seq: 2, count: 1 }))).status).toBe(201);
   });
 });

@@ -8,7 +8,7 @@ import { LIMITS, PushBatchRequestSchema, type BatchEnvelope, type PushBatchRespo
 import { requireAccount } from '../auth.js';
 import { validateBatch, validateMeta } from '../batch-validate.js';
 import { readJson } from '../request-body.js';
-import { encodeJson, keyExists, listAll, nameParam, readBatch, type StoredMeta } from '../session-data.js';
+import { encodeJson, keyExists, listAll, nameParam, readBatch, sessionHeads, type StoredMeta } from '../session-data.js';
 
 export const batchesRoutes = new Hono<AppEnv>();
 
@@ -66,6 +66,13 @@ batchesRoutes.post('/v1/sessions/:session/batches', requireAccount, async (c) =>
   // Gapless per host: a pull walks seqs 1..head, so a hole would stall every reader. The head usually proves
   // batch seq-1 exists; only when it lags (a crash before its write) is the batch itself looked up.
   const heads = await hostHeads(store, account, env);
+  // A host new to the session: every reader lists all hosts' heads (Workers allows ~50 list pages per request).
+  if (heads.length === 0 && env.seq === 1) {
+    const hosts = (await sessionHeads(store, account, session)).size;
+    if (hosts >= LIMITS.maxHostsPerSession) {
+      throw new SessyncError('too_large', `session ${session} already has batches from ${hosts} hosts, the limit; push from one of them or start a new session`);
+    }
+  }
   const top = Math.max(0, ...heads.map((h) => h.seq));
   if (env.seq > 1 && top < env.seq - 1 && !(await keyExists(store, keys.batch(account, session, env.host, env.seq - 1)))) {
     throw new SessyncError('conflict', `seq gap: host ${env.host} has no batch ${env.seq - 1} in session ${session}; push batches in order starting at 1`);
