@@ -92,12 +92,13 @@ export function createApp(opts: AppOptions = {}): Hono<AppEnv> {
     if (err instanceof HTTPException) {
       const status = err.status;
       const code = CODE_OF_STATUS[status] ?? (status >= 500 ? 'internal' : 'bad_input');
-      return errorResponse(c, status, code, err.message || `request refused (${status})`, status >= 500);
+      if (status >= 500) console.error(`sessync: ${where}: ${err.message}`);
+      return errorResponse(c, status, code, status >= 500 ? PUBLIC_INTERNAL : err.message || `request refused (${status})`, status >= 500);
     }
     // c.req.json() in a route throws SyntaxError on a malformed body: that is bad input, not a server fault.
     if (err instanceof SyntaxError) return errorResponse(c, 400, 'bad_input', `the request body is not valid JSON (${err.message})`, false);
     console.error(`sessync: ${where}:`, err);
-    return errorResponse(c, 500, 'internal', 'internal server error; the server log has details', true);
+    return errorResponse(c, 500, 'internal', PUBLIC_INTERNAL, true);
   });
 
   return app;
