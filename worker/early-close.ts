@@ -57,6 +57,7 @@ function lingerInsteadOfReset(req: IncomingMessage, socket: Socket): void {
       discarded += chunk.length;
       if (discarded > LINGER_BYTES) close();
     });
+    if (req.readableEnded) return close(); // the body did arrive in the end: nothing left to drain
     req.once('end', close);
     req.once('error', close);
     req.resume();
