@@ -175,6 +175,44 @@ describe('FsStore, file-system specifics', () => {
     }
   });
 
+  it('kill -9 between a temp write and its link: readers never see the temp, and the next open removes it', async () => {
+    const root = join(t.dir, 'killed');
+    const writer = join(t.dir, 'half-writer.mjs');
+    // The real write path up to the moment a crash can strike: the temp file written and fsynced, not yet linked.
+    await build({
+      stdin: {
+        contents: `
+          import { FsStore } from ${JSON.stringify(join(REPO_ROOT, 'worker/store/fs-store.ts'))};
+          const store = new FsStore(process.argv[2]);
+          await store.putIfAbsent('a/done', new TextEncoder().encode('complete'));
+          await store['writeTemp']('a/half', new Uint8Array(1024 * 1024).fill(0x7b));
+          process.stdout.write('temp written\\n');
+          setInterval(() => {}, 1000);`,
+        resolveDir: REPO_ROOT,
+        loader: 'ts',
+      },
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      outfile: writer,
+      logLevel: 'silent',
+    });
+    const child = spawn(process.execPath, [writer, root], { stdio: ['ignore', 'pipe', 'inherit'] });
+    await new Promise<void>((resolve, reject) => {
+      child.stdout.on('data', (d) => String(d).includes('temp written') && resolve());
+      child.once('exit', (code) => reject(new Error(`writer exited ${code} before its temp write`)));
+    });
+    child.kill('SIGKILL');
+    await new Promise((resolve) => child.once('exit', resolve));
+    expect(readdirSync(join(root, '.tmp'))).toHaveLength(1);
+    const reader = new FsStore(root);
+    expect((await reader.list()).keys).toEqual(['a/done']);
+    expect(await reader.get('a/half')).toBeNull();
+    await reader.open();
+    expect(readdirSync(join(root, '.tmp'))).toEqual([]);
+    expect(dec.decode((await reader.get('a/done'))!.body)).toBe('complete');
+  }, 60_000);
+
   it('delete prunes the directories it empties, up to the root', async () => {
     const root = join(t.dir, 'prune');
     const store = new FsStore(root);
