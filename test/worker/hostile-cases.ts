@@ -110,7 +110,7 @@ export const HOSTILE_CASES: HostileCase[] = [
   { name: 'envelope session with a slash', status: 400, message: /envelope\.session/, request: () => push((r) => (r.envelope.session = 's1/meta')) },
   { name: 'envelope session not the one in the URL', status: 400, message: /does not match the session in the URL/, request: () => push(() => undefined, { path: '/v1/sessions/s2/batches' }) },
   // Entry lines.
-  { name: 'empty batch body', status: 400, message: /batch body is empty/, request: () => push((r) => (r.body = '')) },
+  { name: 'empty batch body', status: 400, message: /body is empty/, request: () => push((r) => (r.body = '')) },
   { name: 'blank line between entries', status: 400, message: /line 2 is empty/, request: () => pushLines(entry({}), '', JSON.stringify(entryLine('h', 2, 1))) },
   { name: 'line that is not JSON', status: 400, message: /line 2 is not valid JSON/, request: () => pushLines(entry({}), '{oops') },
   { name: 'line that is an array', status: 400, message: /line 1: not a JSON object/, request: () => pushLines('[1]') },
