@@ -3,7 +3,7 @@ import type { Command, CommandContext } from '../command.js';
 import { positionals, sessionOf } from '../store/locate.js';
 import { resumeSession } from '../store/resume-session.js';
 import { migrationNote, resumeText } from '../format/resume-text.js';
-import { isSessyncError } from '../../shared/errors.js';
+import { SessyncError, isSessyncError } from '../../shared/errors.js';
 import { loadLogin } from '../login-store.js';
 
 /** The local file for `ref`; a session that exists only on the server (when logged in) is pulled first. */
@@ -16,7 +16,12 @@ async function locate(ctx: CommandContext, ref: string): Promise<string> {
     // Loaded only here: local resumes never pay for the sync client.
     const { pullRemoteSession } = await import('../sync/remote-resume.js');
     ctx.info(`"${ref}" is not on this machine; looking on the server`);
-    return pullRemoteSession(ref, { cwd: ctx.cwd, env: ctx.env, note: (t) => ctx.info(t) });
+    try {
+      return await pullRemoteSession(ref, { cwd: ctx.cwd, env: ctx.env, note: (t) => ctx.info(t) });
+    } catch (err) {
+      if (!isSessyncError(err, 'unavailable')) throw err;
+      throw new SessyncError('unavailable', `no session matches "${ref}" on this machine, and the server could not be asked: ${err.message}`, { retryable: true, details: err.details, cause: err });
+    }
   }
 }
 

@@ -24,7 +24,7 @@ async function byPath(ref: string, cwd: string): Promise<SessionSummary> {
   if (!st.isFile()) throw new SessyncError('bad_input', `${path} is not a file`);
   const h = await readHeader(path);
   if (!h.ok) throw new SessyncError('corrupt', `${path} is not a session file: ${h.reason}`);
-  return { id: h.header.id, path, cwd: h.header.cwd, timestamp: h.header.timestamp, mtimeMs: st.mtimeMs, size: st.size };
+  return { id: h.header.id, path, cwd: h.header.cwd, timestamp: h.header.timestamp, lastEntryAt: h.header.timestamp, mtimeMs: st.mtimeMs, size: st.size };
 }
 
 function ambiguous(kind: string, ref: string, lines: string[], details: unknown): SessyncError {
