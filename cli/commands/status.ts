@@ -5,13 +5,14 @@ import { scopeOf } from '../sync/run-command.js';
 import { syncStatus, type StatusReport, type StatusRow } from '../sync/sync-status.js';
 
 function pushText(s: StatusRow): string {
-  return s.pendingBatch ? `${s.unpushedEntries} to push + 1 batch unacknowledged` : `${s.unpushedEntries} to push`;
+  const n = s.pendingBatch ? `${s.unpushedEntries} to push + 1 batch unacknowledged` : `${s.unpushedEntries} to push`;
+  return s.notOnServer ? `${n}, not on the server yet` : n;
 }
 
 function localLines(r: StatusReport): string[] {
   const rows = r.sessions.filter((s) => !s.remoteOnly);
-  const toPush = rows.filter((s) => s.unpushedEntries > 0 || s.pendingBatch).length;
-  const lines = [`here: ${rows.length} session(s), ${toPush} with entries to push`];
+  const toPush = rows.filter((s) => s.unpushedEntries > 0 || s.pendingBatch || s.notOnServer).length;
+  const lines = [`here: ${rows.length} session(s), ${toPush} to push`];
   for (const s of rows) lines.push(`  ${s.session}  ${pushText(s)}${s.name ? `  ${s.name}` : ''}`);
   for (const f of r.skippedFiles) lines.push(`  skipped ${f.path}: ${f.reason}`);
   return lines;

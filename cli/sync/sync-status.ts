@@ -23,6 +23,8 @@ export interface StatusRow {
   waitingBatches: number | null;
   /** The session exists only on the server. */
   remoteOnly: boolean;
+  /** Never pushed nor pulled here: the next push announces it (even one with only a header). */
+  notOnServer?: boolean;
   /** The server holds fewer of this machine's batches than the state says it acknowledged: the next sync pushes it again. */
   serverBehind?: boolean;
 }
@@ -106,6 +108,7 @@ export async function syncStatus(o: StatusOptions): Promise<StatusReport> {
       remoteOnly: false,
     };
     if (l.name) row.name = l.name;
+    if (!st?.metaSent) row.notOnServer = true;
     report.sessions.push(row);
   }
   if (!ctx) report.serverError = { code: 'unauthorized', message: 'not logged in: run `sessync login <url> --token <token>`' };

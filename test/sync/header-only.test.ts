@@ -14,12 +14,16 @@ describe('a session with only a header', () => {
     await b.login(rig.server);
     const id = await a.newSession();
     expect(readLog(a.fileOf(id)).ids).toEqual([]);
+    // status says it still has to go, though it has no entry to count.
+    expect((await a.ok(['status', '--json'])).sessions).toEqual([expect.objectContaining({ session: id, unpushedEntries: 0, notOnServer: true, remoteOnly: false })]);
+    expect(await a.ok(['status'])).toContain(`${id}  0 to push, not on the server yet`);
 
     const pushed = await a.ok(['sync', '--json']);
     expect(pushed.sessions).toEqual([expect.objectContaining({ session: id, pushed: { batches: 1, entries: 0, bytes: 0 } })]);
     expect((await heads(rig.server)).filter((h) => h.session === id)).toEqual([expect.objectContaining({ seq: 1 })]);
     // Said once: a second sync sends nothing.
     expect((await a.ok(['sync', '--json'])).requests).toBe(1);
+    expect((await a.ok(['status', '--json'])).sessions[0].notOnServer).toBeUndefined();
 
     const pulled = await b.ok(['sync', '--json']);
     expect(pulled.createdSessions).toBe(1);

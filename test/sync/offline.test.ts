@@ -54,7 +54,7 @@ describe('offline: a closed port', () => {
   it('status prints the local figures, says the server is not reachable, exits 0, fast', async () => {
     const r = await timed(m, ['status']);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toMatch(new RegExp(`^here: 1 session\\(s\\), 1 with entries to push\\n  ${id}  2 to push\\n`));
+    expect(r.stdout).toMatch(new RegExp(`^here: 1 session\\(s\\), 1 to push\\n  ${id}  2 to push, not on the server yet\\n`));
     expect(r.stdout).toMatch(/server: http:\/\/127\.0\.0\.1:\d+: not checked \(cannot reach the sessync server .*ECONNREFUSED/);
     expect(r.ms).toBeLessThan(FAST_MS);
     const j = await timed(m, ['status', '--json']);
@@ -129,7 +129,7 @@ describe('offline: a server that takes the connection and never answers', () => 
   it('status has printed its local figures while it still waits for the server', async () => {
     const r = await outputWhileWaiting(m, ['status'], /here: 1 session\(s\)/);
     expect(r.stillRunning).toBe(true);
-    expect(r.stdout).toBe(`here: 1 session(s), 1 with entries to push\n  ${id}  1 to push\n`);
+    expect(r.stdout).toBe(`here: 1 session(s), 1 to push\n  ${id}  1 to push, not on the server yet\n`);
   });
 
   it('share has printed the redaction summary and where it uploads while it waits', async () => {
