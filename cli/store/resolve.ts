@@ -37,7 +37,7 @@ function ambiguous(kind: string, ref: string, lines: string[], details: unknown)
 
 /** A session by id prefix (full or short form; this project first, then all) or by path. */
 export async function resolveSession(ref: string, opts: { root: string; realCwd: string; cwd?: string }): Promise<SessionSummary> {
-  if (ref.trim() === '') throw new SessyncError('bad_input', 'a session reference (id prefix or path) is required');
+  if (ref.trim() === '') throw new SessyncError('bad_input', 'a session reference (an id, its short form or a prefix of either, or a path) is required');
   if (looksLikePath(ref)) return byPath(ref, opts.cwd ?? opts.realCwd);
   const pick = (rows: SessionSummary[]) => rows.filter((r) => idMatches(r.id, ref));
   let found = pick(await listSessions({ root: opts.root, realCwd: opts.realCwd }));
