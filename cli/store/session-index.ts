@@ -107,12 +107,11 @@ async function listDir(dir: string, opts: ListOptions, matches: ((cwd: string) =
   return rows;
 }
 
-/** Newest entry first, as pi lists; equal times by id, so every machine lists one order. */
-function byNewestEntry(a: SessionSummary, b: SessionSummary): number {
-  const ta = timeOr(a.lastEntryAt);
-  const tb = timeOr(b.lastEntryAt);
-  if (ta !== tb) return tb > ta ? 1 : -1;
-  return a.id === b.id ? 0 : a.id < b.id ? 1 : -1;
+/** Newest entry first, as pi lists; equal times by id, so every machine lists one order. Times parsed once per row. */
+function byNewestEntry(rows: SessionSummary[]): SessionSummary[] {
+  const keyed = rows.map((r) => ({ r, t: timeOr(r.lastEntryAt) }));
+  keyed.sort((a, b) => (a.t !== b.t ? (b.t > a.t ? 1 : -1) : a.r.id === b.r.id ? 0 : a.r.id < b.r.id ? 1 : -1));
+  return keyed.map((k) => k.r);
 }
 
 function timeOr(ts: string): number {
@@ -133,5 +132,5 @@ export async function listSessions(opts: ListOptions): Promise<SessionSummary[]>
     if (!opts.realCwd) throw new Error('listSessions: realCwd is required unless all is set');
     out = await listDir(projectDir(opts.root, opts.realCwd), opts, cwdMatcher(opts.realCwd));
   }
-  return out.sort(byNewestEntry);
+  return byNewestEntry(out);
 }
