@@ -63,6 +63,14 @@ export function retryNote(err: SessyncError, attempt: number, delayMs: number, l
   return `${err.message}; waiting ${(delayMs / 1000).toFixed(1)} s for retry ${attempt} ${until}`;
 }
 
+/** Where a command says what it waits for: the human line and the same facts for --json. */
+export type WaitReport = (text: string, detail: Record<string, unknown>) => void;
+
+/** An onRetry that reports each wait through `report`. */
+export function reportRetries(report: WaitReport): NonNullable<ApiClientOptions['onRetry']> {
+  return (err, attempt, delayMs, limit) => report(retryNote(err, attempt, delayMs, limit), { code: err.code, attempt, waitMs: delayMs, ...limit });
+}
+
 const KNOWN_CODES = new Set<string>([
   'bad_input', 'not_found', 'ambiguous', 'conflict', 'locked', 'corrupt', 'unsupported_version',
   'unauthorized', 'forbidden', 'too_large', 'gone', 'unavailable', 'wrong_server', 'internal',

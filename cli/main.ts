@@ -124,6 +124,10 @@ export async function main(argv: string[]): Promise<number> {
     info(text) {
       if (!json) process.stderr.write(text.endsWith('\n') ? text : text + '\n');
     },
+    waiting(text, detail) {
+      // Never on stdout: with --json that stays the one result document.
+      process.stderr.write(json ? JSON.stringify({ waiting: { message: text, ...detail } }) + '\n' : text + '\n');
+    },
   };
   try {
     return (await cmd.run(ctx)) ?? 0;

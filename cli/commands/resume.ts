@@ -17,7 +17,7 @@ async function locate(ctx: CommandContext, ref: string): Promise<string> {
     const { pullRemoteSession } = await import('../sync/remote-resume.js');
     ctx.info(`"${ref}" is not on this machine; looking on the server`);
     try {
-      return await pullRemoteSession(ref, { cwd: ctx.cwd, env: ctx.env, note: (t) => ctx.info(t) });
+      return await pullRemoteSession(ref, { cwd: ctx.cwd, env: ctx.env, note: (t) => ctx.info(t), wait: (t, d) => ctx.waiting(t, d) });
     } catch (err) {
       if (!isSessyncError(err, 'unavailable')) throw err;
       throw new SessyncError('unavailable', `no session matches "${ref}" on this machine, and the server could not be asked: ${err.message}`, { retryable: true, details: err.details, cause: err });

@@ -42,6 +42,7 @@ const command: Command = {
       cwd: ctx.cwd,
       env: ctx.env,
       root: sessionsRoot(ctx.env),
+      wait: (t, d) => ctx.waiting(t, d),
       // The local half goes out before the server is asked: with the server away it is the whole answer.
       ...(ctx.json ? {} : { onLocal: (local: StatusReport) => ctx.print(localLines(local).join('\n')) }),
     });

@@ -3,7 +3,7 @@ import { mkdir, realpath } from 'node:fs/promises';
 import { SessyncError, isSessyncError } from '../../shared/errors.js';
 import { diffSessions, planSync, type LocalStatus, type SyncOp } from '../../shared/sync-plan.js';
 import type { Head, SessionMetaResponse } from '../../shared/wire.js';
-import { ApiClient, retryNote } from '../api-client.js';
+import { ApiClient, reportRetries, type WaitReport } from '../api-client.js';
 import { requireLogin } from '../login-store.js';
 import { withFileLock } from '../store/file-lock.js';
 import { realCwd as toRealCwd, sessionsRoot, sessyncHome } from '../store/paths.js';
@@ -31,6 +31,8 @@ export interface RunOptions {
   maps?: Record<string, string>;
   progress?: Progress;
   note?: (text: string) => void;
+  /** Retries: what the run waits for (default: through note). */
+  wait?: WaitReport;
   /** A client to use instead of the saved login (benches count its requests). */
   api?: ApiClient;
   /** Note per-session errors as they happen (default); a watcher reports them itself, once per change. */
@@ -68,12 +70,11 @@ export interface RunSummary {
 }
 
 /** Login, client, state, host id: what every network command needs. */
-export async function openSync(env: NodeJS.ProcessEnv, o: { api?: ApiClient; note?: (t: string) => void } = {}): Promise<SyncContext> {
+export async function openSync(env: NodeJS.ProcessEnv, o: { api?: ApiClient; note?: (t: string) => void; wait?: WaitReport } = {}): Promise<SyncContext> {
   let api = o.api;
   if (!api) {
-    api = ApiClient.forLogin(await requireLogin(env), {
-      onRetry: (e, attempt, ms, of) => o.note?.(retryNote(e, attempt, ms, of)),
-    });
+    const note = o.note;
+    api = ApiClient.forLogin(await requireLogin(env), { onRetry: reportRetries(o.wait ?? ((t) => note?.(t))) });
   }
   // Server and account from the client itself: a watcher's own client and a one-off sync share one state folder.
   const state = new SyncState(sessyncHome(env), serverKey(api.url, api.account));

@@ -7,6 +7,7 @@ import { realCwd as toRealCwd } from '../store/paths.js';
 import { listSessions, type SessionSummary } from '../store/session-index.js';
 import { resolveSession } from '../store/resolve.js';
 import { loadLogin } from '../login-store.js';
+import type { WaitReport } from '../api-client.js';
 import { openSync } from './sync-run.js';
 import { projectKeysHere } from './project-scope.js';
 import { remoteProjectKeys } from './remote-keys.js';
@@ -78,6 +79,8 @@ export interface StatusOptions {
   maps?: Record<string, string>;
   /** Called with the local figures before the server is asked (they never wait on the network). */
   onLocal?: (report: StatusReport) => void;
+  /** Retries: what the server part waits for. */
+  wait?: WaitReport;
 }
 
 export async function syncStatus(o: StatusOptions): Promise<StatusReport> {
@@ -90,7 +93,7 @@ export async function syncStatus(o: StatusOptions): Promise<StatusReport> {
 
   const login = await loadLogin(o.env);
   const report: StatusReport = { server: login?.url ?? null, sessions: [], skippedFiles };
-  const ctx = await openSync(o.env, {}).catch((e) => {
+  const ctx = await openSync(o.env, o.wait ? { wait: o.wait } : {}).catch((e) => {
     if (isSessyncError(e, 'unauthorized')) return null;
     throw e;
   });

@@ -72,9 +72,14 @@ describe('offline: a closed port', () => {
     const retries = r.stderr.split('\n').filter((l) => /waiting [\d.]+ s for retry \d+ \(nothing answers; giving up after 1 s\)/.test(l));
     expect(retries.length).toBeLessThanOrEqual(4);
     expect(r.ms).toBeLessThan(FAST_MS);
+    expect(retries.length).toBeGreaterThanOrEqual(1);
     const j = await timed(m, ['sync', '--json']);
     expect(j.stdout).toBe(''); // retry notes never reach --json stdout
-    expect(JSON.parse(j.stderr.trim().split('\n').at(-1)!).error).toMatchObject({ code: 'unavailable', retryable: true });
+    // With --json, stderr is JSON lines: what it waited for, then the error.
+    const docs = j.stderr.trim().split('\n').map((l) => JSON.parse(l));
+    expect(docs.at(-1).error).toMatchObject({ code: 'unavailable', retryable: true });
+    expect(docs.length).toBeGreaterThanOrEqual(2);
+    for (const d of docs.slice(0, -1)) expect(d.waiting).toMatchObject({ code: 'unavailable', attempt: expect.any(Number), waitMs: expect.any(Number), unreachableMs: 1000, message: expect.stringMatching(/ECONNREFUSED.*waiting/) });
     expect(j.ms).toBeLessThan(FAST_MS);
   });
 
