@@ -51,8 +51,8 @@ export interface ApiClientOptions {
   onRetry?: (err: SessyncError, attempt: number, delayMs: number, limit: RetryLimit) => void;
 }
 
-/** Connection failures where no server took the connection at all. */
-const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ENETDOWN']);
+/** Connection failures where no server took the connection at all (refused, no such host, no route, no answer to connect). */
+const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ENETDOWN', 'UND_ERR_CONNECT_TIMEOUT', 'ETIMEDOUT']);
 
 /** What ends the retries: a count, or (nothing answering yet) a time budget. */
 export type RetryLimit = { retries: number } | { unreachableMs: number };
