@@ -16,8 +16,8 @@ async function samePlace(a: string, realDir: string): Promise<boolean> {
 }
 
 /**
- * Keys whose sessions belong in the folder `realDir`: its own key, then the keys that `maps` (this run's --map)
- * or the saved map file under it. Without this, a project with no git (key `path:/old/place`) pulled to a new
+ * Keys whose sessions belong in the folder `realDir`: its own key, and every key that `maps` (this run's --map)
+ * or the saved map files under it. Without this, a project with no git (key `path:/old/place`) pulled to a new
  * path would need --all: its key never equals the new folder's.
  */
 export async function projectKeysHere(ctx: { state: SyncState }, realDir: string, maps: Record<string, string>): Promise<Set<string>> {
