@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { describe, expect, it } from 'vitest';
 import { CLI_BIN, REPO_ROOT } from '../helpers/cli.js';
-import { Machine, useServer, type TestServer } from './helpers.js';
+import { Machine, startNodeServer, useServer, type TestServer } from './helpers.js';
 import { heads, until } from './kill-rig.js';
 
 type WatchEvent = { event: string; message: string; pushedEntries?: number };
@@ -77,5 +77,22 @@ describe('sync --watch and sync share their state', () => {
     expect(w2.events.filter((e) => e.event === 'synced')).toEqual([]);
     expect(readdirSync(join(a.home, 'sync', 'servers'))).toHaveLength(1);
     expect(await ownSeq(rig.server, id)).toBe(seqAfterSync + 2);
+
+    // Another server: its own folder, where the watcher pushes everything once; back home nothing moves again.
+    const other = await startNodeServer();
+    try {
+      await a.login(other);
+      const w3 = await watchWhile(a, async () => {
+        await until('the whole session on the other server', 20_000, async () => (await ownSeq(other, id)) > 0);
+      });
+      expect(w3.events.filter((e) => e.event === 'synced').reduce((n, e) => n + (e.pushedEntries ?? 0), 0)).toBe(4);
+      expect(readdirSync(join(a.home, 'sync', 'servers'))).toHaveLength(2);
+      await a.login(rig.server);
+      expect((await a.ok(['sync', '--json'])).pushedEntries).toBe(0);
+      expect(readdirSync(join(a.home, 'sync', 'servers'))).toHaveLength(2);
+    } finally {
+      await other.stop();
+      other.cleanup();
+    }
   }, 120_000);
 });
