@@ -88,7 +88,8 @@ export const BatchEnvelopeSchema = z.object({
   // 12 digits: keys.ts pads seqs to a fixed width so that listing order is numeric order.
   seq: z.number().int().min(1).max(999_999_999_999),
   batchId: z.string().regex(NAME_RE, 'batchId: letters, digits, - and _ only'),
-  entryCount: z.number().int().min(1).max(LIMITS.maxEntriesPerBatch),
+  // 0 only for a session's announcement: its first batch when the session has only a header so far.
+  entryCount: z.number().int().min(0).max(LIMITS.maxEntriesPerBatch),
   sha256: Sha256HexSchema,
   encoding: z.enum(['jsonl', 'aes-256-gcm']),
 }).strict();

@@ -37,7 +37,12 @@ export async function validateBatch(pathSession: string, req: PushBatchRequest):
     if (!/^[A-Za-z0-9+/]+={0,2}$/.test(req.body)) throw bad('an aes-256-gcm body must be base64 ciphertext');
     return bytes.byteLength;
   }
-  if (req.body === '') throw bad('batch body is empty: a batch holds at least one entry');
+  if (req.body === '' || env.entryCount === 0) {
+    // An empty batch announces a session that has only its header yet (it carries the meta): seq 1, nothing else.
+    if (req.body !== '' || env.entryCount !== 0) throw bad(`envelope.entryCount is ${env.entryCount} but the body is ${req.body === '' ? 'empty' : 'not empty'}`);
+    if (env.seq !== 1 || !req.meta) throw bad('an empty batch is only a new session\'s first batch (seq 1, with meta); later batches hold at least one entry');
+    return 0;
+  }
   const lines = splitLines(req.body);
   if (lines.length !== env.entryCount) {
     throw bad(`envelope.entryCount is ${env.entryCount} but the body has ${lines.length} line(s)`);
