@@ -9,7 +9,8 @@ import type { SessionSummary } from '../store/session-index.js';
 import { AGENT_OPTION, agentEnv, agentPaths, chosenAgents, projectScope, refreshMirror } from '../agents/agent-run.js';
 
 const command: Command = {
-  summary: 'List sessions of this project (--all: of every project), newest first.',
+  summary: 'List sessions of this project (--all: of every project), newest entry first.',
+  help: 'Sorted by the time of each session\'s newest entry (as pi does), so every machine lists the same order; the time shown is that entry\'s.',
   usage: '[--all] [--agent pi|claude-code|all]',
   options: { all: { type: 'boolean', default: false }, ...AGENT_OPTION },
   async run(ctx) {
@@ -26,6 +27,8 @@ const command: Command = {
       const own = await agentPaths(agent, ctx.env);
       for (const r of await listSessions({ root, realCwd: place.realCwd, all, skipped })) rows.push({ ...r, path: own(r.id, r.path), ...(agents.length > 1 ? { agent } : {}) });
     }
+    // Each agent's rows come sorted, newest entry first; with several agents, they are sorted again together.
+    if (agents.length > 1) rows.sort((a, b) => (Date.parse(b.lastEntryAt) || 0) - (Date.parse(a.lastEntryAt) || 0));
     for (const s of skipped) ctx.info(`skipped ${s.path}: ${s.reason}`);
     const human =
       rows.length === 0
@@ -34,7 +37,7 @@ const command: Command = {
             .map((r) => {
               const count = r.messageCount === undefined ? '   ?' : String(r.messageCount).padStart(4);
               const what = [r.name, all ? r.cwd : undefined, r.agent ? `(${r.agent})` : undefined].filter(Boolean).join('  ');
-              return `${shortId(r.id)}  ${shortTime(new Date(r.mtimeMs).toISOString())}  ${count} msgs  ${what}`.trimEnd();
+              return `${shortId(r.id)}  ${shortTime(r.lastEntryAt)}  ${count} msgs  ${what}`.trimEnd();
             })
             .join('\n');
     ctx.print(human, rows);

@@ -1,63 +1,93 @@
-// `sessync status`: per session, what is not yet pushed and what waits on the server.
+// `sessync status`: per session, what is not yet pushed (local, printed at once) and what waits on the server.
 import type { Command } from '../command.js';
 import { isSessyncError } from '../../shared/errors.js';
+import { AGENT_OPTION, agentEnv, agentPaths, chosenAgents, projectScope, refreshMirror } from '../agents/agent-run.js';
 import { sessionsRoot } from '../store/paths.js';
 import { scopeOf } from '../sync/run-command.js';
-import { syncStatus, type StatusReport } from '../sync/sync-status.js';
-import { AGENT_OPTION, agentEnv, agentPaths, chosenAgents, projectScope, refreshMirror } from '../agents/agent-run.js';
+import { syncStatus, type StatusReport, type StatusRow } from '../sync/sync-status.js';
+
+function pushText(s: StatusRow): string {
+  const n = s.pendingBatch ? `${s.unpushedEntries} to push + 1 batch unacknowledged` : `${s.unpushedEntries} to push`;
+  return s.notOnServer ? `${n}, not on the server yet` : n;
+}
+
+function localLines(r: StatusReport): string[] {
+  const rows = r.sessions.filter((s) => !s.remoteOnly);
+  const toPush = rows.filter((s) => s.unpushedEntries > 0 || s.pendingBatch || s.notOnServer).length;
+  const lines = [`here: ${rows.length} session(s), ${toPush} to push`];
+  for (const s of rows) lines.push(`  ${s.session}  ${pushText(s)}${s.name ? `  ${s.name}` : ''}${s.agent ? `  (${s.agent})` : ''}`);
+  for (const f of r.skippedFiles) lines.push(`  skipped ${f.path}: ${f.reason}`);
+  return lines;
+}
+
+function serverLines(r: StatusReport): string[] {
+  if (!r.server) return ['server: not logged in (run `sessync login <url> --token <token>`)'];
+  if (r.serverError && r.sessions.every((s) => s.waitingBatches === null)) return [`server: ${r.server}: not checked (${r.serverError.message})`];
+  const toPull = r.sessions.filter((s) => (s.waitingBatches ?? 0) > 0);
+  const lines = [`server: ${r.server}: ${toPull.length} session(s) with entries to pull${r.serverError ? ` (partly checked: ${r.serverError.message})` : ''}`];
+  for (const s of r.sessions) {
+    const behind = s.serverBehind ? '; the server has fewer of my batches than I think (the next sync pushes it again)' : '';
+    if (!s.remoteOnly && !(s.waitingBatches ?? 0) && !behind) continue;
+    const pull = s.deletedHere
+      ? `deleted here, kept on the server (sessync restore ${s.session})`
+      : s.remoteOnly
+        ? `only on the server (${s.waitingBatches} batches)`
+        : `${s.waitingBatches ?? 0} batch${s.waitingBatches === 1 ? '' : 'es'} to pull`;
+    lines.push(`  ${s.session}  ${pull}${behind}${s.agent ? `  (${s.agent})` : ''}`);
+  }
+  return lines;
+}
 
 const command: Command = {
-  summary: 'Show, per session, entries not yet pushed and batches waiting on the server (local figures work offline).',
+  summary: 'Show, per session, entries not yet pushed (printed at once, offline too) and batches waiting on the server.',
   usage: '[<ref> | --all] [--agent pi|claude-code|all]',
   options: { all: { type: 'boolean', default: false }, ...AGENT_OPTION },
   async run(ctx) {
-    let r: StatusReport | undefined;
-    let notFound: unknown;
     const scope = scopeOf(ctx, 'status');
     const agents = await chosenAgents(ctx.opts.agent, ctx.env);
+    let all: StatusReport | undefined;
+    let notFound: unknown;
     for (const agent of agents) {
       await refreshMirror(agent, ctx.env, (t) => ctx.info(t), projectScope({ ...scope, cwd: ctx.cwd }));
       const env = agentEnv(agent, ctx.env);
-      let one: StatusReport;
+      const own = await agentPaths(agent, ctx.env);
+      // Rows name their agent and show the agent's own file when there are several agents.
+      const label = (r: StatusReport) => {
+        for (const s of r.sessions) {
+          if (s.path) s.path = own(s.session, s.path);
+          if (agents.length > 1) s.agent = agent;
+        }
+        return r;
+      };
+      let r: StatusReport;
       try {
-        one = await syncStatus({ ...scope, cwd: ctx.cwd, env, root: sessionsRoot(env), agent });
+        r = await syncStatus({
+          ...scope,
+          cwd: ctx.cwd,
+          env,
+          root: sessionsRoot(env),
+          agent,
+          wait: (t, d) => ctx.waiting(t, d),
+          // The local half goes out before the server is asked: with the server away it is the whole answer.
+          ...(ctx.json ? {} : { onLocal: (local: StatusReport) => ctx.print(localLines(label(local)).join('\n')) }),
+        });
       } catch (e) {
         // A ref names one agent's session: the others not having it is no failure, unless none does.
         if (scope.ref === undefined || agents.length === 1 || !isSessyncError(e, 'not_found')) throw e;
         notFound = e;
         continue;
       }
-      if (agents.length > 1) for (const s of one.sessions) s.agent = agent; // rows name their agent when there are several
-      const own = await agentPaths(agent, ctx.env);
-      for (const s of one.sessions) if (s.path) s.path = own(s.session, s.path);
-      if (!r) r = one;
+      label(r);
+      if (!ctx.json) ctx.print(serverLines(r).join('\n'));
+      if (!all) all = r;
       else {
-        r.sessions.push(...one.sessions);
-        r.skippedFiles.push(...one.skippedFiles);
-        r.serverError ??= one.serverError;
+        all.sessions.push(...r.sessions);
+        all.skippedFiles.push(...r.skippedFiles);
+        all.serverError ??= r.serverError;
       }
     }
-    if (!r) throw notFound;
-    const lines: string[] = [];
-    lines.push(r.server ? `server: ${r.server}${r.serverError ? ` (${r.serverError.message})` : ''}` : 'server: not logged in (run `sessync login <url> --token <token>`)');
-    for (const s of r.sessions) {
-      const push = s.pendingBatch ? `${s.unpushedEntries} to push + 1 batch unacknowledged` : `${s.unpushedEntries} to push`;
-      const pull =
-        s.waitingBatches === null
-          ? 'server unknown'
-          : s.deletedHere
-            ? `deleted here, kept on the server (sessync restore ${s.session})`
-            : s.remoteOnly
-              ? `only on the server (${s.waitingBatches} batches)`
-              : `${s.waitingBatches} batch${s.waitingBatches === 1 ? '' : 'es'} to pull`;
-      const behind = s.serverBehind ? '; the server has fewer of my batches than I think (the next sync pushes it again)' : '';
-      lines.push(`${s.session}  ${push}, ${pull}${behind}${s.name ? `  ${s.name}` : ''}${s.agent ? `  (${s.agent})` : ''}`);
-    }
-    for (const f of r.skippedFiles) lines.push(`skipped ${f.path}: ${f.reason}`);
-    const toPush = r.sessions.filter((s) => s.unpushedEntries > 0 || s.pendingBatch || s.serverBehind).length;
-    const toPull = r.sessions.filter((s) => (s.waitingBatches ?? 0) > 0).length;
-    lines.push(`${r.sessions.length} session(s): ${toPush} with entries to push, ${r.serverError ? 'server not checked' : `${toPull} with entries to pull`}`);
-    ctx.print(lines.join('\n'), r);
+    if (!all) throw notFound;
+    if (ctx.json) ctx.print('', all);
   },
 };
 export default command;
