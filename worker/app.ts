@@ -12,6 +12,7 @@ import { healthRoutes } from './routes/health.js';
 import { pullRoutes } from './routes/pull.js';
 import { sessionsRoutes } from './routes/sessions.js';
 import { sharesRoutes } from './routes/shares.js';
+import { tokensRoutes } from './routes/tokens.js';
 
 export interface AppOptions {
   /** The store, or how to get it from the request (Workers: from env.BUCKET). Omit when a parent app sets c.var.store. */
@@ -51,6 +52,7 @@ export function createApp(opts: AppOptions = {}): Hono<AppEnv> {
   app.route('/', changesRoutes);
   app.route('/', sessionsRoutes);
   app.route('/', sharesRoutes);
+  app.route('/', tokensRoutes);
 
   app.notFound((c) => errorResponse(c, 404, 'not_found', `no route ${c.req.method} ${new URL(c.req.url).pathname} on this sessync server (API under /v1)`, false));
 

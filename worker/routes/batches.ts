@@ -7,6 +7,7 @@ import { keys, parseHeadKey } from '../../shared/keys.js';
 import { LIMITS, PushBatchRequestSchema, type BatchEnvelope, type PushBatchResponse, type SessionMetaInput } from '../../shared/wire.js';
 import { requireAccount } from '../auth.js';
 import { validateBatch } from '../batch-validate.js';
+import { guardPush } from '../push-guard.js';
 import { readJson } from '../request-body.js';
 import { encodeJson, keyExists, listAll, nameParam, readBatch, type StoredMeta } from '../session-data.js';
 
@@ -57,6 +58,7 @@ batchesRoutes.post('/v1/sessions/:session/batches', requireAccount, async (c) =>
   // Gapless per host: a pull walks seqs 1..head, so a hole would stall every reader. The head usually proves
   // batch seq-1 exists; only when it lags (a crash before its write) is the batch itself looked up.
   const heads = await hostHeads(store, account, env);
+  const afterStore = await guardPush(store, account, session, { hostHasHead: heads.length > 0, body: req.body });
   const top = Math.max(0, ...heads.map((h) => h.seq));
   if (env.seq > 1 && top < env.seq - 1 && !(await keyExists(store, keys.batch(account, session, env.host, env.seq - 1)))) {
     throw new SessyncError('conflict', `seq gap: host ${env.host} has no batch ${env.seq - 1} in session ${session}; push batches in order starting at 1`);
@@ -81,6 +83,7 @@ batchesRoutes.post('/v1/sessions/:session/batches', requireAccount, async (c) =>
   // and the client's retry, which carries the meta again, completes both).
   if (req.meta) await storeMeta(store, account, session, req.meta);
   await advanceHead(store, account, env, heads);
+  await afterStore(status === 'created');
   const res: PushBatchResponse = { status, session, host: env.host, seq: env.seq };
   return c.json(res, status === 'created' ? 201 : 200);
 });
