@@ -3,6 +3,15 @@ import { z } from 'zod';
 import { SessyncError, isSessyncError, type ErrorCode } from '../shared/errors.js';
 import {
   ChangesResponseSchema,
+  CreateOwnTokenResponseSchema,
+  DeleteSessionResponseSchema,
+  ListTokensResponseSchema,
+  RevokeTokenResponseSchema,
+  UndeleteSessionResponseSchema,
+  type CreateOwnTokenResponse,
+  type DeleteSessionResponse,
+  type Tombstone,
+  type TokenInfo,
   CreateShareResponseSchema,
   ErrorBodySchema,
   HealthResponseSchema,
@@ -100,14 +109,57 @@ export class ApiClient {
 
   /** Every head of the account, following pages. */
   async allHeads(): Promise<ChangesResponse['heads']> {
+    return (await this.feed()).heads;
+  }
+
+  /** Every head of the account and the sessions deleted on the server (tombstones), following pages. */
+  async feed(): Promise<{ heads: ChangesResponse['heads']; deleted: Tombstone[] }> {
     const heads: ChangesResponse['heads'] = [];
+    const deleted = new Map<string, Tombstone>();
     let page: string | undefined;
     do {
       const r = await this.changes(page);
       heads.push(...r.heads);
+      for (const t of r.deleted ?? []) deleted.set(t.session, t);
       page = r.nextPage;
     } while (page !== undefined);
-    return heads;
+    return { heads, deleted: [...deleted.values()] };
+  }
+
+  /** DELETE /v1/sessions/:session, one step; see deleteSession for the whole deletion. */
+  async deleteSessionStep(session: string, host: string): Promise<DeleteSessionResponse> {
+    return this.call('DELETE', `/v1/sessions/${enc(session)}`, { host }, DeleteSessionResponseSchema);
+  }
+
+  /** Deletes the session on the server, calling again while the server says objects are left (each call is bounded). */
+  async deleteSession(session: string, host: string): Promise<DeleteSessionResponse & { steps: number }> {
+    let removed = 0;
+    let sharesRevoked = 0;
+    for (let steps = 1; ; steps++) {
+      const r = await this.deleteSessionStep(session, host);
+      removed += r.removed;
+      sharesRevoked += r.sharesRevoked;
+      if (r.complete) return { ...r, removed, sharesRevoked, steps };
+      // A step that removed nothing and is not complete means a server that makes no progress: do not spin.
+      if (r.removed === 0 && r.sharesRevoked === 0) throw new SessyncError('internal', `the server made no progress deleting session ${session}; run the command again later`);
+    }
+  }
+
+  async undeleteSession(session: string): Promise<z.infer<typeof UndeleteSessionResponseSchema>> {
+    return this.call('POST', `/v1/sessions/${enc(session)}/undelete`, undefined, UndeleteSessionResponseSchema);
+  }
+
+  async listTokens(): Promise<TokenInfo[]> {
+    return (await this.call('GET', '/v1/tokens', undefined, ListTokensResponseSchema)).tokens;
+  }
+
+  async createToken(name?: string): Promise<CreateOwnTokenResponse> {
+    return this.call('POST', '/v1/tokens', name === undefined ? {} : { name }, CreateOwnTokenResponseSchema);
+  }
+
+  /** `current` revokes the token this client holds. */
+  async revokeToken(id: string): Promise<z.infer<typeof RevokeTokenResponseSchema>> {
+    return this.call('DELETE', `/v1/tokens/${enc(id)}`, undefined, RevokeTokenResponseSchema);
   }
 
   async sessionMeta(session: string): Promise<SessionMetaResponse> {

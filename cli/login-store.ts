@@ -10,6 +10,10 @@ export interface Login {
   token: string;
   /** Account the token belongs to, as /v1/whoami answered at login. */
   account?: string;
+  /** The token's id on the server (`sessync tokens` lists it), when login issued it for this machine. */
+  tokenId?: string;
+  /** The name it was issued under (the machine's name by default). */
+  tokenName?: string;
 }
 
 /** Same rule as cli/store/paths.ts sessyncHome(): kept here so login works before any session exists. */
@@ -40,7 +44,13 @@ export async function loadLogin(env: NodeJS.ProcessEnv = process.env): Promise<L
   if (!o || typeof o.url !== 'string' || typeof o.token !== 'string') {
     throw new SessyncError('corrupt', `${p} lacks url or token: run \`sessync login <url> --token <token>\` again`);
   }
-  return { url: o.url, token: o.token, ...(typeof o.account === 'string' ? { account: o.account } : {}) };
+  return {
+    url: o.url,
+    token: o.token,
+    ...(typeof o.account === 'string' ? { account: o.account } : {}),
+    ...(typeof o.tokenId === 'string' ? { tokenId: o.tokenId } : {}),
+    ...(typeof o.tokenName === 'string' ? { tokenName: o.tokenName } : {}),
+  };
 }
 
 /** Written 0600 through temp + fsync + rename, in a 0700 folder: the token is never readable by others. */

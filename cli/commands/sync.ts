@@ -7,9 +7,9 @@ const once = syncCommand('sync', 'Push new local entries, then pull remote ones,
 
 const command: Command = {
   ...once,
-  usage: '[<ref> | --all] [--map KEY=PATH]... [--watch]',
+  usage: '[<ref> | --all] [--map KEY=PATH]... [--apply-deletes] [--watch]',
   help: `${once.help}\n--watch: push new entries within a second of being written, pull every few seconds, keep going while the server is away; stops on Ctrl-C (SIGINT) or SIGTERM.`,
-  options: { ...SCOPE_OPTIONS, watch: { type: 'boolean', default: false } },
+  options: { ...once.options, watch: { type: 'boolean', default: false } },
   async run(ctx) {
     if (ctx.opts.watch !== true) return once.run(ctx);
     const ac = new AbortController();

@@ -2,7 +2,7 @@
 import { mkdir, realpath } from 'node:fs/promises';
 import { SessyncError, isSessyncError } from '../../shared/errors.js';
 import { diffSessions, planSync, type LocalStatus, type SyncOp } from '../../shared/sync-plan.js';
-import type { Head, SessionMetaResponse } from '../../shared/wire.js';
+import type { Head, SessionMetaResponse, Tombstone } from '../../shared/wire.js';
 import { ApiClient } from '../api-client.js';
 import { requireLogin } from '../login-store.js';
 import { withFileLock } from '../store/file-lock.js';
@@ -15,6 +15,7 @@ import { remoteProjectKeys } from './remote-keys.js';
 import { pushSession } from './push.js';
 import { pullSession } from './pull.js';
 import { SyncState, serverKey } from './sync-state.js';
+import { applyTombstones, onPushGone, undelete, type DeletedNote } from './tombstones.js';
 import type { SyncContext } from './sync-context.js';
 import type { Progress } from './progress.js';
 
@@ -34,6 +35,10 @@ export interface RunOptions {
   api?: ApiClient;
   /** Note per-session errors as they happen (default); a watcher reports them itself, once per change. */
   noteErrors?: boolean;
+  /** `sync --apply-deletes`: remove local files of sessions deleted on the server (default: keep them, unpushed). */
+  applyDeletes?: boolean;
+  /** `push <ref> --undelete`: put a session deleted on the server back, pushing the whole local file. */
+  undelete?: boolean;
 }
 
 export interface SessionOutcome {
@@ -64,6 +69,8 @@ export interface RunSummary {
   skippedFiles: { path: string; reason: string }[];
   requests: number;
   sessions: SessionOutcome[];
+  /** Sessions deleted on the server that this machine has (kept, removed with --apply-deletes, or restored). */
+  deleted: DeletedNote[];
 }
 
 /** Login, client, state, host id: what every network command needs. */
@@ -160,13 +167,18 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
     }
 
     for (const f of skippedFiles) o.note?.(`skipped ${f.path}: ${f.reason}`);
+    if (o.undelete) {
+      if (o.ref === undefined || locals.length !== 1) throw new SessyncError('bad_input', '--undelete needs the reference of a local session: `sessync push <ref> --undelete`');
+      if (await undelete(ctx, locals[0]!.id, locals[0]!.path)) o.note?.(`session ${locals[0]!.id}: undeleted on the server; pushing it again`);
+    }
     const states = await ctx.state.all();
     const byId = new Map(locals.map((l) => [l.id, l]));
     const status: LocalStatus[] = locals.map((l) => {
       const st = states.get(l.id);
       return { session: l.id, size: l.size, pushedOffset: st?.pushedOffset ?? 0, pendingSeq: st?.pending?.seq ?? null, cursor: st?.cursor ?? {}, nextSeq: st?.nextSeq ?? 1 };
     });
-    if (wantsPull && heads.length === 0) heads = await ctx.api.allHeads();
+    let deleted: Tombstone[] | null = null;
+    if (wantsPull && heads.length === 0) ({ heads, deleted } = await ctx.api.feed());
     const headsKnown = wantsPull; // push alone does not ask for heads (a no-op push costs no request)
     if (wantsPull && only && o.ref === undefined && cwdKey) {
       // This project's sessions that only the server has: matched by project key, not by path.
@@ -174,7 +186,8 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
       const keys = await remoteProjectKeys(ctx, remoteOnly);
       for (const [s, k] of keys) if (k === cwdKey) only.add(s);
     }
-    const ops: SyncOp[] = planSync(diffSessions(status, heads, ctx.hostId), { push: wantsPush, pull: wantsPull, fetchRemoteOnly, headsKnown, ...(only ? { only } : {}) });
+    const gone = await applyTombstones(ctx, { deleted, heads, locals, applyDeletes: o.applyDeletes === true });
+    const ops: SyncOp[] = planSync(diffSessions(status.filter((x) => !gone.skip.has(x.session)), heads, ctx.hostId), { push: wantsPush, pull: wantsPull, fetchRemoteOnly, headsKnown, ...(only ? { only } : {}) });
 
     const outcomes = new Map<string, SessionOutcome>();
     const outcome = (s: string) => {
@@ -213,6 +226,7 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
           if (r.skipped) out.skipped = (out.skipped ?? 0) + r.skipped;
         }
       } catch (e) {
+        if (op.kind === 'push' && (await onPushGone(ctx, op.session, byId.get(op.session)!.path, e))) return;
         // The server gone or the token refused: stop, the next run resumes. Anything about this one session (its
         // file locked by a writer, a corrupt batch, a refused line): reported for it, the other sessions go on.
         if (!isSessyncError(e) || ABORTS_RUN.has(e.code)) throw e;
@@ -246,6 +260,7 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
       skippedFiles,
       requests: ctx.api.requestCount - before,
       sessions,
+      deleted: gone.notes,
     };
   });
 }

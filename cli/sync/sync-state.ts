@@ -37,6 +37,8 @@ export interface SessionSyncState {
   /** The session metadata went with an acknowledged batch. */
   metaSent: boolean;
   projectKey?: string;
+  /** The session was deleted on the server (its tombstone): not pushed or pulled until `push --undelete`. */
+  deleted?: { at: string; host: string };
 }
 
 export function newSessionState(session: string, path: string): SessionSyncState {
@@ -194,6 +196,14 @@ export class SyncState {
       if (s) out.set(s.session, s);
     }
     return out;
+  }
+
+  /** Drops the session's state and pending body (the session was removed here). */
+  async forget(session: string): Promise<void> {
+    // A corrupt state file is removed all the same (that is the point); only its pending body may then stay behind.
+    const st = await this.load(session).catch(() => null);
+    await rm(this.sessionPath(session), { force: true });
+    if (st?.pending && st.pending.body === undefined) await this.dropPendingBody(session, st.pending.seq);
   }
 
   async writePendingBody(session: string, seq: number, body: string): Promise<void> {
