@@ -155,6 +155,8 @@ export async function listTokens(store: BlobStore, account: string, currentId?: 
       const name = rec.name ?? index.name;
       if (name !== undefined) info.name = name;
       if (rec.lastUsed !== undefined) info.lastUsed = rec.lastUsed;
+      // The current token is in use right now; its mark is written after this answer.
+      if (info.current) info.lastUsed = today();
       return info;
     }),
   );
