@@ -28,7 +28,7 @@ const command: Command = {
     'next sync and keep their own file unless they run `sessync rm` or `sync --apply-deletes`. It cannot reach copies',
     'already on other machines or shares already downloaded. An interrupted deletion is finished by running it again.',
     '--keep-local keeps this machine\'s file (not pushed again unless `sessync push <ref> --undelete`).',
-    'Without --remote only the local file goes; a later pull brings it back from the server if it is there.',
+    'Without --remote only this machine\'s file goes; the server and the other machines keep the session.',
   ].join('\n'),
   options: { remote: { type: 'boolean', default: false }, 'keep-local': { type: 'boolean', default: false } },
   async run(ctx) {
