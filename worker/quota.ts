@@ -20,13 +20,19 @@ export async function readQuota(store: BlobStore, account: string): Promise<Quot
   return q.maxBytes === undefined && q.maxSessions === undefined ? null : q;
 }
 
-/** Counts what the account stores now by reading every batch: run when a quota is set and after a deletion, not per push. */
-export async function countUsage(store: BlobStore, account: string): Promise<Usage> {
+/** The account's sessions, from the heads (list calls only, one per thousand heads). */
+async function sessionIds(store: BlobStore, account: string): Promise<Set<string>> {
   const sessions = new Set<string>();
   for (const k of await listAll(store, keys.headsPrefix(account))) {
     const h = parseHeadKey(account, k);
     if (h) sessions.add(h.session);
   }
+  return sessions;
+}
+
+/** Counts what the account stores now by reading every batch: run when the admin sets a quota, never per push. */
+export async function countUsage(store: BlobStore, account: string): Promise<Usage> {
+  const sessions = await sessionIds(store, account);
   let bytes = 0;
   for (const session of sessions) {
     const batchKeys = (await listAll(store, keys.sessionPrefix(account, session) + 'b/'));
@@ -38,32 +44,34 @@ export async function countUsage(store: BlobStore, account: string): Promise<Usa
   return { bytes, sessions: sessions.size };
 }
 
-async function readUsage(store: BlobStore, account: string): Promise<Usage> {
+/** Bytes from the counter (counted when the quota was set, kept up by pushes and deletions). */
+async function readBytes(store: BlobStore, account: string): Promise<number> {
   const key = keys.usage(account);
   const obj = await store.get(key);
-  if (obj) return decodeJson(key, obj.body) as Usage;
+  if (obj) return (decodeJson(key, obj.body) as { bytes: number }).bytes;
   const counted = await countUsage(store, account);
-  await store.put(key, encodeJson(counted));
-  return counted;
+  await store.put(key, encodeJson({ bytes: counted.bytes }));
+  return counted.bytes;
+}
+
+/** Adds `delta` (negative after a deletion) to the bytes counter of an account that has a quota. */
+export async function addBytes(store: BlobStore, account: string, delta: number): Promise<void> {
+  const bytes = await readBytes(store, account);
+  await store.put(keys.usage(account), encodeJson({ bytes: Math.max(0, bytes + delta) }));
 }
 
 export async function quotaReport(store: BlobStore, account: string): Promise<QuotaResponse> {
   const quota = (await readQuota(store, account)) ?? {};
-  const usage = quota.maxBytes === undefined && quota.maxSessions === undefined ? await countUsage(store, account) : await readUsage(store, account);
-  return { account, quota, usage };
+  if (quota.maxBytes === undefined && quota.maxSessions === undefined) return { account, quota, usage: await countUsage(store, account) };
+  return { account, quota, usage: { bytes: await readBytes(store, account), sessions: (await sessionIds(store, account)).size } };
 }
 
 /** Sets the limits ({} clears them) and recounts the usage, so the counter starts from what is really stored. */
 export async function setQuota(store: BlobStore, account: string, quota: Quota): Promise<QuotaResponse> {
   const usage = await countUsage(store, account);
-  await store.put(keys.usage(account), encodeJson(usage));
+  await store.put(keys.usage(account), encodeJson({ bytes: usage.bytes }));
   await store.put(keys.quota(account), encodeJson(quota));
   return { account, quota, usage };
-}
-
-/** After a deletion: the counter is rebuilt from what is left (only when the account has a quota). */
-export async function recountIfQuota(store: BlobStore, account: string): Promise<void> {
-  if (await readQuota(store, account)) await store.put(keys.usage(account), encodeJson(await countUsage(store, account)));
 }
 
 function megabytes(n: number): string {
@@ -78,21 +86,22 @@ function megabytes(n: number): string {
 export async function checkQuota(store: BlobStore, account: string, o: { bodyBytes: number; newSession: () => Promise<boolean> }): Promise<((stored: boolean) => Promise<void>) | null> {
   const quota = await readQuota(store, account);
   if (!quota) return null;
-  const usage = await readUsage(store, account);
-  const isNew = await o.newSession();
-  if (quota.maxSessions !== undefined && isNew && usage.sessions + 1 > quota.maxSessions) {
-    throw new SessyncError('too_large', `account quota exceeded (maxSessions): the account holds ${usage.sessions} of its ${quota.maxSessions} sessions; delete one (\`sessync rm <session> --remote\`) or ask the server's admin for a larger quota`, {
-      details: { quota: 'maxSessions', limit: quota.maxSessions, used: usage.sessions },
-    });
+  // Sessions are counted from the heads, and only for the first batch of a new session: exact, and no counter to drift.
+  if (quota.maxSessions !== undefined && (await o.newSession())) {
+    const sessions = (await sessionIds(store, account)).size;
+    if (sessions + 1 > quota.maxSessions) {
+      throw new SessyncError('too_large', `account quota exceeded (maxSessions): the account holds ${sessions} of its ${quota.maxSessions} sessions; delete one (\`sessync rm <session> --remote\`) or ask the server's admin for a larger quota`, {
+        details: { quota: 'maxSessions', limit: quota.maxSessions, used: sessions },
+      });
+    }
   }
-  if (quota.maxBytes !== undefined && usage.bytes + o.bodyBytes > quota.maxBytes) {
-    throw new SessyncError('too_large', `account quota exceeded (maxBytes): this batch of ${megabytes(o.bodyBytes)} would bring the account to ${megabytes(usage.bytes + o.bodyBytes)} of its ${megabytes(quota.maxBytes)}; delete sessions (\`sessync rm <session> --remote\`) or ask the server's admin for a larger quota`, {
-      details: { quota: 'maxBytes', limit: quota.maxBytes, used: usage.bytes },
+  const bytes = await readBytes(store, account);
+  if (quota.maxBytes !== undefined && bytes + o.bodyBytes > quota.maxBytes) {
+    throw new SessyncError('too_large', `account quota exceeded (maxBytes): this batch of ${megabytes(o.bodyBytes)} would bring the account to ${megabytes(bytes + o.bodyBytes)} of its ${megabytes(quota.maxBytes)}; delete sessions (\`sessync rm <session> --remote\`) or ask the server's admin for a larger quota`, {
+      details: { quota: 'maxBytes', limit: quota.maxBytes, used: bytes },
     });
   }
   return async (stored) => {
-    if (!stored) return;
-    const now = await readUsage(store, account);
-    await store.put(keys.usage(account), encodeJson({ bytes: now.bytes + o.bodyBytes, sessions: now.sessions + (isNew ? 1 : 0) }));
+    if (stored) await addBytes(store, account, o.bodyBytes);
   };
 }

@@ -3,8 +3,8 @@ import type { BlobStore } from './store/blob-store.js';
 import { SessyncError } from '../shared/errors.js';
 import { keys } from '../shared/keys.js';
 import { NAME_RE, type DeleteSessionResponse, type Tombstone } from '../shared/wire.js';
-import { decodeJson, encodeJson, listAll, notFoundSession, readMeta, sessionHeads } from './session-data.js';
-import { recountIfQuota } from './quota.js';
+import { decodeJson, encodeJson, listAll, notFoundSession, readBatch, readMeta, sessionHeads } from './session-data.js';
+import { addBytes, readQuota } from './quota.js';
 
 /**
  * Store operations one step may make: a Workers request may make about 50 subrequests, so a session of many
@@ -13,6 +13,7 @@ import { recountIfQuota } from './quota.js';
 export const DELETE_STEP_OPS = 40;
 /** Deletes sent at once. */
 const PARALLEL = 8;
+const utf8 = new TextEncoder();
 
 /** What keys.sessionShare(account, session, id) holds. */
 export interface SessionSharePointer {
@@ -111,26 +112,38 @@ export async function deleteSessionStep(store: BlobStore, account: string, sessi
   }
   let removed = 0;
   let sharesRevoked = 0;
-  let ops = 0;
+  // With a quota, each batch is read before it goes, so the bytes counter drops by what the deletion frees.
+  const quotaOn = (await readQuota(store, account)) !== null;
+  const perObject = quotaOn ? 2 : 1;
+  let freed = 0;
+  let ops = 1;
+  const batchPrefix = `${keys.sessionPrefix(account, session)}b/`;
+  const finish = async (complete: boolean): Promise<DeleteSessionResponse> => {
+    if (freed > 0) await addBytes(store, account, -freed);
+    return { session, deletedAt: tomb.deletedAt, host: tomb.host, complete, removed, sharesRevoked };
+  };
   for (;;) {
     const left = await remaining(store, account, session, Math.max(1, Math.min(100, budget - ops)));
     ops += 1;
-    if (left.shares.length === 0 && left.objects.length === 0) {
-      await recountIfQuota(store, account);
-      return { session, deletedAt: tomb.deletedAt, host: tomb.host, complete: true, removed, sharesRevoked };
-    }
+    if (left.shares.length === 0 && left.objects.length === 0) return finish(true);
     if (ops >= budget) break;
     const shares = left.shares.slice(0, Math.max(1, Math.floor((budget - ops) / 5)));
     await inChunks(shares, (k) => revokeSessionShare(store, account, k));
     sharesRevoked += shares.length;
     ops += shares.length * 5;
-    const objects = left.objects.slice(0, Math.max(0, budget - ops));
-    await inChunks(objects, (k) => store.delete(k));
+    const objects = left.objects.slice(0, Math.max(0, Math.floor((budget - ops) / perObject)));
+    await inChunks(objects, async (k) => {
+      if (quotaOn && k.startsWith(batchPrefix)) {
+        const size = utf8.encode((await readBatch(store, k))?.body ?? '').length;
+        freed += size; // after the await: `freed += await ...` would read freed before it and lose parallel adds
+      }
+      await store.delete(k);
+    });
     removed += objects.length;
-    ops += objects.length;
+    ops += objects.length * perObject;
     if (ops >= budget) break;
   }
-  return { session, deletedAt: tomb.deletedAt, host: tomb.host, complete: false, removed, sharesRevoked };
+  return finish(false);
 }
 
 /** Drops the tombstone of a fully deleted session so it can be pushed again (`push --undelete`). */

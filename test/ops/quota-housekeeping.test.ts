@@ -68,9 +68,16 @@ describe('quota', () => {
     const q = QuotaResponseSchema.parse((await admin.call('GET', `/v1/admin/accounts/${account}/quota`)).json);
     expect(q.usage.bytes).toBeGreaterThan(used);
     expect(q.usage.bytes).toBeLessThanOrEqual(10_000);
+    // A deletion gives its bytes back.
+    expect((await push('s2', 1, 3)).status).toBe(201);
+    const withS2 = QuotaResponseSchema.parse((await admin.call('GET', `/v1/admin/accounts/${account}/quota`)).json).usage.bytes;
+    expect((await alice.call('DELETE', '/v1/sessions/s1', { host: 'h' })).json).toMatchObject({ complete: true });
+    const afterDelete = QuotaResponseSchema.parse((await admin.call('GET', `/v1/admin/accounts/${account}/quota`)).json).usage;
+    expect(afterDelete).toEqual({ bytes: withS2 - q.usage.bytes, sessions: 1 });
+    expect((await admin.call('PUT', `/v1/admin/accounts/${account}/quota`, { maxBytes: 10_000 })).json.usage.bytes).toBe(afterDelete.bytes);
     // Cleared with {}: the limit is gone.
     await admin.call('PUT', `/v1/admin/accounts/${account}/quota`, {});
-    expect((await push('s1', 3, 200)).status).toBe(201);
+    expect((await push('s2', 2, 200)).status).toBe(201);
   });
 
   it('bad quota bodies are 400, a missing account 404, a user token 401', async () => {
