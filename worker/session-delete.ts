@@ -10,7 +10,7 @@ import { addBytes, readQuota } from './quota.js';
  * Store operations one step may make: a Workers request may make about 50 subrequests, so a session of many
  * batches is deleted over several calls (each answers `complete: false` until the last).
  */
-export const DELETE_STEP_OPS = 40;
+export const DELETE_STEP_OPS = 32;
 /** Deletes sent at once. */
 const PARALLEL = 8;
 const utf8 = new TextEncoder();
@@ -116,7 +116,8 @@ export async function deleteSessionStep(store: BlobStore, account: string, sessi
   const quotaOn = (await readQuota(store, account)) !== null;
   const perObject = quotaOn ? 2 : 1;
   let freed = 0;
-  let ops = 1;
+  // Counted so far: the tombstone lookup (and write), the quota read; below, each look at what is left is up to 4 lists.
+  let ops = 4;
   const batchPrefix = `${keys.sessionPrefix(account, session)}b/`;
   const finish = async (complete: boolean): Promise<DeleteSessionResponse> => {
     if (freed > 0) await addBytes(store, account, -freed);
@@ -124,7 +125,7 @@ export async function deleteSessionStep(store: BlobStore, account: string, sessi
   };
   for (;;) {
     const left = await remaining(store, account, session, Math.max(1, Math.min(100, budget - ops)));
-    ops += 1;
+    ops += 4;
     if (left.shares.length === 0 && left.objects.length === 0) return finish(true);
     if (ops >= budget) break;
     const shares = left.shares.slice(0, Math.max(1, Math.floor((budget - ops) / 5)));
