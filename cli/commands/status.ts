@@ -13,13 +13,13 @@ const command: Command = {
     const lines: string[] = [];
     lines.push(r.server ? `server: ${r.server}${r.serverError ? ` (${r.serverError.message})` : ''}` : 'server: not logged in (run `sessync login <url> --token <token>`)');
     for (const s of r.sessions) {
-      const push = s.pendingBatch ? `${s.unpushedEntries} to push + 1 batch unacknowledged` : `${s.unpushedEntries} to push`;
+      const push = s.deletedOnServer ? `deleted on the server${s.deletedOnServer.at ? ` at ${s.deletedOnServer.at}` : ''}, kept here and not pushed (${s.unpushedEntries} entries)` : s.pendingBatch ? `${s.unpushedEntries} to push + 1 batch unacknowledged` : `${s.unpushedEntries} to push`;
       const pull = s.waitingBatches === null ? 'server unknown' : s.remoteOnly ? `only on the server (${s.waitingBatches} batches)` : `${s.waitingBatches} batch${s.waitingBatches === 1 ? '' : 'es'} to pull`;
       const behind = s.serverBehind ? '; the server has fewer of my batches than I think (the next sync pushes it again)' : '';
       lines.push(`${s.session}  ${push}, ${pull}${behind}${s.name ? `  ${s.name}` : ''}`);
     }
     for (const f of r.skippedFiles) lines.push(`skipped ${f.path}: ${f.reason}`);
-    const toPush = r.sessions.filter((s) => s.unpushedEntries > 0 || s.pendingBatch || s.serverBehind).length;
+    const toPush = r.sessions.filter((s) => !s.deletedOnServer && (s.unpushedEntries > 0 || s.pendingBatch || s.serverBehind)).length;
     const toPull = r.sessions.filter((s) => (s.waitingBatches ?? 0) > 0).length;
     lines.push(`${r.sessions.length} session(s): ${toPush} with entries to push, ${r.serverError ? 'server not checked' : `${toPull} with entries to pull`}`);
     ctx.print(lines.join('\n'), r);

@@ -25,6 +25,8 @@ export interface StatusRow {
   remoteOnly: boolean;
   /** The server holds fewer of this machine's batches than the state says it acknowledged: the next sync pushes it again. */
   serverBehind?: boolean;
+  /** Deleted on the server (its tombstone seen by a sync): kept here, not pushed. */
+  deletedOnServer?: { at: string; host: string };
 }
 
 export interface StatusReport {
@@ -122,7 +124,8 @@ export async function syncStatus(o: { ref?: string; all?: boolean; cwd: string; 
       waitingBatches: heads ? d.waitingBatches : null,
       remoteOnly: !ids.has(d.session),
     };
-    if (heads && d.serverBehind) row.serverBehind = true;
+    if (heads && d.serverBehind && !st?.deleted) row.serverBehind = true;
+    if (st?.deleted) row.deletedOnServer = st.deleted;
     if (l) row.path = l.path;
     if (l?.name) row.name = l.name;
     report.sessions.push(row);

@@ -46,6 +46,9 @@ describe.each(backends)('rm --remote on %s', (_name, start) => {
     const again = await desktop.ok(['sync', '--json']);
     expect(again).toMatchObject({ pushedEntries: 0, requests: 1, deleted: [{ session: id, action: 'kept', path: dFile }] });
     expect((await desktop.ok(['push', '--json'])).requests).toBe(0);
+    const st = await desktop.ok(['status', '--json']);
+    expect(st.sessions).toEqual([expect.objectContaining({ session: id, deletedOnServer: { at: expect.any(String), host: expect.any(String) } })]);
+    expect(await desktop.ok(['status'])).toMatch(/deleted on the server at .*, kept here and not pushed/);
     // A machine that has not synced since runs `push` alone (no feed asked): the server refuses the old copy.
     await old.say(id, 'old: appended before it heard of the deletion');
     const stale = await old.run(['push', '--json']);
