@@ -186,7 +186,7 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
       const keys = await remoteProjectKeys(ctx, remoteOnly);
       for (const [s, k] of keys) if (k === cwdKey) only.add(s);
     }
-    const gone = await applyTombstones(ctx, { deleted, heads, locals, applyDeletes: o.applyDeletes === true });
+    const gone = await applyTombstones(ctx, { deleted, heads, locals, states, applyDeletes: o.applyDeletes === true });
     const ops: SyncOp[] = planSync(diffSessions(status.filter((x) => !gone.skip.has(x.session)), heads, ctx.hostId), { push: wantsPush, pull: wantsPull, fetchRemoteOnly, headsKnown, ...(only ? { only } : {}) });
 
     const outcomes = new Map<string, SessionOutcome>();

@@ -49,7 +49,14 @@ function keptMessage(t: Tombstone, path: string): string {
  */
 export async function applyTombstones(
   ctx: SyncContext,
-  o: { deleted: readonly Tombstone[] | null; heads: readonly Head[]; locals: readonly SessionSummary[]; applyDeletes: boolean },
+  o: {
+    deleted: readonly Tombstone[] | null;
+    heads: readonly Head[];
+    locals: readonly SessionSummary[];
+    /** The run's states, already read: a push of many sessions reads no file more for this. */
+    states: ReadonlyMap<string, SessionSyncState>;
+    applyDeletes: boolean;
+  },
 ): Promise<{ skip: Set<string>; notes: DeletedNote[] }> {
   const skip = new Set<string>();
   const notes: DeletedNote[] = [];
@@ -59,7 +66,7 @@ export async function applyTombstones(
     skip.add(t.session);
     const local = byId.get(t.session);
     if (!local) continue;
-    const st = await ctx.state.load(t.session);
+    const st = o.states.get(t.session);
     const fresh = st?.deleted?.at !== t.deletedAt;
     if (fresh) await markDeleted(ctx, t.session, local.path, { at: t.deletedAt, host: t.host });
     if (o.applyDeletes) {
@@ -75,7 +82,7 @@ export async function applyTombstones(
   const live = new Set(o.heads.map((h) => h.session));
   for (const l of o.locals) {
     if (tombs.has(l.id)) continue;
-    const st = await ctx.state.load(l.id);
+    const st = o.states.get(l.id);
     if (!st?.deleted) continue;
     if (o.deleted !== null && live.has(l.id)) {
       await markDeleted(ctx, l.id, l.path, null);
