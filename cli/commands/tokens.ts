@@ -42,8 +42,10 @@ const command: Command = {
     if (verb === 'revoke') {
       const [id, ...more] = rest;
       if (!id || more.length) throw new SessyncError('bad_input', 'usage: sessync tokens revoke <id> (ids from `sessync tokens`)');
-      const r = await (await client(ctx)).revokeToken(id);
-      ctx.print(`revoked token ${r.id}: every request with it is refused from now on`, r);
+      const login = await requireLogin(ctx.env);
+      const r = await new ApiClient({ url: login.url, token: login.token }).revokeToken(id);
+      const self = login.tokenId === r.id ? ' (this machine\'s own: run `sessync login` to sync from here again)' : '';
+      ctx.print(`revoked token ${r.id}: every request with it is refused from now on${self}`, r);
       return;
     }
     throw new SessyncError('bad_input', `unknown "tokens ${verb}": use \`sessync tokens\`, \`tokens new --name NAME\` or \`tokens revoke <id>\``);
