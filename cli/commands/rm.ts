@@ -1,17 +1,17 @@
 // `sessync rm <ref> [--remote] [--keep-local]`: removes a session's local file; with --remote deletes it from the server first, everywhere.
-import type { Command } from '../command.js';
+import { rm } from 'node:fs/promises';
+import type { Command, CommandContext } from '../command.js';
 import { SessyncError, isSessyncError } from '../../shared/errors.js';
+import { withFileLock } from '../store/file-lock.js';
 import { positionals, sessionOf } from '../store/locate.js';
 import type { SessionSummary } from '../store/session-index.js';
 import { matchRemote, openSync, withSyncLock } from '../sync/sync-run.js';
 import { markDeleted, removeLocal } from '../sync/tombstones.js';
-import { withFileLock } from '../store/file-lock.js';
-import { rm } from 'node:fs/promises';
 
 const USAGE = 'sessync rm <ref> [--remote] [--keep-local]';
 
 /** The local session, or null when only the server has it (allowed with --remote). */
-async function localOf(ctx: Parameters<Command['run']>[0], ref: string, remote: boolean): Promise<SessionSummary | null> {
+async function localOf(ctx: CommandContext, ref: string, remote: boolean): Promise<SessionSummary | null> {
   try {
     return (await sessionOf(ctx, ref)).session;
   } catch (e) {
