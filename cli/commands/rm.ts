@@ -6,7 +6,8 @@ import { withFileLock } from '../store/file-lock.js';
 import { positionals, sessionOf } from '../store/locate.js';
 import type { SessionSummary } from '../store/session-index.js';
 import { matchRemote, openSync, withSyncLock } from '../sync/sync-run.js';
-import { markDeleted, removeLocal } from '../sync/tombstones.js';
+import { forgetEverywhere, markDeleted, removeLocal } from '../sync/tombstones.js';
+import { sessyncHome } from '../store/paths.js';
 
 const USAGE = 'sessync rm <ref> [--remote] [--keep-local]';
 
@@ -38,8 +39,9 @@ const command: Command = {
     if (keepLocal && !remote) throw new SessyncError('bad_input', `--keep-local only makes sense with --remote. Usage: ${USAGE}`);
     const local = await localOf(ctx, ref!, remote);
     if (!remote) {
-      // Only this machine's copy: the sync state of every server stays (a later pull fetches the session again).
+      // Only this machine's copy. Its sync state goes too, so that if it is pulled again it comes whole.
       await withFileLock(local!.path, () => rm(local!.path, { force: true }));
+      await forgetEverywhere(sessyncHome(ctx.env), local!.id);
       ctx.print(`removed ${local!.path} (the server's copy, if any, is untouched: \`sessync rm ${local!.id} --remote\` deletes it there)`, { session: local!.id, path: local!.path, remote: false });
       return;
     }

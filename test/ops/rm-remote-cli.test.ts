@@ -84,13 +84,21 @@ describe.each(backends)('rm --remote on %s', (_name, start) => {
     const id = await m.newSession();
     await m.say(id, 'hello');
     await m.ok(['push', '--json']);
-    const r = await m.ok(['rm', id, '--json']);
-    expect(r).toMatchObject({ session: id, remote: false });
-    expect(m.sessionFiles()).toEqual([]);
-    // Still on the server: another machine of the project pulls it.
     const other = new Machine(rig.root, 'solo-2', { remote: REMOTE });
     await other.login(rig.server);
     expect(await other.ok(['pull', '--json'])).toMatchObject({ createdSessions: 1 });
+    await other.say(id, 'from the other machine');
+    await other.ok(['sync', '--json']);
+    expect(await m.ok(['pull', '--json'])).toMatchObject({ pulledEntries: 1 });
+    const r = await m.ok(['rm', id, '--json']);
+    expect(r).toMatchObject({ session: id, remote: false });
+    expect(m.sessionFiles()).toEqual([]);
+    // Still on the server, and still synced by the other machine; pulled here again it comes whole.
+    await other.say(id, 'more from the other machine');
+    await other.ok(['sync', '--json']);
+    expect(await m.ok(['pull', '--json'])).toMatchObject({ createdSessions: 1 });
+    expect(entrySet(m.fileOf(id))).toEqual(entrySet(other.fileOf(id)));
+    expect(entrySet(m.fileOf(id)).size).toBe(3);
     const unknown = await m.run(['rm', 'ffffffff-no-such', '--remote', '--json']);
     expect(unknown.code).toBe(1);
     expect(JSON.parse(unknown.stderr).error).toMatchObject({ code: 'not_found' });
