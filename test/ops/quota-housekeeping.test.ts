@@ -7,7 +7,7 @@ import { QuotaResponseSchema } from '../../shared/wire.js';
 import { sha256Hex } from '../../worker/sha256.js';
 import { TestClient, adminCreateAccount, appFetcher, makeBatch, metaFor, type Fetcher } from '../worker/routes-helpers.js';
 
-const ADMIN = 'admin-secret-for-quota-tests';
+const ADMIN = 'Qw5nT8kR3xZp7VmB2cLs9HdJ4fGy6AeK'; // long and random-looking, like a real admin secret
 const HOUR = 3600 * 1000;
 
 let store: MemoryStore;

@@ -8,7 +8,7 @@ import { TestClient, adminCreateAccount, appFetcher, makeBatch, metaFor } from '
 import { FailingStore } from './failing-store.js';
 import { listAll } from '../../worker/session-data.js';
 
-const ADMIN = 'admin-secret-for-deletes';
+const ADMIN = 'Hs3kP8vQ2nWx6RtZ9mBc4LjY7dFg1AeU'; // long and random-looking, like a real admin secret
 const DAY = 24 * 3600 * 1000;
 
 const keysUnder = listAll;

@@ -8,7 +8,7 @@ import { sha256Hex } from '../../worker/sha256.js';
 import { lookupToken, revokeToken, touchToken } from '../../worker/tokens.js';
 import { TestClient, adminCreateAccount, appFetcher, makeBatch, metaFor, type Fetcher } from '../worker/routes-helpers.js';
 
-const ADMIN = 'admin-secret-for-token-tests';
+const ADMIN = 'Tk7mR2xQ9pVn4WbZ6cLs3HdJ8fGy1AeN'; // long and random-looking, like a real admin secret
 
 /** A real MemoryStore that counts writes per key: shows how often "last used" is written. */
 class CountingStore extends MemoryStore {
