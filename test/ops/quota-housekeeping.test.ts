@@ -5,9 +5,9 @@ import { MemoryStore } from '../../worker/store/memory-store.js';
 import { keys } from '../../shared/keys.js';
 import { QuotaResponseSchema } from '../../shared/wire.js';
 import { sha256Hex } from '../../worker/sha256.js';
-import { TestClient, adminCreateAccount, appFetcher, makeBatch, metaFor, type Fetcher } from '../worker/routes-helpers.js';
+import { TEST_ADMIN_SECRET, TestClient, adminCreateAccount, appFetcher, makeBatch, metaFor, type Fetcher } from '../worker/routes-helpers.js';
 
-const ADMIN = 'Qw5nT8kR3xZp7VmB2cLs9HdJ4fGy6AeK'; // long and random-looking, like a real admin secret
+const ADMIN = TEST_ADMIN_SECRET;
 const HOUR = 3600 * 1000;
 
 let store: MemoryStore;

@@ -4,11 +4,11 @@ import { createApp } from '../../worker/app.js';
 import type { BlobStore } from '../../worker/store/blob-store.js';
 import { keys } from '../../shared/keys.js';
 import { ChangesResponseSchema, DeleteSessionResponseSchema } from '../../shared/wire.js';
-import { TestClient, adminCreateAccount, appFetcher, makeBatch, metaFor } from '../worker/routes-helpers.js';
+import { TEST_ADMIN_SECRET, TestClient, adminCreateAccount, appFetcher, makeBatch, metaFor } from '../worker/routes-helpers.js';
 import { FailingStore } from './failing-store.js';
 import { listAll } from '../../worker/session-data.js';
 
-const ADMIN = 'Hs3kP8vQ2nWx6RtZ9mBc4LjY7dFg1AeU'; // long and random-looking, like a real admin secret
+const ADMIN = TEST_ADMIN_SECRET;
 const DAY = 24 * 3600 * 1000;
 
 const keysUnder = listAll;

@@ -6,9 +6,9 @@ import { keys } from '../../shared/keys.js';
 import { CreateOwnTokenResponseSchema, ListTokensResponseSchema } from '../../shared/wire.js';
 import { sha256Hex } from '../../worker/sha256.js';
 import { lookupToken, revokeToken, touchToken } from '../../worker/tokens.js';
-import { TestClient, adminCreateAccount, appFetcher, makeBatch, metaFor, type Fetcher } from '../worker/routes-helpers.js';
+import { TEST_ADMIN_SECRET, TestClient, adminCreateAccount, appFetcher, makeBatch, metaFor, type Fetcher } from '../worker/routes-helpers.js';
 
-const ADMIN = 'Tk7mR2xQ9pVn4WbZ6cLs3HdJ8fGy1AeN'; // long and random-looking, like a real admin secret
+const ADMIN = TEST_ADMIN_SECRET;
 
 /** A real MemoryStore that counts writes per key: shows how often "last used" is written. */
 class CountingStore extends MemoryStore {

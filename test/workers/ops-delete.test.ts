@@ -3,7 +3,7 @@ import { env, exports } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { R2Store } from '../../worker/store/r2-store.js';
 import { describeSessionDelete } from '../ops/session-delete.case.js';
-import { TestClient, adminCreateAccount, makeBatch, metaFor, type Fetcher } from '../worker/routes-helpers.js';
+import { TEST_ADMIN_SECRET, TestClient, adminCreateAccount, makeBatch, metaFor, type Fetcher } from '../worker/routes-helpers.js';
 
 const bucket = (env as unknown as { BUCKET: R2Bucket }).BUCKET;
 const worker: Fetcher = { fetch: (req) => (exports as any).default.fetch(req) };
@@ -12,7 +12,7 @@ describeSessionDelete('R2 in workerd', async () => ({ store: new R2Store(bucket)
 
 describe('DELETE /v1/sessions/:session through the Workers entry', () => {
   it('deletes, lists the tombstone on /v1/changes and refuses a push with 410', async () => {
-    const a = await adminCreateAccount(worker, 'test-admin-secret');
+    const a = await adminCreateAccount(worker, TEST_ADMIN_SECRET);
     const alice = new TestClient(worker, a.token);
     expect((await alice.push(await makeBatch({ session: 'w-del', host: 'h1', seq: 1, meta: metaFor('w-del') }))).status).toBe(201);
     const r = await alice.call('DELETE', '/v1/sessions/w-del', { host: 'h1' });

@@ -3,14 +3,14 @@ import { env, exports } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { keys } from '../../shared/keys.js';
 import { sha256Hex } from '../../worker/sha256.js';
-import { TestClient, adminCreateAccount, type Fetcher } from '../worker/routes-helpers.js';
+import { TEST_ADMIN_SECRET, TestClient, adminCreateAccount, type Fetcher } from '../worker/routes-helpers.js';
 
 const bucket = (env as unknown as { BUCKET: R2Bucket }).BUCKET;
 const worker: Fetcher = { fetch: (req) => (exports as any).default.fetch(req) };
 
 describe('tokens in workerd on R2', () => {
   it('issues, lists with the last used day, revokes: every later request with it is 401', async () => {
-    const a = await adminCreateAccount(worker, 'test-admin-secret');
+    const a = await adminCreateAccount(worker, TEST_ADMIN_SECRET);
     const alice = new TestClient(worker, a.token);
     const laptop = (await alice.call('POST', '/v1/tokens', { name: 'laptop' })).json;
     const asLaptop = new TestClient(worker, laptop.token);
@@ -29,5 +29,5 @@ describe('tokens in workerd on R2', () => {
 });
 
 function admin(): TestClient {
-  return new TestClient(worker, 'test-admin-secret');
+  return new TestClient(worker, TEST_ADMIN_SECRET);
 }
