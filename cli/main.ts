@@ -48,7 +48,7 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write('sessync 0.1.0\n');
     return 0;
   }
-  const load = commands[name];
+  const load = Object.hasOwn(commands, name) ? commands[name] : undefined; // `sessync constructor` is unknown, not Object's
   const wantsJson = rest.includes('--json');
   if (!load) {
     return fail(new SessyncError('bad_input', `unknown command "${name}". Run \`sessync --help\` for the list.`), wantsJson, EXIT_USAGE);

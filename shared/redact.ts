@@ -1,4 +1,5 @@
 // Finds and replaces secrets (provider keys, tokens, private keys, auth headers, given values, the home path) in any JSON value.
+import { setOwn } from './own-keys.js';
 
 export type RedactionKind =
   | 'private_key'
@@ -184,12 +185,6 @@ function redactText(text: string, plan: Plan, counts: RedactionCounts, replace: 
     if (replace) out = next;
   }
   return out;
-}
-
-/** Sets an own data property, even for the key `__proto__` (plain assignment would change the prototype instead). */
-function setOwn(o: Record<string, unknown>, k: string, v: unknown): void {
-  if (k === '__proto__') Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true });
-  else o[k] = v;
 }
 
 /** A container still being copied: its source, its copy (null when only scanning) and the next index or key. */

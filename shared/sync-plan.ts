@@ -1,5 +1,6 @@
 // Sync as pure steps: local and remote status -> per-session diff -> list of operations. No I/O here: table-tested.
 import type { Cursor, Head } from './wire.js';
+import { nullRecord, ownValue } from './own-keys.js';
 
 /** What the client knows about one local session without reading it: file size and its sync state. */
 export interface LocalStatus {
@@ -61,7 +62,7 @@ export interface PlanOptions {
  * `constructor` or `toString` must not read Object.prototype's function (that hid its batches for good).
  */
 export function cursorSeq(cursor: Readonly<Cursor>, host: string): number {
-  return Object.hasOwn(cursor, host) ? (cursor[host] ?? 0) : 0;
+  return ownValue(cursor, host) ?? 0;
 }
 
 /** Groups heads by session: session -> host -> highest seq. Maps: session and host ids are user input. */
@@ -90,7 +91,7 @@ export function diffSessions(local: readonly LocalStatus[], heads: readonly Head
 }
 
 function row(session: string, l: LocalStatus | undefined, r: ReadonlyMap<string, number> | undefined, ownHost: string): SessionDiff {
-  const waiting: Record<string, number> = Object.create(null) as Record<string, number>;
+  const waiting = nullRecord<number>();
   let waitingBatches = 0;
   for (const [host, seq] of r ?? []) {
     if (host === ownHost) continue;

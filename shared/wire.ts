@@ -22,6 +22,11 @@ export const LIMITS = {
   maxHeadsPerPage: 5_000,
   /** Bytes of one share's ciphertext. */
   maxShareBytes: 25 * 1024 * 1024,
+  /**
+   * Nesting of one entry line and of `meta.header` (the line's own object is level 1). Real entries
+   * nest fewer than 15; the cap keeps every reader's walk of stored content shallow.
+   */
+  maxJsonDepth: 64,
 } as const;
 
 /** Session ids, host ids, account ids: nothing that can steer an object key. */

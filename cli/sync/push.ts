@@ -11,6 +11,7 @@ import { newSessionState, type PendingBatch, type SessionSyncState } from './syn
 import { projectKey } from './project-key.js';
 import { readSlice, tailHash } from './read-slice.js';
 import type { SyncContext } from './sync-context.js';
+import { ownValue } from '../../shared/own-keys.js';
 
 /** Bodies up to this size ride inside the state file (which is rewritten per batch anyway). */
 const INLINE_BODY_CHARS = 256 * 1024;
@@ -47,7 +48,7 @@ async function metaFor(target: PushTarget): Promise<SessionMetaInput> {
 /** Finds this host's head for the session on the server (0 = none): used when our seq disagrees with it. */
 async function serverHead(ctx: SyncContext, session: string): Promise<number> {
   try {
-    return (await ctx.api.sessionMeta(session)).hosts[ctx.hostId] ?? 0;
+    return ownValue((await ctx.api.sessionMeta(session)).hosts, ctx.hostId) ?? 0;
   } catch (e) {
     if (isSessyncError(e, 'not_found')) return 0;
     throw e;
