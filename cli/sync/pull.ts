@@ -1,6 +1,6 @@
 // Pull of one session: batches after the per-host cursor, merged by id into the local file (appended, never
 // rewritten); the cursor is saved only after the new entries are fsynced, so a kill -9 re-pulls, never skips.
-import { mkdir, open, readFile, stat } from 'node:fs/promises';
+import { open, readFile, stat } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { checkEntry, checkHeader, type SessionEntry, type SessionHeader } from '../../shared/entry.js';
@@ -16,6 +16,7 @@ import { readSession } from '../store/session-reader.js';
 import { projectDir, sessionFileName } from '../store/paths.js';
 import { newSessionState, rememberBadBatches, type BatchProblem, type SessionSyncState } from './sync-state.js';
 import type { SyncContext } from './sync-context.js';
+import { PRIVATE_FILE, mkdirPrivate } from '../store/private-fs.js';
 
 /** The highest seq there can be (BatchEnvelopeSchema): tells the server not to send this host's own batches back. */
 const OWN_DONE = 999_999_999_999;
@@ -117,8 +118,8 @@ async function setAside(ctx: SyncContext, session: string, conflicts: MergeConfl
     text += toJsonText({ id: c.id, host: c.host ?? null, detected: new Date().toISOString(), kept: c.kept, entry: c.aside }) + '\n';
   }
   if (text) {
-    await mkdir(dirname(p), { recursive: true });
-    const fh = await open(p, 'a', 0o600);
+    await mkdirPrivate(dirname(p));
+    const fh = await open(p, 'a', PRIVATE_FILE);
     try {
       await fh.write(text);
       await fh.sync();

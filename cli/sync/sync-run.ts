@@ -1,5 +1,5 @@
 // One push / pull / sync run: scope (ref, this project, --all) -> status -> plan -> push and pull each session.
-import { mkdir, realpath } from 'node:fs/promises';
+import { realpath } from 'node:fs/promises';
 import { SessyncError, isSessyncError } from '../../shared/errors.js';
 import { ownValue } from '../../shared/own-keys.js';
 import { diffSessions, headsBySession, planSync, type LocalStatus, type SyncOp } from '../../shared/sync-plan.js';
@@ -18,6 +18,7 @@ import { pullSession } from './pull.js';
 import { SyncState, serverKey, type BatchProblem } from './sync-state.js';
 import type { SyncContext } from './sync-context.js';
 import type { Progress } from './progress.js';
+import { mkdirPrivate } from '../store/private-fs.js';
 
 export type SyncMode = 'push' | 'pull' | 'sync';
 
@@ -85,7 +86,7 @@ export async function openSync(env: NodeJS.ProcessEnv, o: { api?: ApiClient; not
     });
   }
   const state = new SyncState(sessyncHome(env), serverKey(api.url, account));
-  await mkdir(state.dir, { recursive: true, mode: 0o700 });
+  await mkdirPrivate(state.dir);
   const ctx: SyncContext = { api, state, hostId: await state.hostId(o.note), sessionsRoot: sessionsRoot(env), env };
   if (o.note) ctx.note = o.note;
   return ctx;

@@ -1,5 +1,5 @@
 // Sync state beside the session files (never inside them): host id, per-session offsets, seqs, cursors, pending batches.
-import { mkdir, readFile, rm, readdir, stat } from 'node:fs/promises';
+import { readFile, rm, readdir, stat } from 'node:fs/promises';
 import { createHash, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { SessyncError } from '../../shared/errors.js';
@@ -7,6 +7,7 @@ import { nullRecord, toNullRecord } from '../../shared/own-keys.js';
 import { writeFileAtomic } from '../store/atomic-json.js';
 import { withFileLock } from '../store/file-lock.js';
 import type { Cursor } from '../../shared/wire.js';
+import { mkdirPrivate } from '../store/private-fs.js';
 
 /** A batch written down before it is sent: after a crash the SAME batch (seq, batchId, body) is resent. */
 export interface PendingBatch {
@@ -165,7 +166,7 @@ export class SyncState {
 
   /** Inode and creation time of the sync folder: unchanged by renames and restarts, new in a copy. */
   private async folderMark(): Promise<string> {
-    await mkdir(this.dir, { recursive: true, mode: 0o700 });
+    await mkdirPrivate(this.dir);
     const st = await stat(this.dir, { bigint: true });
     return `${st.ino}:${st.birthtimeMs}`;
   }
