@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { commands } from 'sessync:commands';
 import type { Command, CommandContext, OptionSpec } from './command.js';
 import { SessyncError, isSessyncError } from '../shared/errors.js';
+import { toJsonText } from '../shared/json-stringify.js';
 
 const COMMON: OptionSpec = {
   json: { type: 'boolean', default: false },
@@ -75,7 +76,7 @@ export async function main(argv: string[]): Promise<number> {
     env: process.env,
     stdin: process.stdin,
     print(human, value) {
-      if (json) process.stdout.write(JSON.stringify(value ?? null) + '\n');
+      if (json) process.stdout.write(toJsonText(value ?? null) + '\n'); // entries of any depth (log, context --json)
       else if (human) process.stdout.write(human.endsWith('\n') ? human : human + '\n');
     },
     info(text) {

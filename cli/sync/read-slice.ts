@@ -3,6 +3,7 @@ import { open, type FileHandle } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import { checkEntry } from '../../shared/entry.js';
 import { ENTRY_ID_RE, LIMITS } from '../../shared/wire.js';
+import { findTooDeepText } from '../../shared/json-limits.js';
 
 /** Body bytes per batch: JSON escaping can double a body, and the whole request must stay under maxRequestBytes. */
 const MAX_BATCH_BYTES = Math.min(LIMITS.maxBatchBytes, Math.floor((LIMITS.maxRequestBytes - 256 * 1024) / 2));
@@ -47,6 +48,11 @@ export async function readSlice(path: string, from: number, size: number, skipId
         if (lineOffset === 0) continue; // the header goes in the session meta, not in a batch
         if (lineBytes > LIMITS.maxEntryBytes) {
           out.skipped.push({ offset: lineOffset, reason: `entry of ${lineBytes} bytes is over the ${LIMITS.maxEntryBytes}-byte limit` });
+          continue;
+        }
+        if (findTooDeepText(text, LIMITS.maxJsonDepth)) {
+          // The server refuses the whole batch over one such line: left out here, or the session never gets through.
+          out.skipped.push({ offset: lineOffset, reason: `entry nests JSON deeper than ${LIMITS.maxJsonDepth} levels, the server's limit` });
           continue;
         }
         let v: unknown;
