@@ -16,7 +16,8 @@ const command: Command = {
       const push = s.pendingBatch ? `${s.unpushedEntries} to push + 1 batch unacknowledged` : `${s.unpushedEntries} to push`;
       const pull = s.waitingBatches === null ? 'server unknown' : s.remoteOnly ? `only on the server (${s.waitingBatches} batches)` : `${s.waitingBatches} batch${s.waitingBatches === 1 ? '' : 'es'} to pull`;
       const behind = s.serverBehind ? '; the server has fewer of my batches than I think (the next sync pushes it again)' : '';
-      lines.push(`${s.session}  ${push}, ${pull}${behind}${s.name ? `  ${s.name}` : ''}`);
+      const damaged = s.damaged?.length ? `; ${s.damaged.length} damaged stored batch(es) or line(s) passed over (status --json lists them)` : '';
+      lines.push(`${s.session}  ${push}, ${pull}${behind}${damaged}${s.name ? `  ${s.name}` : ''}`);
     }
     for (const f of r.skippedFiles) lines.push(`skipped ${f.path}: ${f.reason}`);
     const toPush = r.sessions.filter((s) => s.unpushedEntries > 0 || s.pendingBatch || s.serverBehind).length;

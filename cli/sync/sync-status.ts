@@ -10,6 +10,7 @@ import { loadLogin } from '../login-store.js';
 import { openSync } from './sync-run.js';
 import { projectKey } from './project-key.js';
 import { remoteProjectKeys } from './remote-keys.js';
+import type { BadBatchRecord } from './sync-state.js';
 
 export interface StatusRow {
   session: string;
@@ -25,6 +26,8 @@ export interface StatusRow {
   remoteOnly: boolean;
   /** The server holds fewer of this machine's batches than the state says it acknowledged: the next sync pushes it again. */
   serverBehind?: boolean;
+  /** Damaged stored batches (or lines of them) pulls passed over, as the sync state records them (newest last). */
+  damaged?: BadBatchRecord[];
 }
 
 export interface StatusReport {
@@ -123,6 +126,7 @@ export async function syncStatus(o: { ref?: string; all?: boolean; cwd: string; 
       remoteOnly: !ids.has(d.session),
     };
     if (heads && d.serverBehind) row.serverBehind = true;
+    if (st?.badBatches?.length) row.damaged = st.badBatches;
     if (l) row.path = l.path;
     if (l?.name) row.name = l.name;
     report.sessions.push(row);
