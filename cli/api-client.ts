@@ -7,6 +7,7 @@ import {
   ErrorBodySchema,
   HealthResponseSchema,
   ListSharesResponseSchema,
+  NAME_RE,
   PullResponseSchema,
   PushBatchResponseSchema,
   RevokeShareResponseSchema,
@@ -57,6 +58,8 @@ export class ApiClient {
   requestCount = 0;
   /** Request body bytes sent, retries included. */
   bytesSent = 0;
+  /** Heads the server listed that no sessync server can hold (see allHeads): left out, for the caller to report. */
+  ignoredHeads: ChangesResponse['heads'] = [];
   private readonly token: string | undefined;
   private readonly fetchFn: typeof fetch;
   private readonly retries: number;
@@ -98,13 +101,18 @@ export class ApiClient {
     return this.call('GET', `/v1/changes${q}`, undefined, ChangesResponseSchema);
   }
 
-  /** Every head of the account, following pages. */
+  /**
+   * Every head of the account, following pages. A head whose session or host id is not a valid name, or whose
+   * seq is not a positive integer, is left out (and kept in `ignoredHeads`): a session id becomes a file name on
+   * this machine, and one like `../../x` from a broken or hostile server must never reach a path.
+   */
   async allHeads(): Promise<ChangesResponse['heads']> {
     const heads: ChangesResponse['heads'] = [];
+    this.ignoredHeads = [];
     let page: string | undefined;
     do {
       const r = await this.changes(page);
-      heads.push(...r.heads);
+      for (const h of r.heads) (NAME_RE.test(h.session) && NAME_RE.test(h.host) && h.seq >= 1 && h.seq <= 999_999_999_999 ? heads : this.ignoredHeads).push(h);
       page = r.nextPage;
     } while (page !== undefined);
     return heads;

@@ -68,6 +68,8 @@ export interface RunSummary {
   failed: number;
   /** Session files not looked at because their header is unreadable (reported, never skipped silently). */
   skippedFiles: { path: string; reason: string }[];
+  /** Heads the server listed with names no sessync server accepts (the first 20): not synced. */
+  ignoredHeads?: Head[];
   requests: number;
   sessions: SessionOutcome[];
 }
@@ -175,6 +177,9 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
     });
     if (wantsPull && heads.length === 0) heads = await ctx.api.allHeads();
     const headsKnown = wantsPull; // push alone does not ask for heads (a no-op push costs no request)
+    for (const h of ctx.api.ignoredHeads.slice(0, 20)) {
+      o.note?.(`ignored a head the server listed with an invalid name: session ${JSON.stringify(h.session.slice(0, 80))}, host ${JSON.stringify(h.host.slice(0, 80))}, seq ${h.seq}`);
+    }
     if (wantsPull && only && o.ref === undefined && cwdKey) {
       // This project's sessions that only the server has: matched by project key, not by path.
       const remoteOnly = [...new Set(heads.map((h) => h.session))].filter((s) => !byId.has(s));
@@ -258,6 +263,7 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
       damagedBatches: sum(sessions, (s) => (s.badBatches ?? []).filter((b) => b.line === undefined).length),
       failed: sessions.filter((s) => s.error).length,
       skippedFiles,
+      ...(ctx.api.ignoredHeads.length ? { ignoredHeads: ctx.api.ignoredHeads.slice(0, 20) } : {}),
       requests: ctx.api.requestCount - before,
       sessions,
     };
