@@ -4,7 +4,8 @@ import { stat } from 'node:fs/promises';
 import { createHash, randomUUID } from 'node:crypto';
 import type { SessionHeader } from '../../shared/entry.js';
 import { isSessyncError, SessyncError } from '../../shared/errors.js';
-import type { PushBatchRequest, SessionMetaInput } from '../../shared/wire.js';
+import { LIMITS, type PushBatchRequest, type SessionMetaInput } from '../../shared/wire.js';
+import { findTooDeepValue } from '../../shared/json-limits.js';
 import { ensureCurrent } from '../store/migrate-file.js';
 import { readHeader } from '../store/session-reader.js';
 import { newSessionState, type PendingBatch, type SessionSyncState } from './sync-state.js';
@@ -42,6 +43,10 @@ async function metaFor(target: PushTarget): Promise<SessionMetaInput> {
   const h = await readHeader(target.path);
   if (!h.ok) throw new SessyncError('corrupt', `${target.path}: ${h.reason}`);
   const header: SessionHeader = h.header;
+  if (findTooDeepValue(header, LIMITS.maxJsonDepth)) {
+    // Sending it would only be refused (or, to an older server, be stored and break every pull of the session).
+    throw new SessyncError('bad_input', `${target.path}: the session header nests JSON deeper than ${LIMITS.maxJsonDepth} levels, the server's limit; this session cannot be pushed`);
+  }
   return { header, projectKey: await projectKey(header.cwd), ...(target.name ? { name: target.name.slice(0, 1000) } : {}) };
 }
 

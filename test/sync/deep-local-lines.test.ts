@@ -1,6 +1,6 @@
 // A local line nested deeper than the server's limit is left out of the push with a note (the server would refuse
 // the whole batch over it); the lines around it go; the CLI's own --json output copes with any depth.
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { LIMITS } from '../../shared/wire.js';
 import { Machine, readLog, useServer } from './helpers.js';
@@ -35,6 +35,23 @@ describe('entries nested deeper than the limit, in a local file', () => {
     const got = readLog(b.fileOf(id));
     expect(got.entries.map((e) => (e.type === 'custom' ? e.id : (e.message as { content: string }).content))).toEqual(['before', 'at-limit', 'after']);
   }, 90_000);
+
+  it('a session whose header nests deeper than the limit fails alone with a clear message; the other session is pushed', async () => {
+    const a = new Machine(rig.root, 'h');
+    await a.login(rig.server);
+    const fine = await a.newSession();
+    await a.say(fine, 'fine');
+    const bad = await a.newSession();
+    await a.say(bad, 'under a deep header');
+    const file = a.fileOf(bad);
+    const [header, ...rest] = readFileSync(file, 'utf8').split('\n');
+    writeFileSync(file, [`${header!.slice(0, -1)},"extra":${'['.repeat(LIMITS.maxJsonDepth)}${']'.repeat(LIMITS.maxJsonDepth)}}`, ...rest].join('\n'));
+    const r = await a.run(['push', '--json']);
+    expect(r.code).toBe(1);
+    expect(r.json()).toMatchObject({ pushedEntries: 1, failed: 1 });
+    const out = r.json().sessions.find((s: { session: string }) => s.session === bad);
+    expect(out.error).toMatchObject({ code: 'bad_input', message: expect.stringMatching(/header nests JSON deeper than 64 levels, the server's limit; this session cannot be pushed/) });
+  }, 60_000);
 
   it('log --json and context --json of a session holding an entry 100,000 deep print it, not a stack overflow', async () => {
     const a = new Machine(rig.root, 'c');
