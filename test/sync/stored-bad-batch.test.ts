@@ -155,7 +155,7 @@ describe('damaged batches stored by an older server', () => {
 async function plantMeta(server: TestServer, session: string, header: Record<string, unknown>, extraText?: string): Promise<void> {
   const account = await accountOf(server);
   const store = new FsStore(join(server.dataDir!, BLOBS_DIR));
-  // Written as text: JSON.stringify itself overflows the stack on a header this deep.
+  // Written as text, so a test can nest the header as deep as it likes (JSON.stringify gives up near 5,000).
   const headerText = extraText === undefined ? JSON.stringify(header) : `${JSON.stringify(header).slice(0, -1)},"extra":${extraText}}`;
   const meta = `{"header":${headerText},"projectKey":"path:/nowhere","created":${JSON.stringify(new Date().toISOString())}}`;
   expect(await store.putIfAbsent(keys.sessionMeta(account, session), new TextEncoder().encode(meta))).toBe(true);
