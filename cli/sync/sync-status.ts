@@ -37,6 +37,8 @@ export interface StatusReport {
   sessions: StatusRow[];
   /** Session files not looked at because their header is unreadable. */
   skippedFiles: { path: string; reason: string }[];
+  /** Heads the server listed with names no sessync server accepts (the first 20): never synced. */
+  ignoredHeads?: Head[];
 }
 
 /** Counts complete entry lines after `from`, skipping the header and ids a pull appended. */
@@ -88,6 +90,7 @@ export async function syncStatus(o: { ref?: string; all?: boolean; cwd: string; 
   else {
     try {
       heads = await ctx.api.allHeads();
+      if (ctx.api.ignoredHeads.length) report.ignoredHeads = ctx.api.ignoredHeads.slice(0, 20);
     } catch (e) {
       if (!isSessyncError(e)) throw e;
       report.serverError = { code: e.code, message: e.message }; // local figures are still shown

@@ -75,6 +75,9 @@ describe('heads with names no sessync server accepts', () => {
     // Every file of the run is inside the machine's home.
     const outside = allFiles(root.dir).filter((p) => !p.startsWith(m.home + '/'));
     expect(outside).toEqual([]);
+    const status = await m.ok(['status', '--all', '--json']);
+    expect(status.ignoredHeads).toHaveLength(EVIL.length + 1);
+    expect(status.sessions.map((s: { session: string }) => s.session)).toEqual([GOOD]);
     const human = await m.run(['pull', '--all']);
     expect(human.stderr).toContain('ignored a head the server listed with an invalid name: session "../../../../../../escaped"');
   }, 60_000);
