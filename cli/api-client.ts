@@ -118,6 +118,11 @@ export class ApiClient {
     return heads;
   }
 
+  /** The line that reports one of `ignoredHeads`. */
+  static ignoredHeadNote(h: ChangesResponse['heads'][number]): string {
+    return `ignored a head the server listed with an invalid name: session ${JSON.stringify(h.session.slice(0, 80))}, host ${JSON.stringify(h.host.slice(0, 80))}, seq ${h.seq}`;
+  }
+
   async sessionMeta(session: string): Promise<SessionMetaResponse> {
     return this.call('GET', `/v1/sessions/${enc(session)}`, undefined, SessionMetaResponseSchema);
   }

@@ -3,6 +3,7 @@ import type { Command } from '../command.js';
 import { sessionsRoot } from '../store/paths.js';
 import { scopeOf } from '../sync/run-command.js';
 import { syncStatus } from '../sync/sync-status.js';
+import { ApiClient } from '../api-client.js';
 
 const command: Command = {
   summary: 'Show, per session, entries not yet pushed and batches waiting on the server (local figures work offline).',
@@ -20,7 +21,7 @@ const command: Command = {
       lines.push(`${s.session}  ${push}, ${pull}${behind}${damaged}${s.name ? `  ${s.name}` : ''}`);
     }
     for (const f of r.skippedFiles) lines.push(`skipped ${f.path}: ${f.reason}`);
-    for (const h of r.ignoredHeads ?? []) lines.push(`ignored a head the server listed with an invalid name: session ${JSON.stringify(h.session.slice(0, 80))}, host ${JSON.stringify(h.host.slice(0, 80))}`);
+    for (const h of r.ignoredHeads ?? []) lines.push(ApiClient.ignoredHeadNote(h));
     const toPush = r.sessions.filter((s) => s.unpushedEntries > 0 || s.pendingBatch || s.serverBehind).length;
     const toPull = r.sessions.filter((s) => (s.waitingBatches ?? 0) > 0).length;
     lines.push(`${r.sessions.length} session(s): ${toPush} with entries to push, ${r.serverError ? 'server not checked' : `${toPull} with entries to pull`}`);

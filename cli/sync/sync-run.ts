@@ -177,9 +177,7 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
     });
     if (wantsPull && heads.length === 0) heads = await ctx.api.allHeads();
     const headsKnown = wantsPull; // push alone does not ask for heads (a no-op push costs no request)
-    for (const h of ctx.api.ignoredHeads.slice(0, 20)) {
-      o.note?.(`ignored a head the server listed with an invalid name: session ${JSON.stringify(h.session.slice(0, 80))}, host ${JSON.stringify(h.host.slice(0, 80))}, seq ${h.seq}`);
-    }
+    for (const h of ctx.api.ignoredHeads.slice(0, 20)) o.note?.(ApiClient.ignoredHeadNote(h));
     if (wantsPull && only && o.ref === undefined && cwdKey) {
       // This project's sessions that only the server has: matched by project key, not by path.
       const remoteOnly = [...new Set(heads.map((h) => h.session))].filter((s) => !byId.has(s));
