@@ -1,7 +1,8 @@
 // Walks of entry content at any depth: the iterative JSON writer, canonical JSON and redaction, same output as before for normal input.
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { jsonStringify } from '../../shared/json-stringify.js';
+import { jsonStringify, toJsonText } from '../../shared/json-stringify.js';
+import { parseSession, serializeLine } from '../../shared/jsonl.js';
 import { canonicalJson, mergeEntries } from '../../shared/merge.js';
 import { redactValue, scanValue, totalOf, type RedactionCounts, type RedactOptions } from '../../shared/redact.js';
 import type { SessionEntry } from '../../shared/entry.js';
@@ -82,6 +83,17 @@ describe('jsonStringify', () => {
     expect(text.startsWith('{\n  "a": {\n    "a": {\n      "a": {"a":')).toBe(true);
     expect(text.length).toBeLessThan(DEEP * 6 + 100);
     expect(jsonStringify(JSON.parse(text) as unknown)).toBe(jsonStringify(v));
+  });
+});
+
+describe('toJsonText and serializeLine', () => {
+  it(`write what JSON.stringify writes, and keep going at ${DEEP.toLocaleString('en')} deep where it gives up`, () => {
+    const normal = { type: 'custom', id: 'e1', z: [1, { b: 2, a: 1 }], s: 'x' };
+    expect(toJsonText(normal)).toBe(JSON.stringify(normal));
+    const line = `{"type":"custom","id":"e1","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","data":${deepArrayText(DEEP, '"x"')}}`;
+    const parsed = parseSession(`{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/"}\n${line}\n`);
+    expect(parsed.problems).toEqual([]);
+    expect(serializeLine(parsed.entries[0]!)).toBe(line);
   });
 });
 
