@@ -90,7 +90,7 @@ describe('toJsonText and serializeLine', () => {
   it(`write what JSON.stringify writes, and keep going at ${DEEP.toLocaleString('en')} deep where it gives up`, () => {
     const normal = { type: 'custom', id: 'e1', z: [1, { b: 2, a: 1 }], s: 'x' };
     expect(toJsonText(normal)).toBe(JSON.stringify(normal));
-    const line = `{"type":"custom","id":"e1","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","data":${deepArrayText(DEEP, '"x"')}}`;
+    const line = `{"type":"custom","customType":"deep","id":"e1","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","data":${deepArrayText(DEEP, '"x"')}}`;
     const parsed = parseSession(`{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/"}\n${line}\n`);
     expect(parsed.problems).toEqual([]);
     expect(serializeLine(parsed.entries[0]!)).toBe(line);
