@@ -13,6 +13,8 @@ import { LIMITS, type Cursor, type SessionMetaResponse, type StoredBatch } from 
 import { createSessionFile, appendEntries } from '../store/session-writer.js';
 import { ensureCurrent } from '../store/migrate-file.js';
 import { readSession } from '../store/session-reader.js';
+import { alignLeaf } from '../store/leaf-marker.js';
+import { withLocalParent } from '../store/lineage.js';
 import { projectDir, sessionFileName } from '../store/paths.js';
 import { newSessionState, rememberBadBatches, type BatchProblem, type SessionSyncState } from './sync-state.js';
 import type { SyncContext } from './sync-context.js';
@@ -46,6 +48,8 @@ export interface PullResult {
   skipped: number;
   /** Stored batches, or lines of them, that could not be merged: named by host and seq, the cursor moved past them. */
   problems: BatchProblem[];
+  /** Id of the checkout marker appended so that pi's leaf (the last line) is sessync's leaf again; it needs a push. */
+  marker?: string;
 }
 
 /**
@@ -177,9 +181,10 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
       }
       const cwd = opts.placeFor ? await opts.placeFor(meta) : String(meta.header.cwd ?? meta.cwd ?? '');
       if (!cwd) throw new SessyncError('corrupt', `session ${session}: the server's header has no cwd`);
-      const header = { ...meta.header, cwd } as SessionHeader;
-      const headerWhy = checkHeader(header);
+      const headerWhy = checkHeader({ ...meta.header, cwd });
       if (headerWhy) throw new SessyncError('corrupt', `session ${session}: the server's header is not a session header (${headerWhy}); no local file created`);
+      // Local facts: the cwd here, and the parent's file here (pi's picker nests a fork under it by path).
+      const header = await withLocalParent(ctx.sessionsRoot, { ...meta.header, cwd } as SessionHeader);
       const m = mergeEntries(new Map(), incoming);
       path = join(projectDir(ctx.sessionsRoot, cwd), sessionFileName(String(header.timestamp), session));
       await createSessionFile(path, header, m.toAppend);
@@ -224,6 +229,11 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
     for (const h of Object.keys(res.cursor)) cursor[h] = res.cursor[h]!;
     if (!creating) cursor[ctx.hostId] = OWN_DONE;
     if (!res.more) break;
+  }
+  if (result.appended > 0) {
+    // Pulled entries went last, but the newest tip may be a local one: pi would resume the other branch.
+    const m = await alignLeaf(result.path, 'merged');
+    if (m) result.marker = m.id;
   }
   return result;
 }

@@ -2,8 +2,9 @@
 import { open, type FileHandle } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import { checkEntry } from '../../shared/entry.js';
+import { parseJsonLine, serializeLine } from '../../shared/jsonl.js';
 import { ENTRY_ID_RE, LIMITS } from '../../shared/wire.js';
-import { findTooDeepText } from '../../shared/json-limits.js';
+import { findTooDeepText, findTooDeepValue } from '../../shared/json-limits.js';
 
 /** Body bytes per batch: JSON escaping can double a body, and the whole request must stay under maxRequestBytes. */
 const MAX_BATCH_BYTES = Math.min(LIMITS.maxBatchBytes, Math.floor((LIMITS.maxRequestBytes - 256 * 1024) / 2));
@@ -45,38 +46,40 @@ export async function readSlice(path: string, from: number, size: number, skipId
         progressed = true;
         out.end = pos + start;
         if (text.trim() === '') continue;
-        if (lineOffset === 0) continue; // the header goes in the session meta, not in a batch
-        if (lineBytes > LIMITS.maxEntryBytes) {
+        const isHeader = lineOffset === 0; // the header goes in the session meta, not in a batch
+        if (!isHeader && lineBytes > LIMITS.maxEntryBytes) {
           out.skipped.push({ offset: lineOffset, reason: `entry of ${lineBytes} bytes is over the ${LIMITS.maxEntryBytes}-byte limit` });
           continue;
         }
-        if (findTooDeepText(text, LIMITS.maxJsonDepth)) {
-          // The server refuses the whole batch over one such line: left out here, or the session never gets through.
-          out.skipped.push({ offset: lineOffset, reason: `entry nests JSON deeper than ${LIMITS.maxJsonDepth} levels, the server's limit` });
-          continue;
+        // Depth on the text first (one cheap scan); only a line too deep as a whole has its values looked at.
+        // The server refuses a whole batch over one such entry: left out here, or the session never gets through.
+        const deepLine = findTooDeepText(text, LIMITS.maxJsonDepth) !== null;
+        // A line holding several values (two writers raced) is sent as one line per value, as readers load it.
+        const parsed = parseJsonLine(text);
+        if (!isHeader) for (const e of parsed.errors) out.skipped.push({ offset: lineOffset, reason: `not JSON (${e})` });
+        // An entry glued onto the header line still goes.
+        for (const v of isHeader ? parsed.values.slice(1) : parsed.values) {
+          if (deepLine && (parsed.pieces === 1 || findTooDeepValue(v, LIMITS.maxJsonDepth))) {
+            out.skipped.push({ offset: lineOffset, reason: `entry nests JSON deeper than ${LIMITS.maxJsonDepth} levels, the server's limit` });
+            continue;
+          }
+          const why = checkEntry(v);
+          if (why) {
+            out.skipped.push({ offset: lineOffset, reason: why });
+            continue;
+          }
+          const id = (v as { id: string }).id;
+          if (!ENTRY_ID_RE.test(id)) {
+            // The server refuses the whole batch over one such id: left out here, or the session never gets through.
+            out.skipped.push({ offset: lineOffset, reason: `entry id "${id.slice(0, 80)}" is not one the server accepts (letters, digits, _ . : - only, at most 128)` });
+            continue;
+          }
+          if (skipIds.has(id)) continue; // pulled from the server: it has it
+          const line = parsed.pieces > 1 ? serializeLine(v as object) : text;
+          out.lines.push(line);
+          out.ids.push(id);
+          out.bytes += (parsed.pieces > 1 ? Buffer.byteLength(line) : lineBytes) + 1;
         }
-        let v: unknown;
-        try {
-          v = JSON.parse(text);
-        } catch (e) {
-          out.skipped.push({ offset: lineOffset, reason: `not JSON (${(e as Error).message})` });
-          continue;
-        }
-        const why = checkEntry(v);
-        if (why) {
-          out.skipped.push({ offset: lineOffset, reason: why });
-          continue;
-        }
-        const id = (v as { id: string }).id;
-        if (!ENTRY_ID_RE.test(id)) {
-          // The server refuses the whole batch over one such id: left out here, or the session never gets through.
-          out.skipped.push({ offset: lineOffset, reason: `entry id "${id.slice(0, 80)}" is not one the server accepts (letters, digits, _ . : - only, at most 128)` });
-          continue;
-        }
-        if (skipIds.has(id)) continue; // pulled from the server: it has it
-        out.lines.push(text);
-        out.ids.push(id);
-        out.bytes += lineBytes + 1;
         if (out.lines.length >= LIMITS.maxEntriesPerBatch) return out;
       }
       if (!progressed) {
