@@ -167,11 +167,12 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
     for (const b of res.batches) bytes += b.body.length;
 
     if (path === undefined) {
-      if (incoming.length === 0 && !res.more) {
-        if (problems.length > 0) {
-          // Nothing to create a file from; no cursor is saved, so the next run reports it again.
-          throw new SessyncError('corrupt', `session ${session}: every batch the server holds is damaged (${describeProblems(problems)}); no local file created`, { details: { problems: problems.slice(0, 100) } });
-        }
+      if (incoming.length === 0 && problems.length > 0 && !res.more) {
+        // Nothing to create a file from; no cursor is saved, so the next run reports it again.
+        throw new SessyncError('corrupt', `session ${session}: every batch the server holds is damaged (${describeProblems(problems)}); no local file created`, { details: { problems: problems.slice(0, 100) } });
+      }
+      // A session announced by an empty batch (only a header so far) is created here with its header alone.
+      if (res.batches.length === 0 && !res.more) {
         throw new SessyncError('not_found', `session ${session} has no entries on the server yet`);
       }
       const meta = await ctx.api.sessionMeta(session);

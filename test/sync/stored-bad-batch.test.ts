@@ -87,7 +87,7 @@ describe('damaged batches stored by an older server', () => {
     const row = status.sessions.find((x: { session: string }) => x.session === poisoned);
     expect((row.damaged as Problem[]).map((p) => [p.host, p.seq, p.line ?? null])).toEqual([[OLD_HOST, 1, 2], [OLD_HOST, 1, 3], [OLD_HOST, 2, null]]);
     expect(status.sessions.find((x: { session: string }) => x.session === healthy).damaged).toBeUndefined();
-    expect(await b.ok(['status', '--all'])).toContain(`${poisoned}  0 to push, 0 batches to pull; 3 damaged stored batch(es) or line(s) passed over`);
+    expect(await b.ok(['status', '--all'])).toContain(`${poisoned}  0 to push; 3 damaged stored batch(es) or line(s) passed over`);
 
     // A later good batch still arrives, through sync, and nothing old is reported again.
     await plant(rig.server, poisoned, 4, [entryLine('old-5', 'old-4', 'old five')]);

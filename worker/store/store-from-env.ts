@@ -40,13 +40,15 @@ export async function createStoreFromEnv(env: Record<string, string | undefined>
     const root = resolve(get('SESSYNC_DATA_DIR') ?? 'sessync-data');
     if (check) {
       try {
-        await fs.mkdir(root, { recursive: true });
+        await fs.mkdir(root, { recursive: true, mode: 0o700 }); // FsStore narrows an existing root on open
         await fs.access(root, fsc.W_OK);
       } catch (e) {
         throw new SessyncError('unavailable', `SESSYNC_DATA_DIR ${root} cannot be used: ${(e as Error).message}`, { retryable: false, cause: e });
       }
     }
-    return new FsStore(root);
+    const store = new FsStore(root);
+    if (check) await store.open(); // leftovers of a crashed run are cleaned now, not on the first write
+    return store;
   }
 
   if (kind !== 's3') throw new SessyncError('bad_input', `SESSYNC_STORE must be "fs" or "s3", not "${kind}"`);
