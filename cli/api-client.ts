@@ -16,6 +16,7 @@ import {
   ErrorBodySchema,
   HealthResponseSchema,
   ListSharesResponseSchema,
+  NAME_RE,
   PullResponseSchema,
   PushBatchResponseSchema,
   RevokeShareResponseSchema,
@@ -95,6 +96,8 @@ export class ApiClient {
   requestCount = 0;
   /** Request body bytes sent, retries included. */
   bytesSent = 0;
+  /** Heads the server listed that no sessync server can hold (see allHeads): left out, for the caller to report. */
+  ignoredHeads: ChangesResponse['heads'] = [];
   private readonly token: string | undefined;
   private readonly fetchFn: typeof fetch;
   private readonly retries: number;
@@ -146,7 +149,11 @@ export class ApiClient {
     return this.call('GET', `/v1/changes${q}`, undefined, ChangesResponseSchema);
   }
 
-  /** Every head of the account, following pages. */
+  /**
+   * Every head of the account, following pages. A head whose session or host id is not a valid name, or whose
+   * seq is not a positive integer, is left out (and kept in `ignoredHeads`): a session id becomes a file name on
+   * this machine, and one like `../../x` from a broken or hostile server must never reach a path.
+   */
   async allHeads(): Promise<ChangesResponse['heads']> {
     return (await this.feed()).heads;
   }
@@ -155,11 +162,12 @@ export class ApiClient {
   async feed(): Promise<{ heads: ChangesResponse['heads']; deleted: Tombstone[] }> {
     const heads: ChangesResponse['heads'] = [];
     const deleted = new Map<string, Tombstone>();
+    this.ignoredHeads = [];
     let page: string | undefined;
     do {
       const r = await this.changes(page);
-      heads.push(...r.heads);
-      for (const t of r.deleted ?? []) deleted.set(t.session, t);
+      for (const h of r.heads) (NAME_RE.test(h.session) && NAME_RE.test(h.host) && h.seq >= 1 && h.seq <= 999_999_999_999 ? heads : this.ignoredHeads).push(h);
+      for (const t of r.deleted ?? []) if (NAME_RE.test(t.session)) deleted.set(t.session, t);
       page = r.nextPage;
     } while (page !== undefined);
     return { heads, deleted: [...deleted.values()] };
@@ -199,6 +207,11 @@ export class ApiClient {
   /** `current` revokes the token this client holds. */
   async revokeToken(id: string): Promise<z.infer<typeof RevokeTokenResponseSchema>> {
     return this.call('DELETE', `/v1/tokens/${enc(id)}`, undefined, RevokeTokenResponseSchema);
+  }
+
+  /** The line that reports one of `ignoredHeads`. */
+  static ignoredHeadNote(h: ChangesResponse['heads'][number]): string {
+    return `ignored a head the server listed with an invalid name: session ${JSON.stringify(h.session.slice(0, 80))}, host ${JSON.stringify(h.host.slice(0, 80))}, seq ${h.seq}`;
   }
 
   async sessionMeta(session: string): Promise<SessionMetaResponse> {

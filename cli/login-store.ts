@@ -1,9 +1,10 @@
 // Where `sessync login` keeps the server URL and token: $SESSYNC_HOME/login.json, readable by the user only.
-import { mkdir, readFile, rm } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { SessyncError } from '../shared/errors.js';
 import { writeFileAtomic } from './store/atomic-json.js';
+import { mkdirPrivate } from './store/private-fs.js';
 
 export interface Login {
   url: string;
@@ -56,7 +57,7 @@ export async function loadLogin(env: NodeJS.ProcessEnv = process.env): Promise<L
 /** Written 0600 through temp + fsync + rename, in a 0700 folder: the token is never readable by others. */
 export async function saveLogin(login: Login, env: NodeJS.ProcessEnv = process.env): Promise<string> {
   const p = loginPath(env);
-  await mkdir(home(env), { recursive: true, mode: 0o700 });
+  await mkdirPrivate(home(env));
   await writeFileAtomic(p, JSON.stringify(login, null, 2) + '\n');
   return p;
 }

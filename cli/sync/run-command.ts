@@ -32,6 +32,7 @@ export function summaryLine(s: RunSummary): string {
     parts.push(`pulled ${s.pulledEntries} entr${s.pulledEntries === 1 ? 'y' : 'ies'} into ${s.pulledSessions} session${s.pulledSessions === 1 ? '' : 's'}${s.createdSessions ? ` (${s.createdSessions} new here)` : ''}`);
   }
   if (s.conflicts) parts.push(`${s.conflicts} conflicting entr${s.conflicts === 1 ? 'y' : 'ies'} kept aside`);
+  if (s.damagedBatches) parts.push(`${s.damagedBatches} damaged stored batch${s.damagedBatches === 1 ? '' : 'es'} skipped`);
   if (s.skippedLines) parts.push(`${s.skippedLines} invalid line${s.skippedLines === 1 ? '' : 's'} skipped`);
   if (s.skippedFiles.length) parts.push(`${s.skippedFiles.length} unreadable session file${s.skippedFiles.length === 1 ? '' : 's'} skipped`);
   const kept = s.deleted.filter((d) => d.action === 'kept').length;

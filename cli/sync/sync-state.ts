@@ -1,11 +1,13 @@
 // Sync state beside the session files (never inside them): host id, per-session offsets, seqs, cursors, pending batches.
-import { mkdir, readFile, rm, readdir, stat } from 'node:fs/promises';
+import { readFile, rm, readdir, stat } from 'node:fs/promises';
 import { createHash, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { SessyncError } from '../../shared/errors.js';
+import { nullRecord, toNullRecord } from '../../shared/own-keys.js';
 import { writeFileAtomic } from '../store/atomic-json.js';
 import { withFileLock } from '../store/file-lock.js';
 import type { Cursor } from '../../shared/wire.js';
+import { mkdirPrivate } from '../store/private-fs.js';
 
 /** A batch written down before it is sent: after a crash the SAME batch (seq, batchId, body) is resent. */
 export interface PendingBatch {
@@ -39,10 +41,39 @@ export interface SessionSyncState {
   projectKey?: string;
   /** The session was deleted on the server (its tombstone): not pushed or pulled until `push --undelete`. */
   deleted?: { at: string; host: string };
+  /** Damaged stored batches (or lines) a pull passed over, newest last, at most MAX_BAD_BATCHES. */
+  badBatches?: BadBatchRecord[];
+}
+
+/** A stored batch, or one line of it, that a pull could not merge. */
+export interface BatchProblem {
+  host: string;
+  seq: number;
+  /** 1-based line of the batch body; absent when the whole batch was refused. */
+  line?: number;
+  reason: string;
+}
+
+export interface BadBatchRecord extends BatchProblem {
+  /** When the pull met it. */
+  at: string;
+}
+
+const MAX_BAD_BATCHES = 100;
+
+/**
+ * The state's record of damaged batches after a pull met `found`: each is reported by the run that meets it,
+ * and the cursor moves past it (so the good batches after it are merged, and it is not fetched again). The
+ * record keeps what was passed over, for `sessync status` and for anyone repairing the server's copy.
+ */
+export function rememberBadBatches(st: SessionSyncState, found: readonly BatchProblem[]): { badBatches?: BadBatchRecord[] } {
+  if (found.length === 0) return st.badBatches ? { badBatches: st.badBatches } : {};
+  const at = new Date().toISOString();
+  return { badBatches: [...(st.badBatches ?? []), ...found.map((p) => ({ ...p, at }))].slice(-MAX_BAD_BATCHES) };
 }
 
 export function newSessionState(session: string, path: string): SessionSyncState {
-  return { session, path, pushedOffset: 0, nextSeq: 1, cursor: {}, skipIds: [], pending: null, metaSent: false };
+  return { session, path, pushedOffset: 0, nextSeq: 1, cursor: nullRecord(), skipIds: [], pending: null, metaSent: false };
 }
 
 async function readJson<T>(path: string): Promise<T | null> {
@@ -137,7 +168,7 @@ export class SyncState {
 
   /** Inode and creation time of the sync folder: unchanged by renames and restarts, new in a copy. */
   private async folderMark(): Promise<string> {
-    await mkdir(this.dir, { recursive: true, mode: 0o700 });
+    await mkdirPrivate(this.dir);
     const st = await stat(this.dir, { bigint: true });
     return `${st.ino}:${st.birthtimeMs}`;
   }
@@ -173,7 +204,8 @@ export class SyncState {
     if (s && (typeof s.pushedOffset !== 'number' || typeof s.nextSeq !== 'number' || typeof s.path !== 'string')) {
       throw new SessyncError('corrupt', `sync state of session ${session} lacks fields; move ${this.sessionPath(session)} away to rebuild it`);
     }
-    return s ? { ...s, skipIds: s.skipIds ?? [], cursor: s.cursor ?? {} } : null;
+    // Null-prototype cursor: host ids are user input, and `cursor[host]` must not find Object.prototype's members.
+    return s ? { ...s, skipIds: s.skipIds ?? [], cursor: toNullRecord(s.cursor) } : null;
   }
 
   async save(s: SessionSyncState): Promise<void> {
@@ -225,7 +257,7 @@ export class SyncState {
 
   /** projectKey -> local project path on this machine. */
   async projectMap(): Promise<Record<string, string>> {
-    return (await readJson<Record<string, string>>(join(this.dir, 'projects.json'))) ?? {};
+    return toNullRecord(await readJson<Record<string, string>>(join(this.dir, 'projects.json')));
   }
 
   async saveProjectMap(m: Record<string, string>): Promise<void> {
@@ -234,7 +266,7 @@ export class SyncState {
 
   /** Cache of remote sessions' project keys and headers (immutable once pushed): spares a request per sync. */
   async remoteMeta(): Promise<Record<string, { projectKey: string; cwd?: string; name?: string; timestamp?: string }>> {
-    return (await readJson(join(this.serverDir, 'remote-meta.json'))) ?? {};
+    return toNullRecord(await readJson(join(this.serverDir, 'remote-meta.json')));
   }
 
   async saveRemoteMeta(m: Record<string, { projectKey: string; cwd?: string; name?: string; timestamp?: string }>): Promise<void> {
