@@ -1,4 +1,4 @@
-// The local server behind `sessync serve` / `npm start`: the Node entry on the file-system store, with first-start credentials.
+// The local server behind `sessync serve` / `npm start`: the Node entry on the file-system store (or the one --store names), with first-start credentials.
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, readFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -14,6 +14,8 @@ export interface LocalServerOptions {
   /** Holds the blobs and credentials.json (created with mode 0700). */
   dataDir: string;
   host?: string;
+  /** Where the objects live instead of dataDir/blobs (`serve --store`); credentials.json stays in dataDir. */
+  store?: BlobStore;
 }
 
 export interface LocalServer {
@@ -82,7 +84,7 @@ async function ensureCredentials(store: BlobStore, path: string): Promise<{ cred
 
 export async function startLocalServer(opts: LocalServerOptions): Promise<LocalServer> {
   await mkdir(opts.dataDir, { recursive: true, mode: 0o700 });
-  const store = new FsStore(join(opts.dataDir, BLOBS_DIR));
+  const store = opts.store ?? new FsStore(join(opts.dataDir, BLOBS_DIR));
   const credentialsPath = join(opts.dataDir, CREDENTIALS_FILE);
   const { creds, created } = await ensureCredentials(store, credentialsPath);
   const adminSecret = process.env.SESSYNC_ADMIN_SECRET || creds.adminSecret;
