@@ -52,13 +52,17 @@ export function describeRun(r: Run): string {
 
 /**
  * The parent's environment minus everything that points into the checkout: npm's lifecycle variables
- * (set when the suite runs under `npm test`), NODE_PATH, and PATH entries inside any node_modules.
- * The rest stays, because the machine's CA bundle or proxy settings may be what lets npm reach its registry.
+ * (set when the suite runs under `npm test`, e.g. npm_config_local_prefix = the checkout), NODE_PATH,
+ * and PATH entries inside any node_modules. The rest stays, npm_config_registry and the like included,
+ * because the machine's registry, CA bundle or proxy settings may be what lets npm reach its registry.
  */
 export function outsideEnv(extraPath: string[]): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) {
-    if (/^npm_/i.test(k) || k === 'NODE_PATH' || k === 'INIT_CWD' || k === 'PATH') continue;
+    if (/^npm_/i.test(k) && !/^npm_config_/i.test(k)) continue;
+    // ignore_scripts would skip the prepack build that the test is about.
+    if (/^npm_config_(prefix|local_prefix|global_prefix|global|ignore_scripts)$/i.test(k)) continue;
+    if (k === 'NODE_PATH' || k === 'INIT_CWD' || k === 'PATH') continue;
     env[k] = v;
   }
   const inherited = (process.env.PATH ?? '').split(delimiter).filter((p) => p && !p.includes('node_modules') && !p.startsWith(REPO_ROOT));

@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { CLI_BIN, REPO_ROOT, runCli, tempDir } from '../helpers/cli.js';
 import { freshBucket, radosgwClient, radosgwInstalled, startRadosgw, type Radosgw } from '../helpers/radosgw.js';
 import { exitOf, firstLine } from '../install/install-rig.js';
+import { TestClient, makeBatch, metaFor } from './routes-helpers.js';
 
 const children: ChildProcess[] = [];
 afterEach(() => {
@@ -116,6 +117,44 @@ describe('sessync serve --store s3://bucket/prefix', () => {
       expect(existsSync(home)).toBe(false);
     } finally {
       t.cleanup();
+    }
+  }, 480_000);
+});
+
+describe('node dist/server.mjs with SESSYNC_S3_PREFIX and the AWS variables', () => {
+  it.skipIf(!s3)('stores every object under the prefix', async () => {
+    const gw = await startRadosgw();
+    const { bucket, cleanup } = await freshBucket(gw);
+    try {
+      const child = spawn(process.execPath, ['dist/server.mjs'], {
+        cwd: REPO_ROOT,
+        env: cleanAwsEnv({
+          PORT: '0',
+          SESSYNC_S3_BUCKET: bucket,
+          SESSYNC_S3_PREFIX: 'prod',
+          AWS_ENDPOINT_URL: gw.endpoint,
+          AWS_ACCESS_KEY_ID: gw.accessKeyId,
+          AWS_SECRET_ACCESS_KEY: gw.secretAccessKey,
+          SESSYNC_ADMIN_SECRET: 'serve-store-admin-secret-0123456789',
+        }),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      children.push(child);
+      const url = /listening on (http:\/\/\S+)/.exec(await firstLine(child, 'node dist/server.mjs'))?.[1];
+      expect(url).toBeDefined();
+      const http = { fetch: (req: Request) => fetch(req) };
+      const created = await new TestClient(http, 'serve-store-admin-secret-0123456789', url!).call('POST', '/v1/admin/accounts', { name: 'me' });
+      expect(created.status).toBe(201);
+      const me = new TestClient(http, created.json.token, url!);
+      expect((await me.push(await makeBatch({ session: 'prefixed', host: 'h', seq: 1, meta: metaFor('prefixed') }))).status).toBe(201);
+      expect((await me.pullAll('prefixed')).batches).toHaveLength(1);
+      const keys = await bucketKeys(gw, bucket);
+      expect(keys.some((k) => k.includes('prefixed'))).toBe(true);
+      expect(keys.filter((k) => !k.startsWith('prod/'))).toEqual([]);
+      child.kill('SIGTERM');
+      expect(await exitOf(child)).toEqual({ code: 0, signal: null });
+    } finally {
+      await cleanup();
     }
   }, 480_000);
 });

@@ -6,7 +6,7 @@ import { normalisePrefix, s3SettingsFromEnv } from './store-from-env.js';
 
 const USAGE = '--store must be s3://BUCKET[/PREFIX] or fs:DIR';
 /** Loose on purpose: AWS allows [a-z0-9.-], Ceph and MinIO can be configured to allow more. */
-const BUCKET = /^[A-Za-z0-9][A-Za-z0-9._-]{1,254}$/;
+const BUCKET = /^[A-Za-z0-9][A-Za-z0-9._-]{2,254}$/;
 
 export interface StoreSpecOptions {
   /** --endpoint; only for s3:// */
@@ -21,7 +21,7 @@ export function parseStoreSpec(spec: string, opts: StoreSpecOptions): StoreConfi
   const s3 = /^s3:\/\/([^/]*)(?:\/(.*))?$/s.exec(spec);
   if (s3) {
     const bucket = s3[1]!;
-    if (!BUCKET.test(bucket)) throw new SessyncError('bad_input', `${USAGE}: "${bucket}" is not a bucket name (letters, digits, ".", "-", "_")`);
+    if (!BUCKET.test(bucket)) throw new SessyncError('bad_input', `${USAGE}: "${bucket}" is not a bucket name (3 or more letters, digits, ".", "-", "_")`);
     return { kind: 's3', bucket, prefix: normalisePrefix(s3[2] ?? '', '--store'), ...s3SettingsFromEnv(opts.env, opts.endpoint === undefined ? {} : { endpoint: opts.endpoint }) };
   }
   if (opts.endpoint !== undefined) throw new SessyncError('bad_input', `--endpoint is only for --store s3://..., not "${spec}"`);
