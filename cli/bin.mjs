@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Launcher for the `sessync` bin: runs the bundled CLI in dist/, which npm ci, npm run build and npm pack produce.
+// Launcher for the `sessync` bin: runs the bundled CLI in dist/, which npm run build (and npm pack, npm start, npm test) produce.
 import { existsSync } from 'node:fs';
 
 const bundle = new URL('../dist/cli.mjs', import.meta.url);
@@ -7,7 +7,7 @@ const bundle = new URL('../dist/cli.mjs', import.meta.url);
 if (!existsSync(bundle)) {
   process.stderr.write(
     'sessync: the bundled CLI (dist/cli.mjs) is missing. In a checkout of sessync run `npm run build`' +
-      ' (npm ci does it too); an installed package always has it, so reinstall it (npm i -g sessync).\n',
+      ' (npm start and npm test do it too); an installed package always has it, so reinstall it (npm i -g sessync).\n',
   );
   process.exit(1);
 }
