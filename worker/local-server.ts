@@ -16,6 +16,8 @@ export interface LocalServerOptions {
   host?: string;
   /** Where the objects live instead of dataDir/blobs (`serve --store`); credentials.json stays in dataDir. */
   store?: BlobStore;
+  /** Names that store in credentials.json (e.g. `s3://bucket/prefix/`), so another store's credentials are never overwritten. */
+  storeName?: string;
 }
 
 export interface LocalServer {
@@ -36,6 +38,8 @@ interface Credentials {
   account: string;
   token: string;
   created: string;
+  /** The store the account lives in; absent in files from before `--store` (then it is dataDir/blobs). */
+  store?: string;
 }
 
 export const CREDENTIALS_FILE = 'credentials.json';
@@ -72,12 +76,16 @@ async function writeCredentials(path: string, c: Credentials): Promise<void> {
 }
 
 /** Loads the credentials, creating the admin secret and first account on the first start (or when the store lost them). */
-async function ensureCredentials(store: BlobStore, path: string): Promise<{ creds: Credentials; created: boolean }> {
+async function ensureCredentials(store: BlobStore, path: string, storeName: string, defaultName: string): Promise<{ creds: Credentials; created: boolean }> {
   const existing = await readCredentials(path);
   if (existing && (await accountOfToken(store, existing.token)) === existing.account) return { creds: existing, created: false };
+  const of = existing ? (existing.store ?? defaultName) : storeName;
+  if (of !== storeName) {
+    throw new SessyncError('bad_input', `${path} holds the credentials of ${of}, not ${storeName}: give this store a data folder of its own with --data DIR (nothing was changed)`);
+  }
   const adminSecret = existing?.adminSecret ?? randomBytes(32).toString('base64url');
   const { account, token } = await createAccount(store, 'local');
-  const creds: Credentials = { adminSecret, account, token, created: new Date().toISOString() };
+  const creds: Credentials = { adminSecret, account, token, created: new Date().toISOString(), store: storeName };
   await writeCredentials(path, creds);
   return { creds, created: true };
 }
@@ -86,7 +94,8 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
   await mkdir(opts.dataDir, { recursive: true, mode: 0o700 });
   const store = opts.store ?? new FsStore(join(opts.dataDir, BLOBS_DIR));
   const credentialsPath = join(opts.dataDir, CREDENTIALS_FILE);
-  const { creds, created } = await ensureCredentials(store, credentialsPath);
+  const defaultName = `fs:${join(opts.dataDir, BLOBS_DIR)}`;
+  const { creds, created } = await ensureCredentials(store, credentialsPath, opts.storeName ?? defaultName, defaultName);
   const adminSecret = process.env.SESSYNC_ADMIN_SECRET || creds.adminSecret;
   const server = await startNodeServer({ store, adminSecret, port: opts.port, ...(opts.host ? { host: opts.host } : {}) });
   return { url: server.url, token: creds.token, account: creds.account, credentialsPath, firstStart: created, close: server.close };

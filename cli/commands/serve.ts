@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import type { Command } from '../command.js';
 import { SessyncError } from '../../shared/errors.js';
 import { BLOBS_DIR, startLocalServer } from '../../worker/local-server.js';
-import { describeStore, openStore } from '../../worker/store/open-store.js';
+import { describeStore, openStore, storeName } from '../../worker/store/open-store.js';
 import { parseStoreSpec } from '../../worker/store/store-spec.js';
 
 function defaultDataDir(env: NodeJS.ProcessEnv): string {
@@ -60,7 +60,7 @@ const command: Command = {
       process.once('SIGINT', () => done());
       process.once('SIGTERM', () => done());
     });
-    const server = await startLocalServer({ port, dataDir, host, ...(store ? { store } : {}) });
+    const server = await startLocalServer({ port, dataDir, host, ...(store && storeConfig ? { store, storeName: storeName(storeConfig) } : {}) });
     const storage = storeConfig ? describeStore(storeConfig) : `fs:${join(dataDir, BLOBS_DIR)}`;
     ctx.print(
       [

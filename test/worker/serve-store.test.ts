@@ -1,7 +1,7 @@
 // `sessync serve --store`: S3 on a real radosgw (AWS variables, --endpoint, a prefix honoured in the bucket), fs:DIR,
 // and the refusals that leave nothing behind. Real processes: the bundled CLI as server and as two machines.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -171,6 +171,33 @@ describe('sessync serve --store fs:DIR and bad --store input', () => {
       expect(readdirSync(join(t.dir, 'data'))).toEqual(['credentials.json']);
       server.child.kill('SIGTERM');
       expect(await exitOf(server.child)).toEqual({ code: 0, signal: null });
+    } finally {
+      t.cleanup();
+    }
+  });
+
+  it("never overwrites another store's credentials: a second store in the same data folder is refused", async () => {
+    const t = tempDir('sessync-serve-two-stores-');
+    try {
+      const data = join(t.dir, 'data');
+      const env = { ...process.env, SESSYNC_HOME: join(t.dir, 'home') };
+      const first = await startServe(['--data', data], env);
+      first.child.kill('SIGTERM');
+      await exitOf(first.child);
+      const before = readFileSync(join(data, 'credentials.json'), 'utf8');
+
+      const other = await runCli(['serve', '--port', '0', '--data', data, '--store', `fs:${join(t.dir, 'other')}`, '--json'], { env });
+      expect(other.code, other.stderr).toBe(2);
+      expect(JSON.parse(other.stderr).error.message).toContain(`holds the credentials of fs:${join(data, 'blobs')}`);
+      expect(readFileSync(join(data, 'credentials.json'), 'utf8')).toBe(before);
+
+      // The same store named explicitly is the same store; a folder of its own serves the other one.
+      const same = await startServe(['--data', data, '--store', `fs:${join(data, 'blobs')}`], env);
+      expect(same.token).toBe(first.token);
+      same.child.kill('SIGTERM');
+      await exitOf(same.child);
+      const own = await startServe(['--data', join(t.dir, 'data2'), '--store', `fs:${join(t.dir, 'other')}`], env);
+      expect(own.token).not.toBe(first.token);
     } finally {
       t.cleanup();
     }

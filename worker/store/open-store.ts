@@ -32,6 +32,11 @@ export function describeStore(c: StoreConfig): string {
   return `s3://${c.bucket}/${c.prefix}${c.endpoint ? ` at ${c.endpoint}` : ''}`;
 }
 
+/** What identifies the store's data, whatever the endpoint is called today: `fs:DIR` or `s3://bucket/prefix/`. */
+export function storeName(c: StoreConfig): string {
+  return c.kind === 'fs' ? `fs:${c.dir}` : `s3://${c.bucket}/${c.prefix}`;
+}
+
 /**
  * With `check` (the default) it proves the store usable before anything is written: the directory is
  * created and writable, or one cheap S3 list proves endpoint, credentials and bucket. Failures are
