@@ -81,7 +81,7 @@ async function ensureCredentials(store: BlobStore, path: string, storeName: stri
   if (existing && (await accountOfToken(store, existing.token)) === existing.account) return { creds: existing, created: false };
   const of = existing ? (existing.store ?? defaultName) : storeName;
   if (of !== storeName) {
-    throw new SessyncError('bad_input', `${path} holds the credentials of ${of}, not ${storeName}: give this store a data folder of its own with --data DIR (nothing was changed)`);
+    throw new SessyncError('bad_input', `${path} holds the credentials of ${of}, not ${storeName}: give this store a data folder of its own with --data DIR (credentials.json is left as it was)`);
   }
   const adminSecret = existing?.adminSecret ?? randomBytes(32).toString('base64url');
   const { account, token } = await createAccount(store, 'local');
