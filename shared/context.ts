@@ -7,9 +7,12 @@ export interface SessionModel {
   modelId: string;
 }
 
+/** pi's thinking level when nothing on the branch (or in a v1 header) sets one. */
+export const DEFAULT_THINKING_LEVEL = 'off';
+
 export interface SessionContext {
   model: SessionModel | null;
-  thinkingLevel: string | null;
+  thinkingLevel: string;
   messages: unknown[];
 }
 
@@ -48,7 +51,7 @@ export interface CustomMessage {
  *   from its firstKeptEntryId up to the compaction, then the entries after it.
  * Model: the latest model_change or assistant message (provider/model) on the branch, as pi does;
  * else the header's provider/modelId (kept there when a v1 file is migrated). Thinking level: the
- * latest thinking_level_change, else the header's thinkingLevel, else null.
+ * latest thinking_level_change, else the header's thinkingLevel, else "off" (pi's default).
  */
 export function buildContext(
   tree: SessionTree,
@@ -107,7 +110,7 @@ export function buildContext(
     }
     for (let i = compactionAt + 1; i < path.length; i++) appendMessage(messages, path[i]!);
   }
-  return { model, thinkingLevel, messages };
+  return { model, thinkingLevel: thinkingLevel ?? DEFAULT_THINKING_LEVEL, messages };
 }
 
 function appendMessage(out: unknown[], e: SessionEntry): void {

@@ -138,9 +138,44 @@ const base = {
   timestamp: z.iso.datetime({ offset: true }).optional(),
 };
 const textOrImages = z.union([z.string(), z.array(z.looseObject({ type: z.string() }))]);
+const blocks = z.array(z.looseObject({ type: z.string() }));
+
+/**
+ * The message roles pi reads, each with the fields pi uses when it resumes a session (an assistant message
+ * without provider/model leaves pi with the model "undefined/undefined"). Only for appending: reading keeps
+ * any role, so files from newer writers still load.
+ */
+export const MESSAGE_SCHEMAS = {
+  user: z.looseObject({ role: z.literal('user'), content: textOrImages }),
+  assistant: z.looseObject({ role: z.literal('assistant'), content: blocks, provider: z.string().min(1), model: z.string().min(1) }),
+  toolResult: z.looseObject({ role: z.literal('toolResult'), toolCallId: z.string().min(1), toolName: z.string().min(1), content: blocks }),
+  bashExecution: z.looseObject({ role: z.literal('bashExecution'), command: z.string(), output: z.string() }),
+  custom: z.looseObject({ role: z.literal('custom'), customType: z.string().min(1), content: textOrImages }),
+  branchSummary: z.looseObject({ role: z.literal('branchSummary'), summary: z.string(), fromId: z.string().min(1) }),
+  compactionSummary: z.looseObject({ role: z.literal('compactionSummary'), summary: z.string() }),
+} as const;
+export type MessageRole = keyof typeof MESSAGE_SCHEMAS;
+const MESSAGE_ROLES = Object.keys(MESSAGE_SCHEMAS) as MessageRole[];
+
+const message = z.looseObject({ role: z.string().min(1) }).superRefine((m, ctx) => {
+  const role = m.role;
+  if (!(MESSAGE_ROLES as string[]).includes(role)) {
+    ctx.addIssue({ code: 'custom', path: ['role'], message: `unknown message role "${role}" (pi reads: ${MESSAGE_ROLES.join(', ')})` });
+    return;
+  }
+  const r = MESSAGE_SCHEMAS[role as MessageRole].safeParse(m);
+  for (const issue of r.success ? [] : r.error.issues) {
+    const article = /^[aeiou]/i.test(role) ? 'an' : 'a';
+    ctx.addIssue({ code: 'custom', path: issue.path, message: `${issue.message} (${article} ${role} message needs ${requiredOf(role as MessageRole)})` });
+  }
+});
+
+function requiredOf(role: MessageRole): string {
+  return Object.keys(MESSAGE_SCHEMAS[role].shape).filter((k) => k !== 'role').map((k) => `"${k}"`).join(', ');
+}
 
 export const ENTRY_SCHEMAS: Record<KnownEntryType, z.ZodType<Record<string, unknown>>> = {
-  message: z.looseObject({ ...base, type: z.literal('message'), message: z.looseObject({ role: z.string().min(1) }) }),
+  message: z.looseObject({ ...base, type: z.literal('message'), message }),
   thinking_level_change: z.looseObject({ ...base, type: z.literal('thinking_level_change'), thinkingLevel: z.string().min(1) }),
   model_change: z.looseObject({ ...base, type: z.literal('model_change'), provider: z.string().min(1), modelId: z.string().min(1) }),
   compaction: z.looseObject({

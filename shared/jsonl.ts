@@ -7,6 +7,15 @@ export interface Problem {
   reason: string;
 }
 
+/** A line that held several complete JSON values with no newline between them (two writers raced). */
+export interface SplitLine {
+  line: number;
+  /** How many values the line held; each usable one was loaded as its own line. */
+  values: number;
+  /** Values of it that did not parse or were not usable entries (also in `problems`). */
+  bad: number;
+}
+
 export interface ParsedSession {
   header: SessionHeader | null;
   /** header.version ?? 1 (no header: CURRENT_VERSION, the entries are checked as current ones). */
@@ -21,6 +30,10 @@ export interface ParsedSession {
    * positions, which a corrupt line elsewhere must not shift (two machines must agree).
    */
   entryLines?: number[];
+  /** Version-1 files only, beside entryLines: the value's place in its line (0 unless the line was split). */
+  entryPieces?: number[];
+  /** Lines split into several values (see SplitLine); empty for a healthy file. */
+  splitLines: SplitLine[];
 }
 
 const MAX_REASON = 300;
@@ -39,6 +52,10 @@ export class SessionParser {
   private readonly entries: SessionEntry[] = [];
   private readonly problems: Problem[] = [];
   private readonly entryLines: number[] = [];
+  private readonly entryPieces: number[] = [];
+  private readonly splitLines: SplitLine[] = [];
+  /** Place of the value being handled within its line (0 unless the line is being split). */
+  private piece = 0;
 
   push(chunk: string): void {
     let start = 0;
@@ -86,8 +103,12 @@ export class SessionParser {
       entries: this.entries,
       problems: this.problems,
       tornTail,
+      splitLines: this.splitLines,
     };
-    if (this.version < 2) parsed.entryLines = this.entryLines;
+    if (this.version < 2) {
+      parsed.entryLines = this.entryLines;
+      parsed.entryPieces = this.entryPieces;
+    }
     return parsed;
   }
 
@@ -100,14 +121,36 @@ export class SessionParser {
     try {
       value = JSON.parse(text);
     } catch (err) {
+      const split = parseJsonLine(text); // rare path: a line that does not parse may hold several values
+      if (split.pieces > 1) {
+        this.splitLine(split);
+        return true;
+      }
       this.sawFirst = true; // a corrupt first line is where the header was
-      const msg = err instanceof Error ? err.message : String(err);
-      this.problems.push({
-        line: this.lineNo,
-        reason: clip(isUnterminatedTail ? `torn last line (no newline, invalid JSON): ${msg}` : `invalid JSON: ${msg}`),
-      });
+      this.problems.push({ line: this.lineNo, reason: clip(isUnterminatedTail ? `torn last line (no newline, invalid JSON): ${errText(err)}` : `invalid JSON: ${errText(err)}`) });
       return false;
     }
+    this.value(value);
+    return true;
+  }
+
+  /** Several values on one line: each is loaded as if it had a line of its own; one that does not parse is reported. */
+  private splitLine(split: LineValues): void {
+    const before = this.problems.length;
+    for (const e of split.errors) {
+      this.sawFirst = true;
+      this.problems.push({ line: this.lineNo, reason: clip(`invalid JSON: ${e}`) });
+    }
+    split.values.forEach((v, k) => {
+      this.piece = split.at[k]!;
+      this.value(v);
+    });
+    this.piece = 0;
+    this.splitLines.push({ line: this.lineNo, values: split.pieces, bad: this.problems.length - before });
+  }
+
+  /** One parsed JSON value: the header (first value of the file) or an entry. */
+  private value(value: unknown): void {
     if (!this.sawFirst) {
       this.sawFirst = true;
       if (typeof value === 'object' && value !== null && (value as { type?: unknown }).type === 'session') {
@@ -118,7 +161,7 @@ export class SessionParser {
         } else {
           this.problems.push({ line: this.lineNo, reason: clip(reason) });
         }
-        return true;
+        return;
       }
       this.problems.push({ line: this.lineNo, reason: 'no session header: the first line is not {"type":"session",...}' });
     }
@@ -128,14 +171,85 @@ export class SessionParser {
       else {
         this.entries.push(value as SessionEntry);
         this.entryLines.push(this.lineNo);
+        this.entryPieces.push(this.piece);
       }
-      return true;
+      return;
     }
     const reason = checkEntry(value);
     if (reason === null) this.entries.push(value as SessionEntry);
     else this.problems.push({ line: this.lineNo, reason: clip(reason) });
-    return true;
   }
+}
+
+function errText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** The values of one line: one normally; several when values were glued together (see splitJsonValues). */
+export interface LineValues {
+  values: unknown[];
+  /** Each value's place among the line's values (values that did not parse leave gaps). */
+  at: number[];
+  /** Why each value (or the whole line) that did not parse was skipped. */
+  errors: string[];
+  /** How many values the line held (1 unless it was split). */
+  pieces: number;
+}
+
+/** JSON.parse of one line, splitting a line that holds several values: the one rule every reader uses. */
+export function parseJsonLine(text: string): LineValues {
+  try {
+    return { values: [JSON.parse(text)], at: [0], errors: [], pieces: 1 };
+  } catch (err) {
+    const pieces = splitJsonValues(text);
+    if (!pieces) return { values: [], at: [], errors: [errText(err)], pieces: 1 };
+    const out: LineValues = { values: [], at: [], errors: [], pieces: pieces.length };
+    pieces.forEach((p, k) => {
+      try {
+        out.values.push(JSON.parse(p));
+        out.at.push(k);
+      } catch (e) {
+        out.errors.push(`value ${k + 1} of ${pieces.length} on this line: ${errText(e)}`);
+      }
+    });
+    return out;
+  }
+}
+
+/**
+ * The JSON values of a line that holds more than one, cut where a top-level object or array closes (strings
+ * and escapes respected), e.g. `{"a":1}{"b":2}` written by two racing writers. Nothing is guessed: each piece
+ * is the exact text between two cuts, and the caller still parses (and may reject) each. null when the line
+ * holds one value or less (the plain invalid-JSON case).
+ */
+export function splitJsonValues(text: string): string[] | null {
+  const out: string[] = [];
+  let depth = 0;
+  let inString = false;
+  let start = -1;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92) i++; // backslash: the next char is escaped
+      else if (c === 34) inString = false;
+      continue;
+    }
+    if (start < 0) {
+      if (c === 32 || c === 9 || c === 13) continue; // whitespace between values
+      start = i;
+    }
+    if (c === 34) inString = true;
+    else if (c === 123 || c === 91) depth++;
+    else if (c === 125 || c === 93) {
+      depth--;
+      if (depth === 0) {
+        out.push(text.slice(start, i + 1));
+        start = -1;
+      } else if (depth < 0) return null; // a stray closer: not values glued together
+    }
+  }
+  if (start >= 0) out.push(text.slice(start)); // an unfinished last value: reported by the caller
+  return out.length > 1 ? out : null;
 }
 
 function isBlank(s: string): boolean {

@@ -7,7 +7,7 @@ import type { ParsedSession } from './jsonl.js';
 interface Migration {
   from: number;
   to: number;
-  run(header: SessionHeader, entries: SessionEntry[], lineIndex: (i: number) => number): Promise<{ header: SessionHeader; entries: SessionEntry[] }>;
+  run(header: SessionHeader, entries: SessionEntry[], lineIndex: (i: number) => number, piece: (i: number) => number): Promise<{ header: SessionHeader; entries: SessionEntry[] }>;
 }
 
 /**
@@ -18,20 +18,23 @@ interface Migration {
  *   line elsewhere.
  * - compaction firstKeptEntryIndex (a line index, header = 0) -> firstKeptEntryId; dropped when it
  *   names no loaded entry.
- * - header: provider/modelId/thinkingLevel stay (pi drops them and loses the model of an old
- *   session; buildContext falls back to them); branchedFrom becomes parentSession.
+ * - header: provider/modelId/thinkingLevel stay, and also become a model_change and a
+ *   thinking_level_change at the root (ids derived from the session id, timestamp the header's): pi
+ *   reads no header field, and without them pi resumes an old session with no model.
+ *   branchedFrom becomes parentSession.
  */
 const v1ToV2: Migration = {
   from: 1,
   to: 2,
-  async run(header, entries, lineIndex) {
-    const ids = await Promise.all(
-      entries.map((e, i) => (typeof e.id === 'string' && e.id !== '' ? e.id : deterministicId(`${header.id}:${lineIndex(i)}`))),
-    );
+  async run(header, entries, lineIndex, piece) {
+    // A line split into several values (two writers raced) gives its later values a seed of their own.
+    const seed = (i: number) => (piece(i) === 0 ? `${header.id}:${lineIndex(i)}` : `${header.id}:${lineIndex(i)}:${piece(i)}`);
+    const ids = await Promise.all(entries.map((e, i) => (typeof e.id === 'string' && e.id !== '' ? e.id : deterministicId(seed(i)))));
     const byLine = new Map<number, string>();
-    for (let i = 0; i < entries.length; i++) byLine.set(lineIndex(i), ids[i]!);
-    const out: SessionEntry[] = new Array(entries.length);
-    let prev: string | null = null;
+    for (let i = entries.length - 1; i >= 0; i--) byLine.set(lineIndex(i), ids[i]!); // a split line's index names its first value
+    const settings = await headerSettings(header);
+    const out: SessionEntry[] = [...settings];
+    let prev: string | null = settings.at(-1)?.id ?? null;
     for (let i = 0; i < entries.length; i++) {
       const { type, id: _id, parentId, timestamp, ...rest } = entries[i]!;
       const id = ids[i]!;
@@ -48,7 +51,7 @@ const v1ToV2: Migration = {
         const target = byLine.get(k);
         if (typeof entry.firstKeptEntryId !== 'string' && target !== undefined) entry.firstKeptEntryId = target;
       }
-      out[i] = entry;
+      out.push(entry);
       prev = id;
     }
     const { branchedFrom, ...h } = header;
@@ -58,6 +61,22 @@ const v1ToV2: Migration = {
     return { header: newHeader, entries: out };
   },
 };
+
+/** The v1 header's model and thinking level as the entries pi reads, chained from the root. */
+async function headerSettings(header: SessionHeader): Promise<SessionEntry[]> {
+  const out: SessionEntry[] = [];
+  const add = async (key: string, type: string, fields: Record<string, unknown>) => {
+    const id = await deterministicId(`${header.id}:header:${key}`);
+    out.push({ type, id, parentId: out.at(-1)?.id ?? null, timestamp: header.timestamp, ...fields });
+  };
+  if (typeof header.provider === 'string' && header.provider !== '' && typeof header.modelId === 'string' && header.modelId !== '') {
+    await add('model', 'model_change', { provider: header.provider, modelId: header.modelId });
+  }
+  if (typeof header.thinkingLevel === 'string' && header.thinkingLevel !== '') {
+    await add('thinking', 'thinking_level_change', { thinkingLevel: header.thinkingLevel });
+  }
+  return out;
+}
 
 /** v2 -> v3: message role "hookMessage" is now "custom". */
 const v2ToV3: Migration = {
@@ -101,9 +120,11 @@ export async function migrateSession(parsed: ParsedSession): Promise<{
   // Line index (header = 0) of each entry; without line numbers, entries are taken as consecutive lines.
   const lines = parsed.entryLines;
   const lineIndex = (i: number): number => (lines && lines.length === parsed.entries.length ? lines[i]! - 1 : i + 1);
+  const pieces = parsed.entryPieces;
+  const piece = (i: number): number => (pieces && pieces.length === parsed.entries.length ? pieces[i]! : 0);
   for (const m of MIGRATIONS) {
     if (version === m.from) {
-      ({ header, entries } = await m.run(header, entries, lineIndex));
+      ({ header, entries } = await m.run(header, entries, lineIndex, piece));
       version = m.to;
     }
   }

@@ -17,7 +17,7 @@ export interface TreeProblem {
  *
  * Damage is reported in `problems` and never hides an entry: an entry whose parent is missing
  * (dangling) is a root of its own; in a parent cycle the link of the member with the smallest id
- * is ignored, making it a root; of two entries with one id the first in file order is used.
+ * is ignored, making it a root; of two entries with one id the later in file order is used (pi's rule).
  */
 export class SessionTree {
   /** Entries in file order, one per id (the input array itself when there are no duplicate ids). */
@@ -66,7 +66,9 @@ export class SessionTree {
       prevId = e.id;
     }
     if (i < n) {
-      // Rare: duplicate ids. The first occurrence wins; the others are reported, and only now copied out.
+      // Rare: duplicate ids. As in pi, the last line with an id is the entry used (pi indexes by id in file
+      // order, so a later line replaces an earlier one); it takes the place of the first, and every other
+      // line is reported. Nothing is lost: the file keeps every line, and sync sets a differing one aside.
       index = new Map<string, number>();
       const kept: SessionEntry[] = [];
       for (let k = 0; k < n; k++) {
@@ -81,9 +83,10 @@ export class SessionTree {
         problems.push({
           entryId: e.id,
           reason: same
-            ? `duplicate id: entry #${k + 1} repeats an earlier entry exactly (ignored)`
-            : `duplicate id with different content: entry #${k + 1} conflicts with an earlier entry (the earlier one is used)`,
+            ? `duplicate id: entry #${k + 1} repeats an earlier entry exactly (one is used)`
+            : `duplicate id with different content: entry #${k + 1} conflicts with an earlier entry (the later one is used, as pi does)`,
         });
+        kept[first] = e;
       }
       entries = kept;
       parentIdx = new Int32Array(kept.length).fill(-2);
@@ -209,6 +212,18 @@ function linkRest(entries: readonly SessionEntry[], index: Map<string, number>, 
 function timeOf(e: SessionEntry): number {
   const t = Date.parse(e.timestamp);
   return Number.isNaN(t) ? -Infinity : t;
+}
+
+/**
+ * Order of sibling branches (and roots) for display: oldest first by (time, timestamp string, id), the same
+ * on every machine whatever the file order (pi sorts by time alone, keeping file order for ties).
+ */
+export function compareByTime(a: SessionEntry, b: SessionEntry): number {
+  const ta = timeOf(a);
+  const tb = timeOf(b);
+  if (ta !== tb) return ta < tb ? -1 : 1;
+  if (a.timestamp !== b.timestamp) return a.timestamp < b.timestamp ? -1 : 1;
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }
 
 /** Tie-break between tips of equal time: the greater timestamp string (sub-ms digits), then the greater id. */

@@ -7,13 +7,18 @@ import { lockPath } from '../store/file-lock.js';
 import { stat } from 'node:fs/promises';
 
 const command: Command = {
-  summary: 'Check a session file: corrupt lines, a torn last line, dangling parents, duplicate ids. Exit 1 when it finds any.',
+  summary: 'Check a session file: corrupt lines, lines holding several entries, a torn last line, dangling parents, duplicate ids. Exit 1 when it finds any.',
   usage: '<ref>',
   async run(ctx) {
     const [ref] = positionals(ctx, ['<ref>'], 'sessync doctor <ref>');
     const { session } = await sessionOf(ctx, ref!);
     const s = await readSession(session.path);
     const problems = [
+      ...s.splitLines.map((x) => ({
+        kind: 'split',
+        line: x.line,
+        reason: `one line held ${x.values} JSON values with no newline between them (two writers raced); ${x.values - x.bad} loaded as separate entries${x.bad ? `, ${x.bad} not usable (below)` : ''}`,
+      })),
       ...s.problems.map((p) => ({ kind: 'line', line: p.line, reason: p.reason })),
       ...s.tree.problems.map((p) => ({ kind: 'entry', entryId: p.entryId, reason: p.reason })),
     ];

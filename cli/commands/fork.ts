@@ -17,7 +17,7 @@ const CARRIED = ['provider', 'modelId', 'thinkingLevel'] as const;
 const command: Command = {
   summary: 'Fork a session: a new session with the branch from the root to ENTRY (default: the leaf). The source is unchanged.',
   usage: '<ref> [--at ENTRY]',
-  help: 'The new header names the source by session id (parentSession) and entry id (parentEntry), which resolve on any machine.',
+  help: 'The new header names the source by its file (parentSession, as pi writes it: pi\'s session picker shows the fork under it)\nand by session and entry id (parentSessionId, parentEntry), which hold on any machine (a pull points parentSession at the local file).',
   options: { at: { type: 'string' } },
   async run(ctx) {
     const [ref] = positionals(ctx, ['<ref>'], 'sessync fork <ref> [--at ENTRY]');
@@ -27,7 +27,15 @@ const command: Command = {
     const atId = at === undefined ? s.tree.leafId : resolveEntry(s.tree, at).id;
     const branch = atId === null ? [] : s.tree.branch(atId);
     const timestamp = new Date().toISOString();
-    const header: SessionHeader = { type: 'session', version: CURRENT_VERSION, id: newId(), timestamp, cwd: s.header.cwd, parentSession: s.header.id };
+    const header: SessionHeader = {
+      type: 'session',
+      version: CURRENT_VERSION,
+      id: newId(),
+      timestamp,
+      cwd: s.header.cwd,
+      parentSession: session.path,
+      parentSessionId: s.header.id,
+    };
     if (atId !== null) header.parentEntry = atId;
     for (const k of CARRIED) if (s.header[k] !== undefined) header[k] = s.header[k];
     const path = join(projectDir(place.root, s.header.cwd), sessionFileName(timestamp, header.id));
@@ -35,7 +43,8 @@ const command: Command = {
     ctx.print(`forked ${shortId(s.header.id)} at ${atId ? shortId(atId) : '(empty)'} into ${shortId(header.id)} (${branch.length} entries)\n${path}`, {
       id: header.id,
       path,
-      parentSession: s.header.id,
+      parentSession: session.path,
+      parentSessionId: s.header.id,
       parentEntry: atId,
       entryCount: branch.length,
     });

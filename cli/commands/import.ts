@@ -7,7 +7,7 @@ import { shortId } from '../format/short-id.js';
 const command: Command = {
   summary: 'Import a share link as a new session of this project: the shared branch with its entry ids, ready to continue and push.',
   usage: '<url>',
-  help: 'The link\'s key (after #) decrypts the share here; the new header\'s parentSession is "sessync-share:<share id>" and sharedFrom names the original session and entry.',
+  help: 'The link\'s key (after #) decrypts the share here; the new header\'s parentSession is the shared session\'s file when it is\non this machine (pi shows the import under it), else "sessync-share:<share id>"; sharedFrom names the original session and entry.',
   async run(ctx) {
     const [url] = positionals(ctx, ['<url>'], 'sessync import <url>');
     const place = await locate(ctx);

@@ -4,6 +4,7 @@ import { positionals, sessionOf } from '../store/locate.js';
 import { readSession } from '../store/session-reader.js';
 import { renderTree } from '../format/tree-render.js';
 import { labelsOf } from '../format/describe-entry.js';
+import { compareByTime } from '../../shared/tree.js';
 
 const command: Command = {
   summary: 'Draw the entry tree of a session: branch points, labels, `*` on the active branch, `<- leaf` at its end.',
@@ -23,7 +24,7 @@ const command: Command = {
       parentId: e.parentId,
       type: e.type,
       timestamp: e.timestamp,
-      children: s.tree.children(e.id).map((c) => c.id),
+      children: s.tree.children(e.id).sort(compareByTime).map((c) => c.id), // the same order on every machine
       ...(labels.has(e.id) ? { label: labels.get(e.id) } : {}),
     }));
     ctx.print('', { id: s.header.id, leafId: s.tree.leafId, nodes, problems: s.tree.problems });

@@ -1,5 +1,5 @@
 // ASCII drawing of a session's entry tree: linear runs stay in one column, branch points fork, the active branch is marked.
-import type { SessionTree } from '../../shared/tree.js';
+import { compareByTime, type SessionTree } from '../../shared/tree.js';
 import { describeEntry, labelsOf, shortTime } from './describe-entry.js';
 import { shortId } from './short-id.js';
 
@@ -10,12 +10,15 @@ interface Frame {
   connector: '' | '|-- ' | '`-- ';
 }
 
-/** One line per entry; iterative (deep chains do not recurse). `*` marks the active branch, `<- leaf` the leaf. */
+/**
+ * One line per entry; iterative (deep chains do not recurse). `*` marks the active branch, `<- leaf` the leaf.
+ * Siblings (and roots) go oldest first by (timestamp, id), so two machines with the same entries draw the same tree.
+ */
 export function renderTree(tree: SessionTree, leafId: string | null = tree.leafId): string[] {
   const active = new Set<string>(leafId ? tree.branch(leafId).map((e) => e.id) : []);
   const labels = labelsOf(tree.entries);
   const lines: string[] = [];
-  const roots = tree.roots();
+  const roots = tree.roots().sort(compareByTime);
   const stack: Frame[] = [];
   for (let i = roots.length - 1; i >= 0; i--) stack.push({ id: roots[i]!.id, prefix: '', connector: '' });
   while (stack.length > 0) {
@@ -28,7 +31,7 @@ export function renderTree(tree: SessionTree, leafId: string | null = tree.leafI
       `${f.prefix}${f.connector}${mark} ${shortId(e.id)} ${shortTime(e.timestamp)} ${describeEntry(e)}${label ? ` [${label}]` : ''}${dangling}${e.id === leafId ? '  <- leaf' : ''}`,
     );
     const below = f.prefix + (f.connector === '|-- ' ? '|   ' : f.connector === '`-- ' ? '    ' : '');
-    const kids = tree.children(e.id);
+    const kids = tree.children(e.id).sort(compareByTime);
     if (kids.length === 1) stack.push({ id: kids[0]!.id, prefix: below, connector: '' });
     else for (let i = kids.length - 1; i >= 0; i--) stack.push({ id: kids[i]!.id, prefix: below, connector: i === kids.length - 1 ? '`-- ' : '|-- ' });
   }

@@ -7,9 +7,10 @@ import { decryptShare } from '../../shared/share-crypto.js';
 import { decodeSharePayload, type SharePayload } from '../../shared/share-payload.js';
 import { projectDir, sessionFileName } from '../store/paths.js';
 import { createSessionFile } from '../store/session-writer.js';
+import { withLocalParent } from '../store/lineage.js';
 import { requireFullLink } from './share-url.js';
 
-/** Prefix of an imported session's parentSession: it names a share, not a local session. */
+/** Prefix of an imported session's parentSession when the shared session is not on this machine: it names a share. */
 export const SHARE_PARENT_PREFIX = 'sessync-share:';
 /** Header fields a migrated v1 file keeps for its model: the import keeps them so its context has the same model. */
 const CARRIED = ['provider', 'modelId', 'thinkingLevel', 'name'] as const;
@@ -56,7 +57,9 @@ export async function writeImported(fetched: FetchedShare, root: string, cwd: st
     },
   };
   for (const k of CARRIED) if (payload.header[k] !== undefined) header[k] = payload.header[k];
+  // When the shared session is on this machine, parentSession is its file, so pi's picker shows the import under it.
+  const placed = await withLocalParent(root, header);
   const path = join(projectDir(root, cwd), sessionFileName(timestamp, header.id));
-  await createSessionFile(path, header, payload.entries);
-  return { id: header.id, path, header, entryCount: payload.entries.length };
+  await createSessionFile(path, placed, payload.entries);
+  return { id: header.id, path, header: placed, entryCount: payload.entries.length };
 }

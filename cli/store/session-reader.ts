@@ -4,7 +4,7 @@ import { closeSync, openSync, readSync } from 'node:fs';
 import { CURRENT_VERSION, checkHeader } from '../../shared/entry.js';
 import type { SessionEntry, SessionHeader } from '../../shared/entry.js';
 import { parseSessionFile } from './parse-file.js';
-import type { Problem } from '../../shared/jsonl.js';
+import type { Problem, SplitLine } from '../../shared/jsonl.js';
 import { SessionTree } from '../../shared/tree.js';
 import { migrateSession } from '../../shared/migrate.js';
 import { SessyncError } from '../../shared/errors.js';
@@ -22,6 +22,8 @@ export interface OpenSession {
   fileVersion: number;
   /** The file ends in a line cut off mid-write. */
   tornTail: boolean;
+  /** Lines that held several JSON values (two writers raced), each value loaded on its own. */
+  splitLines: SplitLine[];
 }
 
 function notFound(path: string, e: unknown): unknown {
@@ -51,6 +53,7 @@ export async function readSession(path: string): Promise<OpenSession> {
     version: Math.max(parsed.version, CURRENT_VERSION),
     fileVersion: parsed.version,
     tornTail: parsed.tornTail,
+    splitLines: parsed.splitLines,
   };
 }
 

@@ -56,6 +56,8 @@ export async function createSessionFile(path: string, header: SessionHeader, ent
 /** What a builder sees under the lock: the current leaf and tips, so defaults are chosen without a race. */
 export interface AppendView {
   leafId: string | null;
+  /** The file's last entry (pi's leaf). */
+  lastId: string | null;
   headerId: string | null;
   tips: Readonly<Record<string, string>>;
   entryCount: number;
@@ -84,8 +86,13 @@ export async function appendWith(
       try {
         const state = await tailStateOf(path, fh);
         checkWritable(path, state);
-        const entries = build({ leafId: state.leafId, headerId: state.headerId, tips: state.tips, entryCount: state.entryCount });
-        if (entries.length === 0) return entries;
+        const entries = build({ leafId: state.leafId, lastId: state.lastId, headerId: state.headerId, tips: state.tips, entryCount: state.entryCount });
+        if (entries.length === 0) {
+          // Nothing to write (a leaf check that found the leaves agreeing): keep what was parsed, so the next
+          // look at a file another program wrote reads only what is new.
+          await saveTailState(state);
+          return entries;
+        }
         let data = '';
         for (const e of entries) data += serializeLine(e) + '\n';
         // A torn last line (a crash mid-write) is ended first so the new entry never gets glued onto it.

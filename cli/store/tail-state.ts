@@ -7,6 +7,7 @@ import type { FileHandle } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { checkEntry, checkHeader } from '../../shared/entry.js';
+import { parseJsonLine } from '../../shared/jsonl.js';
 import type { SessionEntry } from '../../shared/entry.js';
 import { SessyncError } from '../../shared/errors.js';
 import { cacheDir, cacheKey } from './paths.js';
@@ -32,6 +33,8 @@ export interface TailState {
   /** Parent ids that were not tips when referenced (branch points, not-yet-seen parents): an entry with such an id already has a child. */
   pending: string[];
   leafId: string | null;
+  /** The last entry in file order: pi's leaf (pi takes the last line), which sync keeps equal to leafId. */
+  lastId: string | null;
   entryCount: number;
   messageCount: number;
   name?: string;
@@ -83,6 +86,7 @@ function emptyState(path: string): TailState {
     tips: {},
     pending: [],
     leafId: null,
+    lastId: null,
     entryCount: 0,
     messageCount: 0,
     badLines: 0,
@@ -98,6 +102,7 @@ export function addEntry(state: TailState, e: SessionEntry, pending: Set<string>
   }
   if (pending.has(e.id)) pending.delete(e.id); // something already names it as parent: not a tip
   else state.tips[e.id] = e.timestamp;
+  state.lastId = e.id;
   state.entryCount++;
   if (e.type === 'message') state.messageCount++;
   if (e.type === 'session_info' && typeof e.name === 'string') state.name = e.name;
@@ -114,27 +119,26 @@ function consume(state: TailState, buf: Buffer, base: number): void {
     const text = buf.toString('utf8', pos, nl);
     pos = nl + 1;
     if (text.trim() === '') continue;
-    let v: unknown;
-    try {
-      v = JSON.parse(text);
-    } catch {
-      if (start === 0) throw new SessyncError('corrupt', `${state.path}: first line is not JSON, not a session file`);
-      state.badLines++;
-      continue;
-    }
+    // Several values on one line (two writers raced) count as the entries they are, as the reader loads them.
+    const parsed = parseJsonLine(text);
+    let values = parsed.values;
+    state.badLines += parsed.errors.length;
     if (start === 0) {
-      const why = checkHeader(v);
+      if (values.length === 0) throw new SessyncError('corrupt', `${state.path}: first line is not JSON, not a session file`);
+      const why = checkHeader(values[0]);
       if (why) throw new SessyncError('corrupt', `${state.path}: ${why}`);
-      const h = v as { id: string; version?: number };
+      const h = values[0] as { id: string; version?: number };
       state.headerId = h.id;
       state.version = h.version ?? 1;
-      continue;
+      values = values.slice(1);
     }
-    if (checkEntry(v) !== null) {
-      state.badLines++;
-      continue;
+    for (const v of values) {
+      if (checkEntry(v) !== null) {
+        state.badLines++;
+        continue;
+      }
+      addEntry(state, v as SessionEntry, pending);
     }
-    addEntry(state, v as SessionEntry, pending);
   }
   state.offset = base + pos;
   state.pending = [...pending];
@@ -183,7 +187,8 @@ export function peekTailStateSync(path: string): TailState | null {
 export async function tailStateOf(path: string, fh: FileHandle): Promise<TailState> {
   const st = await fh.stat();
   const cached = await peekTailState(path);
-  if (cached && cached.size <= st.size && cached.offset <= cached.size && (await hashTail(fh, cached.size)) === cached.tailHash) {
+  // A cache from before lastId was recorded is rebuilt once (lastId cannot be derived from the tips).
+  if (cached && cached.lastId !== undefined && cached.size <= st.size && cached.offset <= cached.size && (await hashTail(fh, cached.size)) === cached.tailHash) {
     if (cached.size === st.size && cached.mtimeMs === st.mtimeMs) return cached;
     consume(cached, await readRange(fh, cached.offset, st.size), cached.offset);
     cached.size = st.size;

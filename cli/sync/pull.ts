@@ -10,6 +10,8 @@ import type { Cursor, SessionMetaResponse, StoredBatch } from '../../shared/wire
 import { createSessionFile, appendEntries } from '../store/session-writer.js';
 import { ensureCurrent } from '../store/migrate-file.js';
 import { readSession } from '../store/session-reader.js';
+import { alignLeaf } from '../store/leaf-marker.js';
+import { withLocalParent } from '../store/lineage.js';
 import { projectDir, sessionFileName } from '../store/paths.js';
 import { newSessionState, type SessionSyncState } from './sync-state.js';
 import type { SyncContext } from './sync-context.js';
@@ -35,6 +37,8 @@ export interface PullResult {
   created: boolean;
   /** Remote lines that are not valid entries (reported, not merged). */
   skipped: number;
+  /** Id of the checkout marker appended so that pi's leaf (the last line) is sessync's leaf again; it needs a push. */
+  marker?: string;
 }
 
 function decode(session: string, b: StoredBatch, note: SyncContext['note']): { entries: IncomingEntry[]; skipped: number } {
@@ -140,7 +144,8 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
       const meta = await ctx.api.sessionMeta(session);
       const cwd = opts.placeFor ? await opts.placeFor(meta) : String(meta.header.cwd ?? meta.cwd ?? '');
       if (!cwd) throw new SessyncError('corrupt', `session ${session}: the server's header has no cwd`);
-      const header = { ...meta.header, cwd } as SessionHeader;
+      // Local facts: the cwd here, and the parent's file here (pi's picker nests a fork under it by path).
+      const header = await withLocalParent(ctx.sessionsRoot, { ...meta.header, cwd } as SessionHeader);
       const m = mergeEntries(new Map(), incoming);
       path = join(projectDir(ctx.sessionsRoot, cwd), sessionFileName(String(header.timestamp), session));
       await createSessionFile(path, header, m.toAppend);
@@ -184,6 +189,11 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
     Object.assign(cursor, res.cursor);
     if (!creating) cursor[ctx.hostId] = OWN_DONE;
     if (!res.more) break;
+  }
+  if (result.appended > 0) {
+    // Pulled entries went last, but the newest tip may be a local one: pi would resume the other branch.
+    const m = await alignLeaf(result.path, 'merged');
+    if (m) result.marker = m.id;
   }
   return result;
 }

@@ -7,6 +7,7 @@ import { isSessyncError, SessyncError } from '../../shared/errors.js';
 import type { PushBatchRequest, SessionMetaInput } from '../../shared/wire.js';
 import { ensureCurrent } from '../store/migrate-file.js';
 import { readHeader } from '../store/session-reader.js';
+import { alignLeaf } from '../store/leaf-marker.js';
 import { newSessionState, type PendingBatch, type SessionSyncState } from './sync-state.js';
 import { projectKey } from './project-key.js';
 import { readSlice, tailHash } from './read-slice.js';
@@ -89,6 +90,8 @@ export async function pushSession(ctx: SyncContext, target: PushTarget): Promise
       ctx.note?.(`migrated ${result.migrated}`);
     }
   }
+  // pi (not sessync) may have written here: its last line is where the user is; a marker makes it sessync's leaf too.
+  await alignLeaf(path, 'local');
   if (st.pushedOffset > 0) {
     // The bytes before the offset, as hashed when it was reached: a file rewritten (replaced, edited, migrated by
     // another tool) shows up there, and the offset then means nothing any more. Push it all again; the server and

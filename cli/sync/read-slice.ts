@@ -2,6 +2,7 @@
 import { open, type FileHandle } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import { checkEntry } from '../../shared/entry.js';
+import { parseJsonLine, serializeLine } from '../../shared/jsonl.js';
 import { ENTRY_ID_RE, LIMITS } from '../../shared/wire.js';
 
 /** Body bytes per batch: JSON escaping can double a body, and the whole request must stay under maxRequestBytes. */
@@ -44,33 +45,33 @@ export async function readSlice(path: string, from: number, size: number, skipId
         progressed = true;
         out.end = pos + start;
         if (text.trim() === '') continue;
-        if (lineOffset === 0) continue; // the header goes in the session meta, not in a batch
-        if (lineBytes > LIMITS.maxEntryBytes) {
+        const isHeader = lineOffset === 0; // the header goes in the session meta, not in a batch
+        if (!isHeader && lineBytes > LIMITS.maxEntryBytes) {
           out.skipped.push({ offset: lineOffset, reason: `entry of ${lineBytes} bytes is over the ${LIMITS.maxEntryBytes}-byte limit` });
           continue;
         }
-        let v: unknown;
-        try {
-          v = JSON.parse(text);
-        } catch (e) {
-          out.skipped.push({ offset: lineOffset, reason: `not JSON (${(e as Error).message})` });
-          continue;
+        // A line holding several values (two writers raced) is sent as one line per value, as readers load it.
+        const parsed = parseJsonLine(text);
+        if (!isHeader) for (const e of parsed.errors) out.skipped.push({ offset: lineOffset, reason: `not JSON (${e})` });
+        // An entry glued onto the header line still goes.
+        for (const v of isHeader ? parsed.values.slice(1) : parsed.values) {
+          const why = checkEntry(v);
+          if (why) {
+            out.skipped.push({ offset: lineOffset, reason: why });
+            continue;
+          }
+          const id = (v as { id: string }).id;
+          if (!ENTRY_ID_RE.test(id)) {
+            // The server refuses the whole batch over one such id: left out here, or the session never gets through.
+            out.skipped.push({ offset: lineOffset, reason: `entry id "${id.slice(0, 80)}" is not one the server accepts (letters, digits, _ . : - only, at most 128)` });
+            continue;
+          }
+          if (skipIds.has(id)) continue; // pulled from the server: it has it
+          const line = parsed.pieces > 1 ? serializeLine(v as object) : text;
+          out.lines.push(line);
+          out.ids.push(id);
+          out.bytes += (parsed.pieces > 1 ? Buffer.byteLength(line) : lineBytes) + 1;
         }
-        const why = checkEntry(v);
-        if (why) {
-          out.skipped.push({ offset: lineOffset, reason: why });
-          continue;
-        }
-        const id = (v as { id: string }).id;
-        if (!ENTRY_ID_RE.test(id)) {
-          // The server refuses the whole batch over one such id: left out here, or the session never gets through.
-          out.skipped.push({ offset: lineOffset, reason: `entry id "${id.slice(0, 80)}" is not one the server accepts (letters, digits, _ . : - only, at most 128)` });
-          continue;
-        }
-        if (skipIds.has(id)) continue; // pulled from the server: it has it
-        out.lines.push(text);
-        out.ids.push(id);
-        out.bytes += lineBytes + 1;
         if (out.lines.length >= LIMITS.maxEntriesPerBatch) return out;
       }
       if (!progressed) {

@@ -211,6 +211,11 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
           out.pulled = { batches: r.batches, entries: r.appended, duplicates: r.duplicates, created: r.created };
           if (r.conflicts) out.conflicts = r.conflicts;
           if (r.skipped) out.skipped = (out.skipped ?? 0) + r.skipped;
+          if (r.marker && wantsPush) {
+            // The leaf marker the merge needed goes out in this run, so the other machines get the same leaf.
+            const p = await pushSession(ctx, { session: op.session, path: r.path });
+            out.pushed = { batches: (out.pushed?.batches ?? 0) + p.batches, entries: (out.pushed?.entries ?? 0) + p.entries, bytes: (out.pushed?.bytes ?? 0) + p.bytes };
+          }
         }
       } catch (e) {
         // The server gone or the token refused: stop, the next run resumes. Anything about this one session (its

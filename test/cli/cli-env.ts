@@ -76,7 +76,9 @@ export function writeLines(path: string, values: object[]): void {
 }
 
 export function msg(role: string, text: string, extra: object = {}): object {
-  return { type: 'message', message: { role, content: [{ type: 'text', text }], ...extra } };
+  // append refuses an assistant message without the provider and model pi needs.
+  const model = role === 'assistant' ? { provider: 'anthropic', model: 'claude-sonnet-4-5' } : {};
+  return { type: 'message', message: { role, content: [{ type: 'text', text }], ...model, ...extra } };
 }
 
 export const jsonl = (values: object[]) => values.map((v) => JSON.stringify(v)).join('\n') + '\n';

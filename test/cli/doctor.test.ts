@@ -47,4 +47,24 @@ describe('doctor', () => {
     expect(kinds.some((r: string) => r.includes('invalid JSON'))).toBe(true);
     expect(kinds.some((r: string) => r.includes('duplicate id'))).toBe(true);
   });
+
+  it('a line holding two entries (two writers raced) is split: both load, doctor reports the split, a broken value is still reported', async () => {
+    const s = await t.json(['new']);
+    const [a] = (await t.json(['append', s.id], jsonl([msg('user', 'a')]))).ids;
+    appendFileSync(s.path, entry('glued001', a!, 'one', '2030-01-01T00:00:00.000Z') + entry('glued002', 'glued001', 'two', '2030-01-01T00:00:01.000Z') + '\n');
+    appendFileSync(s.path, entry('glued003', 'glued002', 'three', '2030-01-01T00:00:02.000Z') + '{"type":"message","id":"torn' + '\n');
+    const d = await t.run(['doctor', s.id, '--json']);
+    expect(d.code).toBe(1);
+    const problems = d.json().problems;
+    expect(problems).toEqual([
+      expect.objectContaining({ kind: 'split', line: 3, reason: expect.stringContaining('held 2 JSON values') }),
+      expect.objectContaining({ kind: 'split', line: 4, reason: expect.stringContaining('1 not usable') }),
+      expect.objectContaining({ kind: 'line', line: 4, reason: expect.stringContaining('value 2 of 2') }),
+    ]);
+    const log = await t.json(['log', s.id]);
+    expect(log.entries.map((e: any) => e.id)).toEqual([a, 'glued001', 'glued002', 'glued003']);
+    // The tail state counts the split entries too: an append continues from the last of them.
+    const [b] = (await t.json(['append', s.id], jsonl([msg('user', 'b')]))).ids;
+    expect((await t.json(['log', s.id])).entries.map((e: any) => e.id)).toEqual([a, 'glued001', 'glued002', 'glued003', b]);
+  });
 });

@@ -31,7 +31,8 @@ describe('migrate', () => {
     expect(readFileSync(`${path}.bak`).equals(original)).toBe(true);
     const migrated = lines(path).map((l) => JSON.parse(l));
     expect(migrated[0].version).toBe(3);
-    expect(migrated[2].message.role).toBe('custom'); // v2 -> v3: hookMessage becomes custom
+    expect(migrated[1]).toMatchObject({ type: 'model_change', provider: 'p', modelId: 'm' }); // the header's model, for pi
+    expect(migrated[3].message.role).toBe('custom'); // v2 -> v3: hookMessage becomes custom
     const after = readFileSync(path);
     const again = await t.json(['migrate', path]);
     expect(again[0].changed).toBe(false);

@@ -76,11 +76,12 @@ describe('seed acceptance through the CLI', () => {
     const [a, b, c] = await append(s.id, [msg('user', 'A'), msg('assistant', 'B'), msg('user', 'C')]);
     const sourceBefore = readFileSync(s.path);
     const f = await t.json(['fork', s.id, '--at', b!]);
-    expect(f.parentSession).toBe(s.id);
+    expect(f.parentSession).toBe(s.path); // a file path, as pi writes it (its picker nests the fork under it)
+    expect(f.parentSessionId).toBe(s.id);
     expect(f.parentEntry).toBe(b);
     const forked = entriesOf(f.path);
     expect(forked.map((e) => e.id)).toEqual([a, b]);
-    expect(JSON.parse(lines(f.path)[0]!)).toMatchObject({ type: 'session', parentSession: s.id, parentEntry: b, cwd: t.project });
+    expect(JSON.parse(lines(f.path)[0]!)).toMatchObject({ type: 'session', parentSession: s.path, parentSessionId: s.id, parentEntry: b, cwd: t.project });
     // The fork goes on by itself; the source file is byte for byte what it was, and still resumes at C.
     await append(f.id, [msg('user', 'B2')]);
     expect(readFileSync(s.path).equals(sourceBefore)).toBe(true);
@@ -125,12 +126,14 @@ describe('seed acceptance through the CLI', () => {
     expect(JSON.parse(lines(path)[0]!).version).toBe(3);
     expect(migrated[0].parentId).toBeNull();
     for (let i = 1; i < migrated.length; i++) expect(migrated[i].parentId).toBe(migrated[i - 1].id);
-    expect(migrated[2]).toMatchObject({ type: 'compaction', firstKeptEntryId: migrated[1].id });
+    // The header's model and thinking level lead the chain, as entries pi reads.
+    expect(migrated.slice(0, 2).map((e: any) => e.type)).toEqual(['model_change', 'thinking_level_change']);
+    expect(migrated[4]).toMatchObject({ type: 'compaction', firstKeptEntryId: migrated[3].id });
     const ctx = await t.json(['context', 'v1sess']);
     expect(ctx.messages.map((m: any) => m.role)).toEqual(['compactionSummary', 'assistant', 'user']);
     // It keeps working as a current session.
     await t.json(['append', 'v1sess'], jsonl([msg('user', 'four')]));
-    expect(entriesOf(path).at(-1).parentId).toBe(migrated[3].id);
+    expect(entriesOf(path).at(-1).parentId).toBe(migrated[5].id);
   });
 });
 
@@ -174,7 +177,8 @@ describe.skipIf(!existsSync(PI_V1))('pi v1 fixtures (../shared/fixtures/pi-v1; s
       expect(r.thinkingLevel).toBe(o.thinking);
       expect(readFileSync(`${path}.bak`).equals(original)).toBe(true);
       expect(JSON.parse(lines(path)[0]!).version).toBe(3);
-      expect(entriesOf(path)).toHaveLength(lines(`${path}.bak`).length - 1);
+      // Every v1 line, plus the header's model and thinking level as entries.
+      expect(entriesOf(path)).toHaveLength(lines(`${path}.bak`).length - 1 + 2);
 
       const after = await t.json(['context', ref, '--sessions-dir', sessions]);
       expect(after).toEqual(before);

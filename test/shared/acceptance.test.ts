@@ -150,11 +150,14 @@ describe('seed acceptance', () => {
     expect(tree.problems).toEqual([]);
     const ids = tree.entries.map((e) => e.id);
     expect(tree.branch().map((e) => e.id)).toEqual(ids);
+    // The header's model and thinking level come first, as entries pi reads; then the v1 lines.
+    expect(tree.entries.slice(0, 2).map((e) => e.type)).toEqual(['model_change', 'thinking_level_change']);
     expect(tree.entries[0]!.parentId).toBeNull();
-    expect(tree.entries[3]!.parentId).toBe(ids[2]);
-    expect(tree.get(ids[2]!)).toMatchObject({ type: 'compaction', firstKeptEntryId: ids[1] });
-    expect(tree.get(ids[2]!)).not.toHaveProperty('firstKeptEntryIndex');
-    // No model_change and no provider on the assistant message: the model comes from the v1 header.
+    expect(tree.entries[2]!.parentId).toBe(ids[1]);
+    expect(tree.entries[5]!.parentId).toBe(ids[4]);
+    expect(tree.get(ids[4]!)).toMatchObject({ type: 'compaction', firstKeptEntryId: ids[3] });
+    expect(tree.get(ids[4]!)).not.toHaveProperty('firstKeptEntryIndex');
+    // No provider on the assistant message: the model comes from the v1 header (its model_change).
     expect(ctx.model).toEqual({ provider: 'anthropic', modelId: 'claude-3-5-sonnet' });
     expect(ctx.thinkingLevel).toBe('low');
     expect(ctx.messages.map(brief)).toEqual(['compactionSummary:the user wants tests fixed', 'assistant:on it', 'user:go on']);

@@ -86,11 +86,11 @@ describe('what enters the messages', () => {
 
 describe('model and thinking level', () => {
   const cases: { name: string; build: (b: LogBuilder) => void; h?: ReturnType<typeof header>; model: object | null; thinking: string | null }[] = [
-    { name: 'nothing known', build: (b) => b.user('u', null, 'x'), model: null, thinking: null },
-    { name: 'model_change', build: (b) => { b.user('u', null, 'x'); b.add('m', 'u', 'model_change', { provider: 'openai', modelId: 'gpt-5' }); }, model: { provider: 'openai', modelId: 'gpt-5' }, thinking: null },
-    { name: 'falls back to the last assistant message', build: (b) => { b.user('u', null, 'x'); b.assistant('a', 'u', 'y', 'google', 'gemini'); }, model: { provider: 'google', modelId: 'gemini' }, thinking: null },
-    { name: 'the later of model_change and assistant wins (pi)', build: (b) => { b.add('m', null, 'model_change', { provider: 'openai', modelId: 'gpt-5' }); b.assistant('a', 'm', 'y', 'google', 'gemini'); }, model: { provider: 'google', modelId: 'gemini' }, thinking: null },
-    { name: 'model_change after the assistant wins', build: (b) => { b.assistant('a', null, 'y', 'google', 'gemini'); b.add('m', 'a', 'model_change', { provider: 'openai', modelId: 'gpt-5' }); }, model: { provider: 'openai', modelId: 'gpt-5' }, thinking: null },
+    { name: 'nothing known', build: (b) => b.user('u', null, 'x'), model: null, thinking: 'off' },
+    { name: 'model_change', build: (b) => { b.user('u', null, 'x'); b.add('m', 'u', 'model_change', { provider: 'openai', modelId: 'gpt-5' }); }, model: { provider: 'openai', modelId: 'gpt-5' }, thinking: 'off' },
+    { name: 'falls back to the last assistant message', build: (b) => { b.user('u', null, 'x'); b.assistant('a', 'u', 'y', 'google', 'gemini'); }, model: { provider: 'google', modelId: 'gemini' }, thinking: 'off' },
+    { name: 'the later of model_change and assistant wins (pi)', build: (b) => { b.add('m', null, 'model_change', { provider: 'openai', modelId: 'gpt-5' }); b.assistant('a', 'm', 'y', 'google', 'gemini'); }, model: { provider: 'google', modelId: 'gemini' }, thinking: 'off' },
+    { name: 'model_change after the assistant wins', build: (b) => { b.assistant('a', null, 'y', 'google', 'gemini'); b.add('m', 'a', 'model_change', { provider: 'openai', modelId: 'gpt-5' }); }, model: { provider: 'openai', modelId: 'gpt-5' }, thinking: 'off' },
     {
       name: 'header of a migrated v1 file as last resort',
       build: (b) => b.user('u', null, 'x'),
@@ -126,6 +126,6 @@ describe('model and thinking level', () => {
   });
 
   it('an empty session projects to nothing', () => {
-    expect(buildContext(SessionTree.from([]))).toEqual({ model: null, thinkingLevel: null, messages: [] });
+    expect(buildContext(SessionTree.from([]))).toEqual({ model: null, thinkingLevel: 'off', messages: [] });
   });
 });

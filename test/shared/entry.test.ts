@@ -70,9 +70,9 @@ describe('validateNewEntry (append path)', () => {
     { type: 'label', targetId: 'x', label: 'l' },
     { type: 'session_info', name: 'my session' },
     { type: 'message', message: { role: 'assistant', content: [], provider: 'p', model: 'm' }, extraField: 1 },
-    { type: 'message', id: '0192f3a4-5b6c-7d8e-9f00-112233445566', message: { role: 'user' } },
-    { type: 'message', id: 'a1b2c3d4', parentId: 'legacy id kept', message: { role: 'user' } },
-    { type: 'message', id: 'x'.repeat(128), message: { role: 'user' } },
+    { type: 'message', id: '0192f3a4-5b6c-7d8e-9f00-112233445566', message: { role: 'user', content: 'x' } },
+    { type: 'message', id: 'a1b2c3d4', parentId: 'legacy id kept', message: { role: 'user', content: 'x' } },
+    { type: 'message', id: 'x'.repeat(128), message: { role: 'user', content: 'x' } },
   ];
   for (const v of ok) {
     it(`accepts ${JSON.stringify(v).slice(0, 60)}`, () => {
@@ -93,6 +93,14 @@ describe('validateNewEntry (append path)', () => {
     [{ type: 'label', targetId: 'x', label: 5 }, /label/],
     [{ type: 'custom', customType: 'x', timestamp: 'yesterday' }, /timestamp/],
     [{ type: 'custom', customType: 'x', parentId: 7 }, /parentId/],
+    // Messages pi cannot use: an unknown role, or a role without the fields pi reads.
+    [{ type: 'message', message: { role: 'robot', content: 'x' } }, /unknown message role "robot" \(pi reads: user, assistant/],
+    [{ type: 'message', message: { role: 'assistant', content: [{ type: 'text', text: 'x' }] } }, /message\.provider.*needs "content", "provider", "model"/],
+    [{ type: 'message', message: { role: 'assistant', content: [], provider: 'p' } }, /message\.model/],
+    [{ type: 'message', message: { role: 'assistant', content: 'x', provider: 'p', model: 'm' } }, /message\.content/],
+    [{ type: 'message', message: { role: 'user' } }, /message\.content/],
+    [{ type: 'message', message: { role: 'toolResult', toolName: 'bash', content: [] } }, /message\.toolCallId/],
+    [{ type: 'message', message: { role: 'bashExecution', command: 'ls' } }, /message\.output/],
     // Ids the sync server refuses (ENTRY_ID_RE): a new entry must never carry one.
     [{ type: 'message', id: 'bad id', message: { role: 'user' } }, /"id": an entry id must/],
     [{ type: 'message', id: '../up', message: { role: 'user' } }, /"id": an entry id must/],

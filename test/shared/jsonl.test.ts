@@ -3,10 +3,36 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { parseSession, parseSessionChunks, parseSessionChunksSync, serializeLine, serializeSession, SessionParser, type ByteDecoder } from '../../shared/jsonl.js';
 import { header, LogBuilder } from './log-builder.js';
+import { splitJsonValues } from '../../shared/jsonl.js';
+import { migrateSession } from '../../shared/migrate.js';
+import { deterministicId } from '../../shared/ids.js';
 
 const H = serializeLine(header());
 const line = (id: string, parentId: string | null) =>
   serializeLine({ type: 'message', id, parentId, timestamp: '2026-01-01T10:00:00.000Z', message: { role: 'user', content: id } });
+
+describe('lines holding several JSON values', () => {
+  it('splitJsonValues cuts only where a top-level value closes, strings and escapes respected', () => {
+    expect(splitJsonValues('{"a":"}{"}{"b":"\\"}"}')).toEqual(['{"a":"}{"}', '{"b":"\\"}"}']);
+    expect(splitJsonValues('{"a":1}  [2]')).toEqual(['{"a":1}', '[2]']);
+    expect(splitJsonValues('{"a":1}')).toBeNull(); // one value: not a split
+    expect(splitJsonValues('{"type":"mess')).toBeNull();
+    expect(splitJsonValues('}{')).toBeNull();
+  });
+
+  it('reports each split line; a v1 file gives each value its own line-derived id', async () => {
+    const v1h = serializeLine({ type: 'session', id: 'v1', timestamp: '2025-01-01T00:00:00.000Z', cwd: '/r' });
+    const m = (t: string) => serializeLine({ type: 'message', timestamp: '2025-01-01T00:00:01.000Z', message: { role: 'user', content: t } });
+    const p = parseSession(`${v1h}\n${m('one')}${m('two')}\n${m('three')}\n`);
+    expect(p.problems).toEqual([]);
+    expect(p.splitLines).toEqual([{ line: 2, values: 2, bad: 0 }]);
+    expect(p.entryLines).toEqual([2, 2, 3]);
+    expect(p.entryPieces).toEqual([0, 1, 0]);
+    const ids = (await migrateSession(p)).entries.map((e) => e.id);
+    expect(new Set(ids).size).toBe(3);
+    expect(ids).toEqual(await Promise.all(['v1:1', 'v1:1:1', 'v1:2'].map(deterministicId)));
+  });
+});
 
 describe('parseSession problems', () => {
   const cases: { name: string; text: string; ids: string[]; problems: [number, RegExp][]; torn: boolean; hasHeader?: boolean }[] = [
@@ -25,6 +51,12 @@ describe('parseSession problems', () => {
     { name: 'corrupt header line', text: `{"type":"sess\n${line('a', null)}\n`, ids: ['a'], problems: [[1, /invalid JSON/]], torn: false, hasHeader: false },
     { name: 'empty file', text: '', ids: [], problems: [], torn: false, hasHeader: false },
     { name: 'model_change missing its fields', text: `${H}\n{"type":"model_change","id":"m","parentId":null,"timestamp":"t"}\n`, ids: [], problems: [[2, /model_change/]], torn: false },
+    // Two writers raced: complete values glued on one line are each loaded; a broken one is still reported.
+    { name: 'two complete entries on one line', text: `${H}\n${line('a', null)}${line('b', 'a')}\n${line('c', 'b')}\n`, ids: ['a', 'b', 'c'], problems: [], torn: false },
+    { name: 'three values, the middle one broken', text: `${H}\n${line('a', null)} {"type":"message","id":x}${line('b', 'a')}\n`, ids: ['a', 'b'], problems: [[2, /invalid JSON: value 2 of 3/]], torn: false },
+    { name: 'mismatched brackets are not split', text: `${H}\n${line('a', null)}{"id":"x"]}\n`, ids: [], problems: [[2, /invalid JSON/]], torn: false },
+    { name: 'a complete entry glued to a torn one', text: `${H}\n${line('a', null)}${line('b', 'a').slice(0, 40)}\n${line('c', 'a')}\n`, ids: ['a', 'c'], problems: [[2, /value 2 of 2 on this line/]], torn: false },
+    { name: 'glued values that are not entries', text: `${H}\n${line('a', null)}[1]\n`, ids: ['a'], problems: [[2, /not a JSON object/]], torn: false },
     { name: 'bad parentId type', text: `${H}\n{"type":"label","id":"l","parentId":5,"timestamp":"t","targetId":"x"}\n`, ids: [], problems: [[2, /parentId/]], torn: false },
   ];
   for (const c of cases) {

@@ -23,15 +23,19 @@ describe('v1 -> current', () => {
     const m = await migrateSession(parsed);
     expect(JSON.stringify(parsed)).toBe(snapshot); // input untouched
     expect(m).toMatchObject({ fromVersion: 1, toVersion: CURRENT_VERSION, changed: true });
+    // The header's model and thinking level first, as entries pi reads (ids derived, so machines agree).
+    const [model, thinking, ...rest] = m.entries;
+    expect(model).toEqual({ type: 'model_change', id: await deterministicId('h1:header:model'), parentId: null, timestamp: '2025-01-01T00:00:00.000Z', provider: 'anthropic', modelId: 'm1' });
+    expect(thinking).toEqual({ type: 'thinking_level_change', id: await deterministicId('h1:header:thinking'), parentId: model!.id, timestamp: '2025-01-01T00:00:00.000Z', thinkingLevel: 'low' });
     const expectedIds = await Promise.all([1, 2, 3, 4, 5].map((i) => deterministicId(`h1:${i}`)));
-    expect(m.entries.map((e) => e.id)).toEqual(expectedIds);
-    expect(m.entries.map((e) => e.parentId)).toEqual([null, ...expectedIds.slice(0, 4)]);
-    expect(Object.keys(m.entries[0]!).slice(0, 4)).toEqual(['type', 'id', 'parentId', 'timestamp']);
-    expect(m.entries[0]).toMatchObject({ extra: { keep: true } });
-    expect(m.entries[1]!.message).toEqual({ role: 'custom', content: 'hook' });
-    expect(m.entries[3]).toMatchObject({ type: 'compaction', firstKeptEntryId: expectedIds[2], tokensBefore: 9 });
-    expect(m.entries[3]).not.toHaveProperty('firstKeptEntryIndex');
-    expect(m.entries[4]).toMatchObject({ type: 'unknown_v1_thing', blob: [1, 2] });
+    expect(rest.map((e) => e.id)).toEqual(expectedIds);
+    expect(rest.map((e) => e.parentId)).toEqual([thinking!.id, ...expectedIds.slice(0, 4)]);
+    expect(Object.keys(rest[0]!).slice(0, 4)).toEqual(['type', 'id', 'parentId', 'timestamp']);
+    expect(rest[0]).toMatchObject({ extra: { keep: true } });
+    expect(rest[1]!.message).toEqual({ role: 'custom', content: 'hook' });
+    expect(rest[3]).toMatchObject({ type: 'compaction', firstKeptEntryId: expectedIds[2], tokensBefore: 9 });
+    expect(rest[3]).not.toHaveProperty('firstKeptEntryIndex');
+    expect(rest[4]).toMatchObject({ type: 'unknown_v1_thing', blob: [1, 2] });
     expect(m.header).toEqual({ type: 'session', id: 'h1', timestamp: '2025-01-01T00:00:00.000Z', cwd: '/r', provider: 'anthropic', modelId: 'm1', thinkingLevel: 'low', version: 3, parentSession: '/old/path.jsonl' });
     expect(SessionTree.from(m.entries).problems).toEqual([]);
   });
@@ -49,8 +53,9 @@ describe('v1 -> current', () => {
     const damaged = parseSession(lines.join('\n'));
     expect(damaged.problems.map((p) => p.line)).toEqual([2]);
     const m = await migrateSession(damaged);
-    expect(m.entries.map((e) => e.id)).toEqual(clean.entries.slice(1).map((e) => e.id));
-    expect(m.entries[2]).toMatchObject({ type: 'compaction', firstKeptEntryId: clean.entries[2]!.id });
+    // The two header settings, then every entry but the damaged one, with the same ids.
+    expect(m.entries.map((e) => e.id)).toEqual([...clean.entries.slice(0, 2), ...clean.entries.slice(3)].map((e) => e.id));
+    expect(m.entries[4]).toMatchObject({ type: 'compaction', firstKeptEntryId: clean.entries[4]!.id });
   });
 
   it('is idempotent: migrating the written result again changes nothing', async () => {

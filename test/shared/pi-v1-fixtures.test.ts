@@ -28,9 +28,9 @@ describe.skipIf(!present)('pi v1 fixtures (../shared/fixtures/pi-v1)', () => {
     expect(parsed.problems).toEqual([]);
     expect(parsed.version).toBe(1);
     expect(m).toMatchObject({ fromVersion: 1, toVersion: 3, changed: true });
-    expect(tree.size).toBe(1002);
+    expect(tree.size).toBe(1004); // 1,002 lines + the header's model and thinking level as entries
     expect(tree.problems).toEqual([]);
-    expect(tree.branch().length).toBe(1002); // linear
+    expect(tree.branch().length).toBe(1004); // linear
 
     const headerId = 'ffae836b-9420-4060-ac13-7745215f90ff';
     // Line indexes count the header as 0: the compactions are lines 359 and 628.
@@ -56,7 +56,7 @@ describe.skipIf(!present)('pi v1 fixtures (../shared/fixtures/pi-v1)', () => {
     expect(m.header).not.toHaveProperty('branchedFrom');
 
     // The branch before the second compaction still projects through the first one.
-    const before = buildContext(tree, { leafId: tree.entries[626]!.id, header: m.header });
+    const before = buildContext(tree, { leafId: tree.entries[628]!.id, header: m.header });
     expect(before.messages[0]).toMatchObject({ role: 'compactionSummary', tokensBefore: 175004 });
     expect(userText(before.messages[1])).toBe("i reviwed what we have, it's good. continue");
   });
@@ -64,7 +64,7 @@ describe.skipIf(!present)('pi v1 fixtures (../shared/fixtures/pi-v1)', () => {
   it('large-session.jsonl: every message projected, model and thinking level right', async () => {
     const { parsed, m, tree, ctx } = await restore('large-session.jsonl');
     expect(parsed.problems).toEqual([]);
-    expect(tree.size).toBe(1018);
+    expect(tree.size).toBe(1020);
     expect(tree.problems).toEqual([]);
     expect(ctx.messages).toHaveLength(914);
     expect(ctx.model).toEqual({ provider: 'anthropic', modelId: 'claude-sonnet-4-5' });
@@ -72,15 +72,16 @@ describe.skipIf(!present)('pi v1 fixtures (../shared/fixtures/pi-v1)', () => {
     expect(userText(ctx.messages[0])).toBe('/mode');
     expect(m.header).toMatchObject({ version: 3, provider: 'anthropic', modelId: 'claude-sonnet-4-5', thinkingLevel: 'off' });
     // Before the model_change on line 3 the branch says openai (from the assistant message on line 2).
-    expect(buildContext(tree, { leafId: tree.entries[1]!.id, header: m.header }).model).toEqual({ provider: 'openai', modelId: 'gpt-5.1-codex' });
+    expect(buildContext(tree, { leafId: tree.entries[3]!.id, header: m.header }).model).toEqual({ provider: 'openai', modelId: 'gpt-5.1-codex' });
   });
 
   for (const name of ['large-session.jsonl', 'before-compaction.jsonl']) {
     it(`${name}: migration keeps every field of every line and is idempotent`, async () => {
       const { text, m } = await restore(name);
       const original = text.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+      expect(m.entries.slice(0, 2).map((e) => e.type)).toEqual(['model_change', 'thinking_level_change']);
       original.slice(1).forEach((o, i) => {
-        const e = m.entries[i]!;
+        const e = m.entries[i + 2]!;
         for (const [k, v] of Object.entries(o)) {
           if (k === 'firstKeptEntryIndex') continue;
           expect(e[k]).toEqual(v);

@@ -92,11 +92,11 @@ describe('damage is reported and hides nothing', () => {
     expect(ids(t.branch('b'))).toEqual(['a', 'b']);
   });
 
-  it('duplicate ids: the first is used, each repeat reported, identical or not', () => {
+  it('duplicate ids: the later line is used (as in pi), each repeat reported, identical or not', () => {
     const first = e('a', null);
     const t = SessionTree.from([first, e('b', 'a'), { ...first }, { ...e('b', 'a'), customType: 'other' }]);
     expect(t.size).toBe(2);
-    expect(t.get('b')?.customType).toBe('t');
+    expect(t.get('b')?.customType).toBe('other');
     expect(t.problems.map((p) => p.entryId)).toEqual(['a', 'b']);
     expect(t.problems[0]!.reason).toMatch(/repeats an earlier entry exactly/);
     expect(t.problems[1]!.reason).toMatch(/different content/);

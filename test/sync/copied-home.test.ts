@@ -6,7 +6,7 @@ import { Machine, entrySet, readLog, useServer } from './helpers.js';
 
 const REMOTE = 'git@github.com:Acme/App.git';
 const hostFile = (m: Machine) => JSON.parse(readFileSync(join(m.home, 'sync', 'host.json'), 'utf8')) as { hostId: string; copiedFrom?: string };
-const texts = (path: string) => readLog(path).entries.map((e) => (e.message as { content: string }).content).sort();
+const texts = (path: string) => readLog(path).entries.filter((e) => e.type === 'message').map((e) => (e.message as { content: string }).content).sort();
 
 describe('a copied SESSYNC_HOME', () => {
   const rig = useServer();
@@ -34,9 +34,11 @@ describe('a copied SESSYNC_HOME', () => {
     expect(first.stdout).toMatch(/pushed 1 entry\b/);
 
     await orig.ok(['sync', '--json']);
-    await copy.ok(['sync', '--json']);
-    const quiet = await orig.ok(['sync', '--json']);
-    expect(quiet).toMatchObject({ pushedEntries: 0, pulledEntries: 0, failed: 0 });
+    // The copy's own entry is the newer tip, but it pulls the original's last: a checkout marker keeps pi's
+    // leaf (the last line) on its tip, and goes up in the same run; the original then pulls it.
+    expect(await copy.ok(['sync', '--json'])).toMatchObject({ pulledEntries: 1, pushedEntries: 1 });
+    expect(await orig.ok(['sync', '--json'])).toMatchObject({ pulledEntries: 1, pushedEntries: 0 });
+    for (const m of [copy, orig]) expect(await m.ok(['sync', '--json'])).toMatchObject({ pushedEntries: 0, pulledEntries: 0, failed: 0 });
 
     const want = ['before the copy', 'from the copy', 'from the original'];
     expect(texts(orig.fileOf(id))).toEqual(want);

@@ -68,9 +68,13 @@ describe('kill -9 during push and pull on workerd (wrangler dev --local)', () =>
       await puller.ok(['pull', '--json']);
       fullRun.pull = Math.max(400, Date.now() - t);
 
-      // Both ways to quiescence: the puller's own new entries go up, the pusher takes them down.
+      // Both ways to quiescence: the puller's own new entries go up, the pusher takes them down. A pull that puts
+      // the other machine's entries after a newer local tip adds a checkout marker (so pi's last-line leaf is
+      // sessync's leaf): the pusher's marker, if any, goes up and down once more.
       await puller.ok(['push', '--json']);
       await pusher.ok(['pull', '--json']);
+      await pusher.ok(['push', '--json']);
+      await puller.ok(['pull', '--json']);
 
       // Converged: no duplicate line anywhere, same sessions, same entry sets, every written entry present, same leaf.
       const aFiles = a.sessionFiles().filter((f) => readLog(f).ids.length > 0);

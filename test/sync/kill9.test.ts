@@ -53,6 +53,9 @@ describe('kill -9 during push and pull', () => {
       await b.ok(['sync', '--json']);
       fullRun.b = Math.max(400, Date.now() - t);
       await a.ok(['sync', '--json']);
+      // A checkout marker that A's last pull needed (B's entries landed after a newer tip of A's, and pi takes
+      // the last line as its leaf) went up in that run: B takes it down.
+      await b.ok(['sync', '--json']);
 
       expected = new Map();
       for (const f of a.sessionFiles()) {

@@ -35,8 +35,11 @@ describe('per-session errors', () => {
       const s = r.json();
       expect(s.failed).toBe(1);
       expect(s.sessions.find((x: { session: string }) => x.session === locked).error.code).toBe('locked');
-      expect(s.sessions.find((x: { session: string }) => x.session === free)).toMatchObject({ pushed: { entries: 1 }, pulled: { entries: 1 } });
-      expect(readLog(b.fileOf(free)).entries.map((e) => (e.message as { content: string }).content).sort()).toEqual(['f1', 'f2', 'from b']);
+      // Pushed: b's entry, then the checkout marker that keeps pi's leaf on it after f2 was pulled behind it.
+      expect(s.sessions.find((x: { session: string }) => x.session === free)).toMatchObject({ pushed: { entries: 2 }, pulled: { entries: 1 } });
+      const freeLog = readLog(b.fileOf(free)).entries;
+      expect(freeLog.filter((e) => e.type === 'message').map((e) => (e.message as { content: string }).content).sort()).toEqual(['f1', 'f2', 'from b']);
+      expect(freeLog.at(-1)).toMatchObject({ type: 'custom', customType: 'sessync.checkout' });
     } finally {
       rmSync(lock, { force: true });
     }

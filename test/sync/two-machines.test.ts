@@ -37,15 +37,18 @@ describe.each(backends)('two machines on %s', (_name, start) => {
 
     await desktop.ok(['sync', '--json']);
     await laptop.ok(['sync', '--json']);
-    await desktop.ok(['sync', '--json']);
-    const quiet = await laptop.ok(['sync', '--json']);
-    expect(quiet).toMatchObject({ pushedEntries: 0, pulledEntries: 0 });
+    // The desktop pulls the laptop's entries after its own newer one: its last line (pi's leaf) would be the
+    // laptop's tip, so it appends a checkout marker under its leaf and pushes it in the same run.
+    const marked = await desktop.ok(['sync', '--json']);
+    expect(marked).toMatchObject({ pulledEntries: 2, pushedEntries: 1 });
+    expect(await laptop.ok(['sync', '--json'])).toMatchObject({ pulledEntries: 1, pushedEntries: 0 });
+    for (const m of [desktop, laptop]) expect(await m.ok(['sync', '--json'])).toMatchObject({ pushedEntries: 0, pulledEntries: 0 });
 
     const lFile = laptop.fileOf(id);
     const a = entrySet(lFile);
     const b = entrySet(dFile);
-    expect(a.size).toBe(5);
-    expect(b.size).toBe(5);
+    expect(a.size).toBe(6); // 5 messages and the marker
+    expect(b.size).toBe(6);
     expect([...a.entries()].sort()).toEqual([...b.entries()].sort());
     for (const f of [lFile, dFile]) expect(new Set(readLog(f).ids).size).toBe(readLog(f).ids.length); // no duplicate line
 
@@ -64,6 +67,8 @@ describe.each(backends)('two machines on %s', (_name, start) => {
     expect(tips).toHaveLength(2);
     const newest = tips.sort((x, y) => (String(x.timestamp) < String(y.timestamp) ? -1 : String(x.timestamp) > String(y.timestamp) ? 1 : String(x.id) < String(y.id) ? -1 : 1)).at(-1)!;
     expect(lTree.leafId).toBe(newest.id);
+    // pi's leaf (the last line) is that same entry on both machines.
+    for (const f of [lFile, dFile]) expect(readLog(f).ids.at(-1)).toBe(lTree.leafId);
     expect(JSON.stringify(lCtx)).toContain('desktop: fix the flaky test');
     expect(JSON.stringify(lCtx)).not.toContain('laptop: add a benchmark');
     // The other branch stays reachable: checkout continues from it on either machine, and sync carries that too.
