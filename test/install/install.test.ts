@@ -144,7 +144,7 @@ if (!registry.ok && process.env.CI === 'true') {
       const onDesktop = await ok(['log', id], desktop);
       expect(JSON.stringify(onDesktop.entries)).toContain('hello from the laptop');
 
-      await ok(['append', id], desktop, '{"type":"message","message":{"role":"assistant","content":[{"type":"text","text":"hello from the desktop"}]}}\n');
+      await ok(['append', id], desktop, '{"type":"message","message":{"role":"assistant","provider":"anthropic","model":"claude-sonnet-4-5","content":[{"type":"text","text":"hello from the desktop"}]}}\n');
       expect(await ok(['push'], desktop)).toMatchObject({ pushedEntries: 1, failed: 0 });
       expect(await ok(['pull'], laptop)).toMatchObject({ pulledEntries: 1 });
       const onLaptop = await ok(['log', id], laptop);
