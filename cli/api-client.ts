@@ -30,6 +30,8 @@ import {
 export interface ApiClientOptions {
   url: string;
   token?: string;
+  /** The token's account (as /v1/whoami answered at login): names this machine's sync state for server + account. */
+  account?: string;
   fetch?: typeof fetch;
   /** Extra attempts after the first for retryable failures (default 6: about 6-12 s, long enough for a server restart). */
   retries?: number;
@@ -39,8 +41,34 @@ export interface ApiClientOptions {
   maxDelayMs?: number;
   /** Per-attempt timeout (default 60 s). */
   timeoutMs?: number;
-  /** Called before each retry: lets a UI say "server unreachable, retrying". */
-  onRetry?: (err: SessyncError, attempt: number, delayMs: number) => void;
+  /**
+   * Until the server has answered once, a connection nobody accepts (refused, unknown host, no route) is retried
+   * only this long (default 1 s): nothing listens there, and a retry will not help soon. After an answer the same
+   * failure is most likely a restart, and gets the whole retry schedule.
+   */
+  unreachableRetryMs?: number;
+  /** Called before each retry: lets a UI say what it waits for (see retryNote). */
+  onRetry?: (err: SessyncError, attempt: number, delayMs: number, limit: RetryLimit) => void;
+}
+
+/** Connection failures where no server took the connection at all (refused, no such host, no route, no answer to connect). */
+const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ENETDOWN', 'UND_ERR_CONNECT_TIMEOUT', 'ETIMEDOUT']);
+
+/** What ends the retries: a count, or (nothing answering yet) a time budget. */
+export type RetryLimit = { retries: number } | { unreachableMs: number };
+
+/** One line for a human while a call waits to retry: what failed, how long it waits, when it gives up. */
+export function retryNote(err: SessyncError, attempt: number, delayMs: number, limit: RetryLimit): string {
+  const until = 'retries' in limit ? `of ${limit.retries}` : `(nothing answers; giving up after ${limit.unreachableMs / 1000} s)`;
+  return `${err.message}; waiting ${(delayMs / 1000).toFixed(1)} s for retry ${attempt} ${until}`;
+}
+
+/** Where a command says what it waits for: the human line and the same facts for --json. */
+export type WaitReport = (text: string, detail: Record<string, unknown>) => void;
+
+/** An onRetry that reports each wait through `report`. */
+export function reportRetries(report: WaitReport): NonNullable<ApiClientOptions['onRetry']> {
+  return (err, attempt, delayMs, limit) => report(retryNote(err, attempt, delayMs, limit), { code: err.code, attempt, waitMs: delayMs, ...limit });
 }
 
 const KNOWN_CODES = new Set<string>([
@@ -53,6 +81,7 @@ const RETRYABLE_STATUS = new Set([408, 425, 429, 500, 502, 503, 504]);
 
 export class ApiClient {
   readonly url: string;
+  readonly account: string | undefined;
   /** Every HTTP attempt made, retries included: benches and no-op checks read it. */
   requestCount = 0;
   /** Request body bytes sent, retries included. */
@@ -63,17 +92,27 @@ export class ApiClient {
   private readonly baseDelayMs: number;
   private readonly maxDelayMs: number;
   private readonly timeoutMs: number;
+  private readonly unreachableRetryMs: number;
   private readonly onRetry: ApiClientOptions['onRetry'];
+  /** The server has answered at least once (any HTTP status): a refused connection after that is a restart. */
+  private answered = false;
 
   constructor(opts: ApiClientOptions) {
     this.url = normaliseUrl(opts.url);
+    this.account = opts.account;
     this.token = opts.token;
     this.fetchFn = opts.fetch ?? globalThis.fetch.bind(globalThis);
     this.retries = opts.retries ?? 6;
     this.baseDelayMs = opts.baseDelayMs ?? 250;
     this.maxDelayMs = opts.maxDelayMs ?? 5_000;
     this.timeoutMs = opts.timeoutMs ?? 60_000;
+    this.unreachableRetryMs = opts.unreachableRetryMs ?? 1_000;
     this.onRetry = opts.onRetry;
+  }
+
+  /** A client for the saved login: every sync command builds it here, so all of them name the same state folder. */
+  static forLogin(login: { url: string; token: string; account?: string }, opts: Omit<ApiClientOptions, 'url' | 'token' | 'account'> = {}): ApiClient {
+    return new ApiClient({ ...opts, url: login.url, token: login.token, ...(login.account !== undefined ? { account: login.account } : {}) });
   }
 
   /** GET /v1/health: proves the server is a sessync service (else wrong_server). */
@@ -147,6 +186,7 @@ export class ApiClient {
   /** One request with retries: only errors marked retryable are tried again, after backoff with full jitter. */
   private async call<T>(method: string, path: string, body: unknown, schema: z.ZodType<T>, o: { auth?: boolean } = {}): Promise<T> {
     const payload = body === undefined ? undefined : JSON.stringify(body);
+    const started = Date.now();
     for (let attempt = 0; ; attempt++) {
       try {
         return await this.once(method, path, payload, schema, o.auth !== false);
@@ -155,7 +195,9 @@ export class ApiClient {
         if (!err.retryable || attempt >= this.retries) throw err;
         const cap = Math.min(this.maxDelayMs, this.baseDelayMs * 2 ** attempt);
         const delay = Math.round(cap / 2 + Math.random() * (cap / 2));
-        this.onRetry?.(err, attempt + 1, delay);
+        const budget = !this.answered && isUnreachable(err);
+        if (budget && Date.now() - started + delay > this.unreachableRetryMs) throw err;
+        this.onRetry?.(err, attempt + 1, delay, budget ? { unreachableMs: this.unreachableRetryMs } : { retries: this.retries });
         await new Promise((r) => setTimeout(r, delay));
       }
     }
@@ -178,8 +220,9 @@ export class ApiClient {
     } catch (e) {
       clearTimeout(timer);
       const why = (e as { cause?: { code?: string } })?.cause?.code ?? (e as Error)?.message ?? String(e);
-      throw new SessyncError('unavailable', `cannot reach the sessync server at ${this.url} (${why}): check the URL and that the server is running`, { retryable: true, cause: e });
+      throw new SessyncError('unavailable', `cannot reach the sessync server at ${this.url} (${why}): check the URL and that the server is running`, { retryable: true, cause: e, details: { reason: why } });
     }
+    this.answered = true;
     let text: string;
     try {
       text = await res.text();
@@ -219,6 +262,11 @@ export class ApiClient {
     }
     throw new SessyncError('wrong_server', `${this.url} answered HTTP ${res.status} without a sessync error body: is this the URL of a sessync server?`, { details: { status: res.status, body: text.slice(0, 200) } });
   }
+}
+
+function isUnreachable(err: SessyncError): boolean {
+  const reason = (err.details as { reason?: unknown } | undefined)?.reason;
+  return typeof reason === 'string' && UNREACHABLE.has(reason);
 }
 
 function enc(s: string): string {

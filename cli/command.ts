@@ -17,6 +17,8 @@ export interface CommandContext {
   print(human: string, value?: unknown): void;
   /** Progress and notes for humans: stderr, silent with --json. */
   info(text: string): void;
+  /** What the command waits for (a retry): stderr in both modes, with --json as one JSON line `{"waiting": ...}`. */
+  waiting(text: string, detail: Record<string, unknown>): void;
 }
 
 export interface Command {

@@ -13,6 +13,11 @@ const COMMON: OptionSpec = {
 
 const EXIT_USAGE = 2;
 
+function isCommonFlag(arg: string): boolean {
+  const key = arg.startsWith('--') ? arg.slice(2).split('=')[0]! : arg === '-h' ? 'help' : '';
+  return key in COMMON;
+}
+
 async function topHelp(): Promise<string> {
   const names = Object.keys(commands).sort();
   const loaded = await Promise.all(names.map(async (n) => [n, (await commands[n]!()).default.summary] as const));
@@ -20,7 +25,7 @@ async function topHelp(): Promise<string> {
   return [
     'sessync: keeps coding-agent session logs correct on disk and syncs them between machines.',
     '',
-    'Usage: sessync <command> [args] [--json] [--cwd DIR] [--sessions-dir DIR]',
+    'Usage: sessync [--json] [--cwd DIR] [--sessions-dir DIR] <command> [args]   (these three go before or after the command)',
     '',
     'Commands:',
     ...loaded.map(([n, summary]) => `  ${n.padEnd(width)}  ${summary}`),
@@ -30,7 +35,35 @@ async function topHelp(): Promise<string> {
 }
 
 function commandHelp(name: string, cmd: Command): string {
-  return [`Usage: sessync ${name} ${cmd.usage}`, '', cmd.summary, ...(cmd.help ? ['', cmd.help] : []), '', 'Every command takes --json, --cwd DIR and --sessions-dir DIR.'].join('\n');
+  return [`Usage: sessync ${name} ${cmd.usage}`, '', cmd.summary, ...(cmd.help ? ['', cmd.help] : []), '', 'Every command takes --json, --cwd DIR and --sessions-dir DIR, before or after its name.'].join('\n');
+}
+
+/** Splits argv into the command name and the rest: global flags may come before the name, as in git and gh. */
+export function splitCommand(argv: readonly string[]): { name: string | undefined; rest: string[] } {
+  const rest: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--') return { name: undefined, rest: [...rest, ...argv.slice(i)] };
+    if (!a.startsWith('-')) return { name: a, rest: [...rest, ...argv.slice(i + 1)] };
+    rest.push(a);
+    // A global option that takes a value: its value is not the command name.
+    const spec = COMMON[a.slice(2)];
+    if (a.startsWith('--') && !a.includes('=') && spec?.type === 'string' && i + 1 < argv.length) rest.push(argv[++i]!);
+  }
+  return { name: undefined, rest };
+}
+
+/** node:util's parse errors, reworded: they quote unevenly and suggest `--` tricks no user needs. */
+function optionError(e: unknown, name: string, cmd: Command): SessyncError {
+  const err = e as { code?: string; message?: string };
+  const usage = `Usage: sessync ${name} ${cmd.usage}`.trimEnd();
+  const m = /'(-{1,2}[^' ]+)/.exec(err.message ?? '');
+  const opt = m?.[1] ?? '';
+  let text: string;
+  if (err.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') text = `unknown option ${opt} for sessync ${name}`;
+  else if (err.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') text = /argument missing/.test(err.message ?? '') ? `option ${opt} needs a value` : `option ${opt} takes no value`;
+  else text = err.message ?? String(e);
+  return new SessyncError('bad_input', `${text}. ${usage} (\`sessync ${name} --help\` for more)`);
 }
 
 export async function main(argv: string[]): Promise<number> {
@@ -39,17 +72,27 @@ export async function main(argv: string[]): Promise<number> {
     if (e.code === 'EPIPE') process.exit(0);
     throw e;
   });
-  const [name, ...rest] = argv;
-  if (!name || name === '--help' || name === '-h' || name === 'help') {
-    process.stdout.write((await topHelp()) + '\n');
-    return name ? 0 : EXIT_USAGE;
-  }
-  if (name === '--version') {
+  const { name, rest } = splitCommand(argv);
+  const wantsJson = rest.includes('--json');
+  if (!name && rest.includes('--version')) {
     process.stdout.write('sessync 0.1.0\n');
     return 0;
   }
+  const helpFlag = rest.includes('--help') || rest.includes('-h');
+  if (!name || name === 'help') {
+    const topic = name === 'help' ? rest.find((a) => !a.startsWith('-')) : undefined;
+    if (topic && commands[topic]) {
+      process.stdout.write(commandHelp(topic, (await commands[topic]!()).default) + '\n');
+      return 0;
+    }
+    const unknown = rest.find((a) => a.startsWith('-') && !isCommonFlag(a));
+    if (!name && !helpFlag && unknown) {
+      return fail(new SessyncError('bad_input', `unknown option ${unknown.split('=')[0]} before the command. Run \`sessync --help\` for the list.`), wantsJson, EXIT_USAGE);
+    }
+    process.stdout.write((await topHelp()) + '\n');
+    return name || helpFlag ? 0 : EXIT_USAGE;
+  }
   const load = commands[name];
-  const wantsJson = rest.includes('--json');
   if (!load) {
     return fail(new SessyncError('bad_input', `unknown command "${name}". Run \`sessync --help\` for the list.`), wantsJson, EXIT_USAGE);
   }
@@ -58,7 +101,7 @@ export async function main(argv: string[]): Promise<number> {
   try {
     parsed = parseArgs({ args: rest, options: { ...COMMON, ...(cmd.options ?? {}) }, allowPositionals: true, strict: true });
   } catch (e) {
-    return fail(new SessyncError('bad_input', `${(e as Error).message}\nUsage: sessync ${name} ${cmd.usage}`), wantsJson, EXIT_USAGE);
+    return fail(optionError(e, name, cmd), wantsJson, EXIT_USAGE);
   }
   const opts = parsed.values as CommandContext['opts'];
   if (opts.help) {
@@ -80,6 +123,10 @@ export async function main(argv: string[]): Promise<number> {
     },
     info(text) {
       if (!json) process.stderr.write(text.endsWith('\n') ? text : text + '\n');
+    },
+    waiting(text, detail) {
+      // Never on stdout: with --json that stays the one result document.
+      process.stderr.write(json ? JSON.stringify({ waiting: { message: text, ...detail } }) + '\n' : text + '\n');
     },
   };
   try {

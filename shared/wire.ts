@@ -22,6 +22,25 @@ export const LIMITS = {
   maxHeadsPerPage: 5_000,
   /** Bytes of one share's ciphertext. */
   maxShareBytes: 25 * 1024 * 1024,
+  /**
+   * Nesting of one entry line and of `meta.header` (the line's own object is level 1). Real entries
+   * nest fewer than 15; the cap keeps every reader's walk of stored content shallow.
+   */
+  maxJsonDepth: 64,
+  /**
+   * Nesting of any request body: an entry-sized value plus the request around it
+   * (`{meta: {header: ...}}`), so the request limit never hides the per-value one.
+   */
+  maxRequestJsonDepth: 64 + 2,
+  /**
+   * Bytes of `meta.header` as JSON. Pulled, it becomes a session file's first line with the local
+   * cwd in it, and `list` reads only the first 4 KiB of a file: 2 KiB leaves room for any cwd.
+   */
+  maxHeaderBytes: 2 * 1024,
+  /** Hosts in one pull cursor. */
+  maxCursorHosts: 10_000,
+  /** Hosts that push to one session (each is a head every pull and meta read lists). */
+  maxHostsPerSession: 1_000,
 } as const;
 
 /** Session ids, host ids, account ids: nothing that can steer an object key. */
@@ -69,7 +88,8 @@ export const BatchEnvelopeSchema = z.object({
   // 12 digits: keys.ts pads seqs to a fixed width so that listing order is numeric order.
   seq: z.number().int().min(1).max(999_999_999_999),
   batchId: z.string().regex(NAME_RE, 'batchId: letters, digits, - and _ only'),
-  entryCount: z.number().int().min(1).max(LIMITS.maxEntriesPerBatch),
+  // 0 only for a session's announcement: its first batch when the session has only a header so far.
+  entryCount: z.number().int().min(0).max(LIMITS.maxEntriesPerBatch),
   sha256: Sha256HexSchema,
   encoding: z.enum(['jsonl', 'aes-256-gcm']),
 }).strict();
@@ -103,7 +123,9 @@ export const PushBatchResponseSchema = z.object({
 export type PushBatchResponse = z.infer<typeof PushBatchResponseSchema>;
 
 /** Per-host pull cursor: the last seq the client holds from each host (absent = none). */
-export const CursorSchema = z.record(HostIdSchema, z.number().int().min(0));
+export const CursorSchema = z
+  .record(HostIdSchema, z.number().int().min(0))
+  .refine((c) => Object.keys(c).length <= LIMITS.maxCursorHosts, `a cursor names at most ${LIMITS.maxCursorHosts} hosts`);
 export type Cursor = z.infer<typeof CursorSchema>;
 
 /** POST /v1/sessions/:session/pull */
@@ -149,12 +171,12 @@ export type SessionMetaResponse = z.infer<typeof SessionMetaResponseSchema>;
 
 /** POST /v1/shares: ciphertext of the shared branch; the key never leaves the client. */
 export const CreateShareRequestSchema = z.object({
-  ciphertext: z.string().min(1),
+  ciphertext: z.string().min(1).max(LIMITS.maxShareBytes),
   /** ISO time after which the share answers 410. */
   expiresAt: z.string().datetime(),
   session: SessionIdSchema.optional(),
   entryId: z.string().regex(ENTRY_ID_RE).optional(),
-  entryCount: z.number().int().min(0).optional(),
+  entryCount: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
 }).strict();
 export type CreateShareRequest = z.infer<typeof CreateShareRequestSchema>;
 

@@ -2,13 +2,14 @@
 import { defineConfig } from 'vitest/config';
 import { cloudflareTest } from '@cloudflare/vitest-pool-workers';
 import { fileURLToPath } from 'node:url';
+import { TEST_ADMIN_SECRET } from './worker/routes-helpers.js';
 
 export default defineConfig({
   root: fileURLToPath(new URL('..', import.meta.url)),
   plugins: [
     cloudflareTest({
       wrangler: { configPath: './wrangler.toml' },
-      miniflare: { bindings: { SESSYNC_ADMIN_SECRET: 'test-admin-secret' } },
+      miniflare: { bindings: { SESSYNC_ADMIN_SECRET: TEST_ADMIN_SECRET } },
     }),
   ],
   test: {

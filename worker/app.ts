@@ -12,6 +12,8 @@ import { healthRoutes } from './routes/health.js';
 import { pullRoutes } from './routes/pull.js';
 import { sessionsRoutes } from './routes/sessions.js';
 import { sharesRoutes } from './routes/shares.js';
+import { RequestAbortedError } from './request-body.js';
+import { adminSecretProblem } from './admin-secret.js';
 
 export interface AppOptions {
   /** The store, or how to get it from the request (Workers: from env.BUCKET). Omit when a parent app sets c.var.store. */
@@ -30,12 +32,31 @@ const CODE_OF_STATUS: Record<number, ErrorCode> = {
   413: 'too_large',
 };
 
+/** What a client is told about a server fault: the details (object keys, backend errors) go only to the log. */
+const PUBLIC_5XX: Partial<Record<ErrorCode, string>> = {
+  unavailable: 'the server cannot reach its storage right now; retry later (the server log has details)',
+};
+const PUBLIC_INTERNAL = 'internal server error; the server log has details';
+
+/**
+ * The request path as it may be logged: a share link's token is a capability, so the segment after
+ * `/s/` or `/v1/shares/` never reaches a log.
+ */
+export function loggablePath(path: string): string {
+  return path.replace(/^(\/s|\/v1\/shares)\/(?!assets(?:\/|$))[^/]+/, '$1/<token>');
+}
+
 function errorResponse(c: Context, status: number, code: string, message: string, retryable: boolean, details?: unknown): Response {
   const error = details === undefined ? { code, message, retryable } : { code, message, retryable, details };
   return c.json({ error }, status as 400);
 }
 
+/** Throws bad_input when `opts.adminSecret` is too weak: a server with a guessable admin secret must not start. */
 export function createApp(opts: AppOptions = {}): Hono<AppEnv> {
+  if (opts.adminSecret !== undefined) {
+    const problem = adminSecretProblem(opts.adminSecret);
+    if (problem) throw new SessyncError('bad_input', problem);
+  }
   const app = new Hono<AppEnv>();
 
   app.use('*', async (c, next) => {
@@ -55,19 +76,29 @@ export function createApp(opts: AppOptions = {}): Hono<AppEnv> {
   app.notFound((c) => errorResponse(c, 404, 'not_found', `no route ${c.req.method} ${new URL(c.req.url).pathname} on this sessync server (API under /v1)`, false));
 
   app.onError((err, c) => {
+    const where = `${c.req.method} ${loggablePath(c.req.path)}`;
+    if (err instanceof RequestAbortedError) {
+      // Nobody reads this answer; one line, because a dropped connection is routine, not a fault.
+      console.warn(`sessync: ${where}: aborted request (the client disconnected while sending its body)`);
+      return errorResponse(c, err.status, err.code, err.message, false);
+    }
     if (err instanceof SessyncError) {
-      if (err.status >= 500) console.error(`sessync: ${c.req.method} ${c.req.path}: ${err.message}`);
+      if (err.status >= 500) {
+        console.error(`sessync: ${where}: ${err.message}`);
+        return errorResponse(c, err.status, err.code, PUBLIC_5XX[err.code] ?? PUBLIC_INTERNAL, err.retryable);
+      }
       return errorResponse(c, err.status, err.code, err.message, err.retryable, err.details);
     }
     if (err instanceof HTTPException) {
       const status = err.status;
       const code = CODE_OF_STATUS[status] ?? (status >= 500 ? 'internal' : 'bad_input');
-      return errorResponse(c, status, code, err.message || `request refused (${status})`, status >= 500);
+      if (status >= 500) console.error(`sessync: ${where}: ${err.message}`);
+      return errorResponse(c, status, code, status >= 500 ? PUBLIC_INTERNAL : err.message || `request refused (${status})`, status >= 500);
     }
     // c.req.json() in a route throws SyntaxError on a malformed body: that is bad input, not a server fault.
     if (err instanceof SyntaxError) return errorResponse(c, 400, 'bad_input', `the request body is not valid JSON (${err.message})`, false);
-    console.error(`sessync: ${c.req.method} ${c.req.path}:`, err);
-    return errorResponse(c, 500, 'internal', 'internal server error; the server log has details', true);
+    console.error(`sessync: ${where}:`, err);
+    return errorResponse(c, 500, 'internal', PUBLIC_INTERNAL, true);
   });
 
   return app;

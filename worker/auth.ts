@@ -6,6 +6,7 @@ import { SessyncError } from '../shared/errors.js';
 import { keys } from '../shared/keys.js';
 import { NAME_RE } from '../shared/wire.js';
 import { constantTimeEqual, sha256Hex } from './sha256.js';
+import { adminSecretProblem } from './admin-secret.js';
 
 /** What keys.token(hash) holds. */
 export interface TokenRecord {
@@ -107,6 +108,9 @@ export function requireAdmin(secretOf: (c: Context<AppEnv>) => string | undefine
   return async (c, next) => {
     const secret = secretOf(c);
     if (!secret) throw new SessyncError('forbidden', 'the admin API is disabled: set SESSYNC_ADMIN_SECRET (env var, or `wrangler secret put`)');
+    // Workers has no start-up to refuse: a weak secret from the binding keeps the admin API shut instead.
+    const weak = adminSecretProblem(secret);
+    if (weak) throw new SessyncError('forbidden', `the admin API is disabled: ${weak}, then \`wrangler secret put SESSYNC_ADMIN_SECRET\``);
     const given = bearerOf(c);
     if (!given) throw new SessyncError('unauthorized', 'missing admin secret: send "Authorization: Bearer <admin secret>"');
     if (!(await constantTimeEqual(given, secret))) throw new SessyncError('unauthorized', 'admin secret does not match');

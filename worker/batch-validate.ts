@@ -1,7 +1,8 @@
-// Checks a pushed batch before anything is stored: envelope against path, body hash and size, and every entry line.
-import { checkEntry } from '../shared/entry.js';
+// Checks a pushed batch before anything is stored: envelope against path, body hash and size, every entry line, the meta.
+import { checkEntry, checkHeader } from '../shared/entry.js';
 import { SessyncError } from '../shared/errors.js';
-import { ENTRY_ID_RE, LIMITS, type PushBatchRequest } from '../shared/wire.js';
+import { findTooDeepText, findTooDeepValue, formatTooDeep } from '../shared/json-limits.js';
+import { ENTRY_ID_RE, LIMITS, type PushBatchRequest, type SessionMetaInput } from '../shared/wire.js';
 import { sha256Hex } from './sha256.js';
 
 const encoder = new TextEncoder();
@@ -36,7 +37,12 @@ export async function validateBatch(pathSession: string, req: PushBatchRequest):
     if (!/^[A-Za-z0-9+/]+={0,2}$/.test(req.body)) throw bad('an aes-256-gcm body must be base64 ciphertext');
     return bytes.byteLength;
   }
-  if (req.body === '') throw bad('batch body is empty: a batch holds at least one entry');
+  if (req.body === '' || env.entryCount === 0) {
+    // An empty batch announces a session that has only its header yet (it carries the meta): seq 1, nothing else.
+    if (req.body !== '' || env.entryCount !== 0) throw bad(`envelope.entryCount is ${env.entryCount} but the body is ${req.body === '' ? 'empty' : 'not empty'}`);
+    if (env.seq !== 1 || !req.meta) throw bad('an empty batch is only a new session\'s first batch (seq 1, with meta); later batches hold at least one entry');
+    return 0;
+  }
   const lines = splitLines(req.body);
   if (lines.length !== env.entryCount) {
     throw bad(`envelope.entryCount is ${env.entryCount} but the body has ${lines.length} line(s)`);
@@ -51,6 +57,9 @@ export async function validateBatch(pathSession: string, req: PushBatchRequest):
       throw new SessyncError('too_large', `${where}: entry is larger than the limit of ${LIMITS.maxEntryBytes} bytes`);
     }
     if (line.trim() === '') throw bad(`${where} is empty; JSONL bodies have one entry per line`);
+    // Before the parse: every reader of this line later (merge, redaction, the viewer) walks it.
+    const deep = findTooDeepText(line, LIMITS.maxJsonDepth);
+    if (deep) throw bad(`${where}: the entry nests JSON deeper than ${LIMITS.maxJsonDepth} levels (the limit), at ${formatTooDeep(deep)}`);
     let value: unknown;
     try {
       value = JSON.parse(line);
@@ -63,4 +72,21 @@ export async function validateBatch(pathSession: string, req: PushBatchRequest):
     if (!ENTRY_ID_RE.test(id)) throw bad(`${where}: entry id "${id.slice(0, 80)}" is not valid (letters, digits, _ . : - only, at most 128)`);
   }
   return bytes.byteLength;
+}
+
+/**
+ * Throws a 400 SessyncError for a meta the server must not keep: a header nested deeper than
+ * LIMITS.maxJsonDepth, larger than LIMITS.maxHeaderBytes as JSON, or one a client could not use as
+ * a session file's first line.
+ */
+export function validateMeta(meta: SessionMetaInput): void {
+  const path = findTooDeepValue(meta.header, LIMITS.maxJsonDepth);
+  if (path) throw bad(`meta.header nests JSON deeper than ${LIMITS.maxJsonDepth} levels (the limit), at meta.header.${path.slice(0, 6).join('.')}...`);
+  const json = JSON.stringify(meta.header);
+  const size = encoder.encode(json).byteLength;
+  if (size > LIMITS.maxHeaderBytes) {
+    throw new SessyncError('too_large', `meta.header is ${size} bytes as JSON, more than the limit of ${LIMITS.maxHeaderBytes} (a session's first line must stay short for listing)`);
+  }
+  const problem = checkHeader(meta.header);
+  if (problem) throw bad(`meta.header: ${problem}`);
 }

@@ -1,11 +1,13 @@
 // The local server behind `sessync serve` / `npm start`: the Node entry on the file-system store (or the one --store names), with first-start credentials.
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, readFile, rename } from 'node:fs/promises';
+import { chmod, mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SessyncError } from '../shared/errors.js';
+import { adminSecretProblem } from './admin-secret.js';
 import { accountOfToken, createAccount } from './auth.js';
 import { startNodeServer } from './node-server.js';
-import { FsStore } from './store/fs-store.js';
+import { FsStore, narrowToOwner } from './store/fs-store.js';
+import { isStaleTemp, tempOwner } from './store/stale-temps.js';
 import type { BlobStore } from './store/blob-store.js';
 
 export interface LocalServerOptions {
@@ -62,9 +64,11 @@ async function readCredentials(path: string): Promise<Credentials | null> {
   throw new SessyncError('corrupt', `${path} is not a sessync credentials file: move it away and start again to create new credentials`);
 }
 
+const TMP_SUFFIX = '.tmp';
+
 /** Writes the file with mode 0600 through a temp file, fsync and rename, so a crash never leaves half of it. */
 async function writeCredentials(path: string, c: Credentials): Promise<void> {
-  const tmp = `${path}.${process.pid}.tmp`;
+  const tmp = `${path}.${tempOwner()}${TMP_SUFFIX}`;
   const fh = await open(tmp, 'w', 0o600);
   try {
     await fh.writeFile(JSON.stringify(c, null, 2) + '\n');
@@ -90,13 +94,47 @@ async function ensureCredentials(store: BlobStore, path: string, storeName: stri
   return { creds, created: true };
 }
 
+/**
+ * The data folder, private to its owner whoever made it: created 0700, or narrowed to 0700 when it
+ * exists (everything below is then out of others' reach, whatever older versions wrote there).
+ */
+async function ensurePrivateDir(dir: string): Promise<void> {
+  try {
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    await narrowToOwner(dir);
+  } catch (e) {
+    throw new SessyncError('unavailable', `cannot use ${dir} as the server's data folder: ${(e as Error).message}`, { retryable: false, cause: e });
+  }
+}
+
+/** Temp files of a credentials write that a crash interrupted; another live server's write in progress is left alone. */
+async function removeCredentialTemps(dir: string): Promise<void> {
+  const prefix = `${CREDENTIALS_FILE}.`;
+  for (const name of await readdir(dir)) {
+    if (!name.startsWith(prefix) || !name.endsWith(TMP_SUFFIX)) continue;
+    if (isStaleTemp(name.slice(prefix.length), 0, Infinity)) await rm(join(dir, name), { force: true });
+  }
+}
+
 export async function startLocalServer(opts: LocalServerOptions): Promise<LocalServer> {
-  await mkdir(opts.dataDir, { recursive: true, mode: 0o700 });
-  const store = opts.store ?? new FsStore(join(opts.dataDir, BLOBS_DIR));
+  // An admin secret from the environment is checked before anything is created.
+  const envSecret = process.env.SESSYNC_ADMIN_SECRET;
+  const weak = envSecret ? adminSecretProblem(envSecret) : null;
+  if (weak) throw new SessyncError('bad_input', weak);
+  await ensurePrivateDir(opts.dataDir);
+  await removeCredentialTemps(opts.dataDir);
+  let store = opts.store;
+  if (!store) {
+    const fsStore = new FsStore(join(opts.dataDir, BLOBS_DIR));
+    await fsStore.open();
+    store = fsStore;
+  }
   const credentialsPath = join(opts.dataDir, CREDENTIALS_FILE);
   const defaultName = `fs:${join(opts.dataDir, BLOBS_DIR)}`;
   const { creds, created } = await ensureCredentials(store, credentialsPath, opts.storeName ?? defaultName, defaultName);
-  const adminSecret = process.env.SESSYNC_ADMIN_SECRET || creds.adminSecret;
+  // credentials.json from an older version may be wider than 0600.
+  await chmod(credentialsPath, 0o600);
+  const adminSecret = envSecret || creds.adminSecret;
   const server = await startNodeServer({ store, adminSecret, port: opts.port, ...(opts.host ? { host: opts.host } : {}) });
   return { url: server.url, token: creds.token, account: creds.account, credentialsPath, firstStart: created, close: server.close };
 }

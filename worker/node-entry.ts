@@ -3,6 +3,7 @@ import { pathToFileURL } from 'node:url';
 import { startNodeServer } from './node-server.js';
 import { createStoreFromEnv } from './store/store-from-env.js';
 import { SessyncError } from '../shared/errors.js';
+import { adminSecretProblem } from './admin-secret.js';
 
 function portFromEnv(v: string | undefined): number {
   if (v === undefined || v === '') return 8787;
@@ -22,8 +23,11 @@ async function main(): Promise<void> {
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
 
-  const store = await createStoreFromEnv(process.env);
+  // Refused before the store is touched: a weak admin secret must not serve a single request.
   const adminSecret = process.env.SESSYNC_ADMIN_SECRET;
+  const weak = adminSecret ? adminSecretProblem(adminSecret) : null;
+  if (weak) throw new SessyncError('bad_input', weak);
+  const store = await createStoreFromEnv(process.env);
   const server = await startNodeServer({
     store,
     port: portFromEnv(process.env.PORT),

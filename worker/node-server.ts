@@ -1,8 +1,9 @@
 // Serves the app over HTTP on Node with @hono/node-server, on whatever store the caller passes.
-import { createAdaptorServer } from '@hono/node-server';
-import type { Server } from 'node:http';
+import { getRequestListener } from '@hono/node-server';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app.js';
+import { closeEarlyAnswers } from './early-close.js';
 import type { BlobStore } from './store/blob-store.js';
 import { SessyncError } from '../shared/errors.js';
 
@@ -24,7 +25,8 @@ export interface RunningServer {
 
 export async function startNodeServer(opts: NodeServerOptions): Promise<RunningServer> {
   const app = createApp(opts.adminSecret === undefined ? { store: opts.store } : { store: opts.store, adminSecret: opts.adminSecret });
-  const server = createAdaptorServer({ fetch: app.fetch }) as Server;
+  // Draining of unread bodies is done by closeEarlyAnswers (bounded), not by the adapter (which reads up to 64 MiB).
+  const server = createServer(closeEarlyAnswers(getRequestListener(app.fetch, { autoCleanupIncoming: false })));
   const host = opts.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
     server.once('error', (e: NodeJS.ErrnoException) => {

@@ -2,12 +2,21 @@
 import type { Context } from 'hono';
 import type { z } from 'zod';
 import { SessyncError } from '../shared/errors.js';
+import { findTooDeepText, formatTooDeep } from '../shared/json-limits.js';
+import { LIMITS } from '../shared/wire.js';
 
 /** Limit for small JSON bodies (pull cursors, admin calls). */
 export const SMALL_BODY_BYTES = 1024 * 1024;
 
 function tooLarge(limit: number): SessyncError {
   return new SessyncError('too_large', `request body is larger than ${limit} bytes; send smaller batches`);
+}
+
+/** The client went away before its body was complete: nobody reads the answer, and it is no server fault. */
+export class RequestAbortedError extends SessyncError {
+  constructor(cause: unknown) {
+    super('bad_input', 'the request body was cut off: the client disconnected before sending all of it', { cause });
+  }
 }
 
 /** The body as UTF-8 text; 413 past `limit` bytes, 400 when it is not valid UTF-8. */
@@ -25,11 +34,18 @@ export async function readBodyText(c: Context, limit: number): Promise<string> {
   const chunks: Uint8Array[] = [];
   let total = 0;
   for (;;) {
-    const { done, value } = await reader.read();
+    let chunk: ReadableStreamReadResult<Uint8Array>;
+    try {
+      chunk = await reader.read();
+    } catch (e) {
+      throw new RequestAbortedError(e);
+    }
+    const { done, value } = chunk;
     if (done) break;
     total += value.byteLength;
     if (total > limit) {
-      await reader.cancel().catch(() => undefined); // the request is refused either way; nothing is lost
+      // Not cancel(): on Node that destroys the socket before the 413 is out. The runtime ends the connection after it.
+      reader.releaseLock();
       throw tooLarge(limit);
     }
     chunks.push(value);
@@ -54,15 +70,34 @@ export function describeIssues(error: z.ZodError): string {
   return parts.join('; ');
 }
 
-/** JSON-parses and validates text already read; every failure is a 400 SessyncError naming `what`. */
+/** A key that zod would silently drop (it sets no prototype), so a value sent under it would be lost without a word. */
+const PROTO_KEY = '__proto__';
+
+/**
+ * JSON-parses and validates text already read; every failure is a 400 SessyncError naming `what`.
+ * Nesting past LIMITS.maxRequestJsonDepth and `__proto__` keys are refused before the schema runs.
+ */
 export function parseJson<S extends z.ZodType>(text: string, schema: S, what: string): z.infer<S> {
   if (text.trim() === '') throw new SessyncError('bad_input', `${what}: the request body is empty; send a JSON object`);
+  const deep = findTooDeepText(text, LIMITS.maxRequestJsonDepth);
+  if (deep) {
+    throw new SessyncError(
+      'bad_input',
+      `${what}: the request body nests JSON deeper than ${deep.limit} levels, at ${formatTooDeep(deep)} (character ${deep.offset}); ` +
+        `meta.header and each entry may nest at most ${LIMITS.maxJsonDepth} levels`,
+    );
+  }
   let value: unknown;
+  let protoKey = false;
   try {
-    value = JSON.parse(text);
+    value = JSON.parse(text, (key, v: unknown) => {
+      if (key === PROTO_KEY) protoKey = true;
+      return v;
+    });
   } catch (e) {
     throw new SessyncError('bad_input', `${what}: the request body is not valid JSON (${(e as Error).message})`);
   }
+  if (protoKey) throw new SessyncError('bad_input', `${what}: the key "${PROTO_KEY}" is not allowed anywhere in a request`);
   const parsed = schema.safeParse(value);
   if (!parsed.success) throw new SessyncError('bad_input', `${what}: ${describeIssues(parsed.error)}`);
   return parsed.data;

@@ -6,7 +6,8 @@ import { shortId } from '../format/short-id.js';
 import { shortTime } from '../format/describe-entry.js';
 
 const command: Command = {
-  summary: 'List sessions of this project (--all: of every project), newest first.',
+  summary: 'List sessions of this project (--all: of every project), newest entry first.',
+  help: 'Sorted by the time of each session\'s newest entry (as pi does), so every machine lists the same order; the time shown is that entry\'s.',
   usage: '[--all]',
   options: { all: { type: 'boolean', default: false } },
   async run(ctx) {
@@ -23,7 +24,7 @@ const command: Command = {
             .map((r) => {
               const count = r.messageCount === undefined ? '   ?' : String(r.messageCount).padStart(4);
               const what = [r.name, all ? r.cwd : undefined].filter(Boolean).join('  ');
-              return `${shortId(r.id)}  ${shortTime(new Date(r.mtimeMs).toISOString())}  ${count} msgs  ${what}`.trimEnd();
+              return `${shortId(r.id)}  ${shortTime(r.lastEntryAt)}  ${count} msgs  ${what}`.trimEnd();
             })
             .join('\n');
     ctx.print(human, rows);

@@ -3,7 +3,7 @@ import type { Command, CommandContext } from '../command.js';
 import { positionals, sessionOf } from '../store/locate.js';
 import { resumeSession } from '../store/resume-session.js';
 import { migrationNote, resumeText } from '../format/resume-text.js';
-import { isSessyncError } from '../../shared/errors.js';
+import { SessyncError, isSessyncError } from '../../shared/errors.js';
 import { loadLogin } from '../login-store.js';
 
 /** The local file for `ref`; a session that exists only on the server (when logged in) is pulled first. */
@@ -16,13 +16,19 @@ async function locate(ctx: CommandContext, ref: string): Promise<string> {
     // Loaded only here: local resumes never pay for the sync client.
     const { pullRemoteSession } = await import('../sync/remote-resume.js');
     ctx.info(`"${ref}" is not on this machine; looking on the server`);
-    return pullRemoteSession(ref, { cwd: ctx.cwd, env: ctx.env, note: (t) => ctx.info(t) });
+    try {
+      return await pullRemoteSession(ref, { cwd: ctx.cwd, env: ctx.env, note: (t) => ctx.info(t), wait: (t, d) => ctx.waiting(t, d) });
+    } catch (err) {
+      if (!isSessyncError(err, 'unavailable')) throw err;
+      throw new SessyncError('unavailable', `no session matches "${ref}" on this machine, and the server could not be asked: ${err.message}`, { retryable: true, details: err.details, cause: err });
+    }
   }
 }
 
 const command: Command = {
-  summary: 'Resume a session by id prefix (this project first, then all) or path: restores its active branch, model and thinking level. When logged in, a session only on the server is pulled first.',
+  summary: 'Resume a session by id (the short form list shows, or a prefix of the full id; this project first, then all) or path: restores its active branch, model and thinking level. When logged in, a session only on the server is pulled first.',
   usage: '<ref>',
+  help: 'A <ref> is the full id, a prefix of it, or a prefix of the short form that list, log and tree show (for sessync\'s ids the last 8 hex characters: their first ones are the creation time, which sessions of a few weeks share). One that matches several sessions exits 2 and lists them.',
   async run(ctx) {
     const [ref] = positionals(ctx, ['<ref>'], 'sessync resume <ref>');
     const path = await locate(ctx, ref!);

@@ -1,7 +1,7 @@
 // `sessync share <ref> [--at ENTRY] [--expires 7d] [--no-redact]`: uploads one branch, encrypted, and prints the link.
 import { realpath } from 'node:fs/promises';
 import type { Command } from '../command.js';
-import { ApiClient } from '../api-client.js';
+import { ApiClient, reportRetries } from '../api-client.js';
 import { loadLogin } from '../login-store.js';
 import { SessyncError } from '../../shared/errors.js';
 import { describeCounts, type RedactOptions } from '../../shared/redact.js';
@@ -58,7 +58,8 @@ const command: Command = {
     if (prepared.ciphertext.length > LIMITS.maxShareBytes) {
       throw new SessyncError('too_large', `the branch is ${prepared.ciphertext.length} bytes after compression and encryption; a share may be at most ${LIMITS.maxShareBytes}. Share an earlier entry with --at.`);
     }
-    const api = new ApiClient({ url: login.url, token: login.token });
+    ctx.info(`uploading to ${login.url}`);
+    const api = ApiClient.forLogin(login, { onRetry: reportRetries((t, d) => ctx.waiting(t, d)) });
     const res = await api.createShare({
       ciphertext: prepared.ciphertext,
       expiresAt,

@@ -1,28 +1,53 @@
-// `sessync status`: per session, what is not yet pushed and what waits on the server.
+// `sessync status`: per session, what is not yet pushed (local, printed at once) and what waits on the server.
 import type { Command } from '../command.js';
 import { sessionsRoot } from '../store/paths.js';
 import { scopeOf } from '../sync/run-command.js';
-import { syncStatus } from '../sync/sync-status.js';
+import { syncStatus, type StatusReport, type StatusRow } from '../sync/sync-status.js';
+
+function pushText(s: StatusRow): string {
+  const n = s.pendingBatch ? `${s.unpushedEntries} to push + 1 batch unacknowledged` : `${s.unpushedEntries} to push`;
+  return s.notOnServer ? `${n}, not on the server yet` : n;
+}
+
+function localLines(r: StatusReport): string[] {
+  const rows = r.sessions.filter((s) => !s.remoteOnly);
+  const toPush = rows.filter((s) => s.unpushedEntries > 0 || s.pendingBatch || s.notOnServer).length;
+  const lines = [`here: ${rows.length} session(s), ${toPush} to push`];
+  for (const s of rows) lines.push(`  ${s.session}  ${pushText(s)}${s.name ? `  ${s.name}` : ''}`);
+  for (const f of r.skippedFiles) lines.push(`  skipped ${f.path}: ${f.reason}`);
+  return lines;
+}
+
+function serverLines(r: StatusReport): string[] {
+  if (!r.server) return ['server: not logged in (run `sessync login <url> --token <token>`)'];
+  if (r.serverError && r.sessions.every((s) => s.waitingBatches === null)) return [`server: ${r.server}: not checked (${r.serverError.message})`];
+  const toPull = r.sessions.filter((s) => (s.waitingBatches ?? 0) > 0);
+  const lines = [`server: ${r.server}: ${toPull.length} session(s) with entries to pull${r.serverError ? ` (partly checked: ${r.serverError.message})` : ''}`];
+  for (const s of r.sessions) {
+    const behind = s.serverBehind ? '; the server has fewer of my batches than I think (the next sync pushes it again)' : '';
+    if (!s.remoteOnly && !(s.waitingBatches ?? 0) && !behind) continue;
+    const pull = s.remoteOnly ? `only on the server (${s.waitingBatches} batches)` : `${s.waitingBatches ?? 0} batch${s.waitingBatches === 1 ? '' : 'es'} to pull`;
+    lines.push(`  ${s.session}  ${pull}${behind}`);
+  }
+  return lines;
+}
 
 const command: Command = {
-  summary: 'Show, per session, entries not yet pushed and batches waiting on the server (local figures work offline).',
+  summary: 'Show, per session, entries not yet pushed (printed at once, offline too) and batches waiting on the server.',
   usage: '[<ref> | --all]',
   options: { all: { type: 'boolean', default: false } },
   async run(ctx) {
-    const r = await syncStatus({ ...scopeOf(ctx, 'status'), cwd: ctx.cwd, env: ctx.env, root: sessionsRoot(ctx.env) });
-    const lines: string[] = [];
-    lines.push(r.server ? `server: ${r.server}${r.serverError ? ` (${r.serverError.message})` : ''}` : 'server: not logged in (run `sessync login <url> --token <token>`)');
-    for (const s of r.sessions) {
-      const push = s.pendingBatch ? `${s.unpushedEntries} to push + 1 batch unacknowledged` : `${s.unpushedEntries} to push`;
-      const pull = s.waitingBatches === null ? 'server unknown' : s.remoteOnly ? `only on the server (${s.waitingBatches} batches)` : `${s.waitingBatches} batch${s.waitingBatches === 1 ? '' : 'es'} to pull`;
-      const behind = s.serverBehind ? '; the server has fewer of my batches than I think (the next sync pushes it again)' : '';
-      lines.push(`${s.session}  ${push}, ${pull}${behind}${s.name ? `  ${s.name}` : ''}`);
-    }
-    for (const f of r.skippedFiles) lines.push(`skipped ${f.path}: ${f.reason}`);
-    const toPush = r.sessions.filter((s) => s.unpushedEntries > 0 || s.pendingBatch || s.serverBehind).length;
-    const toPull = r.sessions.filter((s) => (s.waitingBatches ?? 0) > 0).length;
-    lines.push(`${r.sessions.length} session(s): ${toPush} with entries to push, ${r.serverError ? 'server not checked' : `${toPull} with entries to pull`}`);
-    ctx.print(lines.join('\n'), r);
+    const r = await syncStatus({
+      ...scopeOf(ctx, 'status'),
+      cwd: ctx.cwd,
+      env: ctx.env,
+      root: sessionsRoot(ctx.env),
+      wait: (t, d) => ctx.waiting(t, d),
+      // The local half goes out before the server is asked: with the server away it is the whole answer.
+      ...(ctx.json ? {} : { onLocal: (local: StatusReport) => ctx.print(localLines(local).join('\n')) }),
+    });
+    if (ctx.json) ctx.print('', r);
+    else ctx.print(serverLines(r).join('\n'));
   },
 };
 export default command;

@@ -1,14 +1,14 @@
 // `sessync sync`: push then pull; with --watch keeps doing it until Ctrl-C.
 import type { Command } from '../command.js';
 import { syncCommand, mapsOf, scopeOf, SCOPE_OPTIONS } from '../sync/run-command.js';
-import { watchSync } from '../sync/watch.js';
+import { WATCH_PULL_MS, WATCH_PUSH_MS, watchCadence, watchSync } from '../sync/watch.js';
 
 const once = syncCommand('sync', 'Push new local entries, then pull remote ones, for this project (or <ref>, or --all).');
 
 const command: Command = {
   ...once,
   usage: '[<ref> | --all] [--map KEY=PATH]... [--watch]',
-  help: `${once.help}\n--watch: push new entries within a second of being written, pull every few seconds, keep going while the server is away; stops on Ctrl-C (SIGINT) or SIGTERM.`,
+  help: `${once.help}\n--watch: keeps syncing: ${watchCadence()}; keeps going while the server is away; stops on Ctrl-C (SIGINT) or SIGTERM.`,
   options: { ...SCOPE_OPTIONS, watch: { type: 'boolean', default: false } },
   async run(ctx) {
     if (ctx.opts.watch !== true) return once.run(ctx);
@@ -23,8 +23,8 @@ const command: Command = {
         env: ctx.env,
         maps: mapsOf(ctx),
         signal: ac.signal,
-        pushEveryMs: Number(ctx.env.SESSYNC_WATCH_PUSH_MS) || 500,
-        pullEveryMs: Number(ctx.env.SESSYNC_WATCH_PULL_MS) || 3_000,
+        pushEveryMs: Number(ctx.env.SESSYNC_WATCH_PUSH_MS) || WATCH_PUSH_MS,
+        pullEveryMs: Number(ctx.env.SESSYNC_WATCH_PULL_MS) || WATCH_PULL_MS,
         report: (line, value) => {
           // One line per event: JSON lines with --json (a stream), text otherwise.
           if (ctx.json) process.stdout.write(JSON.stringify({ ...value, message: line }) + '\n');

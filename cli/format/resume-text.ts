@@ -8,11 +8,17 @@ export function migrationNote(m: MigrateResult): string {
     (m.problems.length ? ` (${m.problems.length} unreadable line(s) stay only in the backup)` : '');
 }
 
+/** The short form and the full id, or the id once when the short form is all of it (pi's 8-hex ids). */
+function bothForms(id: string): string {
+  const short = shortId(id);
+  return short === id ? id : `${short}  ${id}`;
+}
+
 export function resumeText(r: ResumeInfo): string {
   const lines = [
-    `session  ${shortId(r.id)}  ${r.id}`,
+    `session  ${bothForms(r.id)}`,
     `file     ${r.path}`,
-    `leaf     ${r.leafId ? `${shortId(r.leafId)}  ${r.leafId}` : '(empty session)'}`,
+    `leaf     ${r.leafId ? bothForms(r.leafId) : '(empty session)'}`,
     `model    ${r.model ? `${r.model.provider}/${r.model.modelId}` : '(none recorded)'}`,
     `thinking ${r.thinkingLevel ?? '(default)'}`,
     `messages ${r.messageCount} in context`,

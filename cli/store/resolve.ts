@@ -24,7 +24,7 @@ async function byPath(ref: string, cwd: string): Promise<SessionSummary> {
   if (!st.isFile()) throw new SessyncError('bad_input', `${path} is not a file`);
   const h = await readHeader(path);
   if (!h.ok) throw new SessyncError('corrupt', `${path} is not a session file: ${h.reason}`);
-  return { id: h.header.id, path, cwd: h.header.cwd, timestamp: h.header.timestamp, mtimeMs: st.mtimeMs, size: st.size };
+  return { id: h.header.id, path, cwd: h.header.cwd, timestamp: h.header.timestamp, lastEntryAt: h.header.timestamp, mtimeMs: st.mtimeMs, size: st.size };
 }
 
 function ambiguous(kind: string, ref: string, lines: string[], details: unknown): SessyncError {
@@ -37,7 +37,7 @@ function ambiguous(kind: string, ref: string, lines: string[], details: unknown)
 
 /** A session by id prefix (full or short form; this project first, then all) or by path. */
 export async function resolveSession(ref: string, opts: { root: string; realCwd: string; cwd?: string }): Promise<SessionSummary> {
-  if (ref.trim() === '') throw new SessyncError('bad_input', 'a session reference (id prefix or path) is required');
+  if (ref.trim() === '') throw new SessyncError('bad_input', 'a session reference (an id, its short form or a prefix of either, or a path) is required');
   if (looksLikePath(ref)) return byPath(ref, opts.cwd ?? opts.realCwd);
   const pick = (rows: SessionSummary[]) => rows.filter((r) => idMatches(r.id, ref));
   let found = pick(await listSessions({ root: opts.root, realCwd: opts.realCwd }));

@@ -1,8 +1,8 @@
-// Lists sessions by reading only each file's header (at most 4 KiB) or a cached summary checked against size and mtime.
+// Lists sessions, newest entry first, from each file's first and last 4 KiB or a cached summary checked against size and mtime.
 import { readdirSync, realpathSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { projectDir } from './paths.js';
-import { readHeaderSync } from './session-reader.js';
+import { readHeadAndTailSync } from './last-entry-time.js';
 import { loadSummaries, saveSummaries, SummaryLookup } from './summary-cache.js';
 import type { SummaryRow } from './summary-cache.js';
 import { peekTailStateSync } from './tail-state.js';
@@ -12,6 +12,8 @@ export interface SessionSummary {
   path: string;
   cwd: string;
   timestamp: string;
+  /** The newest entry's time (the header's when there is none): what list sorts by, the same on every machine. */
+  lastEntryAt: string;
   mtimeMs: number;
   size: number;
   name?: string;
@@ -73,28 +75,29 @@ async function listDir(dir: string, opts: ListOptions, matches: ((cwd: string) =
     if (!st || !st.isFile()) continue; // removed while listing, or a folder named *.jsonl
     let s = cached.get(name, seen.length);
     if (!s || s[1] !== st.size || s[2] !== st.mtimeMs) {
-      let h;
+      // Name and message count only when an earlier append or open left them for exactly this size and mtime.
+      const t = peekTailStateSync(path);
+      const known = t !== null && t.size === st.size && t.mtimeMs === st.mtimeMs;
+      let r;
       try {
-        h = readHeaderSync(path);
+        r = readHeadAndTailSync(path, st.size, st.mtimeMs, known ? t : null);
       } catch (e) {
         opts.skipped?.push({ path, reason: (e as Error).message });
         continue;
       }
+      const h = r.header;
       if (!h.ok) {
         opts.skipped?.push({ path, reason: h.reason });
         continue;
       }
-      // Name and message count only when an earlier append or open left them for exactly this size and mtime.
-      const t = peekTailStateSync(path);
-      const known = t !== null && t.size === st.size && t.mtimeMs === st.mtimeMs;
-      s = [name, st.size, st.mtimeMs, h.header.id, h.header.cwd, h.header.timestamp, known ? (t.name ?? null) : null, known ? t.messageCount : null];
+      s = [name, st.size, st.mtimeMs, h.header.id, h.header.cwd, h.header.timestamp, known ? (t.name ?? null) : null, known ? t.messageCount : null, r.lastEntryAt];
       dirty = true;
     } else {
       kept++;
     }
     seen.push(s);
     if (matches && !matches(s[4])) continue;
-    const row: SessionSummary = { id: s[3], path, cwd: s[4], timestamp: s[5], mtimeMs: s[2], size: s[1] };
+    const row: SessionSummary = { id: s[3], path, cwd: s[4], timestamp: s[5], lastEntryAt: s[8] ?? s[5], mtimeMs: s[2], size: s[1] };
     if (s[6] !== null) row.name = s[6];
     if (s[7] !== null) row.messageCount = s[7];
     rows.push(row);
@@ -104,7 +107,19 @@ async function listDir(dir: string, opts: ListOptions, matches: ((cwd: string) =
   return rows;
 }
 
-/** Sessions of this project (header cwd checked: the folder name is lossy) or of every project; newest first (mtime). */
+/** Newest entry first, as pi lists; equal times by id, so every machine lists one order. Times parsed once per row. */
+function byNewestEntry(rows: SessionSummary[]): SessionSummary[] {
+  const keyed = rows.map((r) => ({ r, t: timeOr(r.lastEntryAt) }));
+  keyed.sort((a, b) => (a.t !== b.t ? (b.t > a.t ? 1 : -1) : a.r.id === b.r.id ? 0 : a.r.id < b.r.id ? 1 : -1));
+  return keyed.map((k) => k.r);
+}
+
+function timeOr(ts: string): number {
+  const t = Date.parse(ts);
+  return Number.isNaN(t) ? -Infinity : t;
+}
+
+/** Sessions of this project (header cwd checked: the folder name is lossy) or of every project; newest entry first. */
 export async function listSessions(opts: ListOptions): Promise<SessionSummary[]> {
   let out: SessionSummary[];
   if (opts.all) {
@@ -117,5 +132,5 @@ export async function listSessions(opts: ListOptions): Promise<SessionSummary[]>
     if (!opts.realCwd) throw new Error('listSessions: realCwd is required unless all is set');
     out = await listDir(projectDir(opts.root, opts.realCwd), opts, cwdMatcher(opts.realCwd));
   }
-  return out.sort((a, b) => b.mtimeMs - a.mtimeMs || (a.id < b.id ? 1 : -1));
+  return byNewestEntry(out);
 }

@@ -61,7 +61,7 @@ export const HEADER_PREFIX_BYTES = 4096;
 
 export type HeaderRead = { ok: true; header: SessionHeader } | { ok: false; reason: string };
 
-function parseHeaderPrefix(buf: Buffer, bytesRead: number): HeaderRead {
+export function parseHeaderPrefix(buf: Buffer, bytesRead: number): HeaderRead {
   const nl = buf.subarray(0, bytesRead).indexOf(0x0a);
   if (nl < 0 && bytesRead === HEADER_PREFIX_BYTES) return { ok: false, reason: `first line longer than ${HEADER_PREFIX_BYTES} bytes` };
   const text = buf.toString('utf8', 0, nl < 0 ? bytesRead : nl);

@@ -3,13 +3,13 @@ import { basename, dirname, join } from 'node:path';
 import { readJsonOrNull, writeJsonAtomic } from './atomic-json.js';
 import { cacheDir, cacheKey } from './paths.js';
 
-const FORMAT = 3;
+const FORMAT = 4;
 
 /**
  * One file's row. A list of tuples rather than an object keyed by file name: list parses 10,000
  * of them per run, and JSON.parse makes arrays markedly faster than an object with 10,000 keys.
  */
-export type SummaryRow = [file: string, size: number, mtimeMs: number, id: string, cwd: string, timestamp: string, name: string | null, messageCount: number | null];
+export type SummaryRow = [file: string, size: number, mtimeMs: number, id: string, cwd: string, timestamp: string, name: string | null, messageCount: number | null, lastEntryAt: string | null];
 
 export interface SummaryCache {
   format: number;

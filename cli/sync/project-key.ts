@@ -38,24 +38,39 @@ function git(cwd: string, args: string[]): Promise<string | null> {
   });
 }
 
-const cache = new Map<string, Promise<string>>();
+/** A project key and how it was found: what `sessync project` shows. */
+export interface ProjectKeyInfo {
+  key: string;
+  source: 'git-remote' | 'git-root' | 'path';
+  /** The remote URL, the root commit, or why the path was used. */
+  detail: string;
+}
 
-/** The project key of a folder; folders that do not exist here get the path key. Cached per process. */
-export function projectKey(dir: string): Promise<string> {
+const cache = new Map<string, Promise<ProjectKeyInfo>>();
+
+/** The project key of a folder, with how it was found; folders that do not exist here get the path key. Cached per process. */
+export function describeProjectKey(dir: string): Promise<ProjectKeyInfo> {
   let p = cache.get(dir);
   if (!p) cache.set(dir, (p = computeKey(dir)));
   return p;
 }
 
-async function computeKey(dir: string): Promise<string> {
+/** The project key of a folder (see describeProjectKey). */
+export async function projectKey(dir: string): Promise<string> {
+  return (await describeProjectKey(dir)).key;
+}
+
+async function computeKey(dir: string): Promise<ProjectKeyInfo> {
   const isDir = await stat(dir).then((s) => s.isDirectory(), () => false);
-  if (isDir) {
-    const remote = await git(dir, ['config', '--get', 'remote.origin.url']);
-    if (remote) return normaliseRemote(remote);
-    const roots = await git(dir, ['rev-list', '--max-parents=0', 'HEAD']);
-    if (roots) return `git-root:${roots.split('\n').sort()[0]}`;
+  if (!isDir) return { key: `path:${dir}`, source: 'path', detail: 'the folder does not exist on this machine' };
+  const remote = await git(dir, ['config', '--get', 'remote.origin.url']);
+  if (remote) return { key: normaliseRemote(remote), source: 'git-remote', detail: `git remote "origin" is ${remote}` };
+  const roots = await git(dir, ['rev-list', '--max-parents=0', 'HEAD']);
+  if (roots) {
+    const root = roots.split('\n').sort()[0]!;
+    return { key: `git-root:${root}`, source: 'git-root', detail: `git repository without an "origin" remote; its first commit is ${root}` };
   }
-  return `path:${dir}`;
+  return { key: `path:${dir}`, source: 'path', detail: 'not in a git repository with a commit, so the key is the folder path, which differs between machines: use --map on the other machine' };
 }
 
 /** Parses `--map KEY=PATH` values. */

@@ -138,7 +138,8 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
     for (const b of res.batches) bytes += b.body.length;
 
     if (path === undefined) {
-      if (incoming.length === 0 && !res.more) {
+      // A session announced by an empty batch (only a header so far) is created here with its header alone.
+      if (res.batches.length === 0 && !res.more) {
         throw new SessyncError('not_found', `session ${session} has no entries on the server yet`);
       }
       const meta = await ctx.api.sessionMeta(session);

@@ -186,8 +186,15 @@ export async function pushSession(ctx: SyncContext, target: PushTarget): Promise
     result.skipped.push(...slice.skipped);
     if (slice.end === st.pushedOffset) break; // only an unfinished line: the next push takes it
     if (slice.lines.length === 0) {
-      // Only pulled, blank or invalid lines: nothing to send, move on.
       const done = slice.end >= size;
+      if (done && !st.metaSent && st.nextSeq === 1 && st.pending === null) {
+        // Only a header so far (`sessync new` without --model): an empty first batch carries the meta, so the
+        // session reaches the other machines now, not only after its first entry.
+        st = { ...st, pending: { seq: 1, batchId: randomUUID(), entryCount: 0, sha256: sha256Hex(''), endOffset: slice.end, body: '' } };
+        await ctx.state.save(st);
+        continue;
+      }
+      // Only pulled, blank or invalid lines: nothing to send, move on.
       st = { ...st, pushedOffset: slice.end, ...(done ? { skipIds: [] } : {}) };
       await ctx.state.save(st);
       continue;

@@ -1,5 +1,6 @@
 // For `resume <ref>`: a session that exists only on the server is found by id prefix, pulled into its project folder here.
 import { SessyncError } from '../../shared/errors.js';
+import type { WaitReport } from '../api-client.js';
 import { realCwd as toRealCwd } from '../store/paths.js';
 import { projectKey } from './project-key.js';
 import { pullSession } from './pull.js';
@@ -11,6 +12,7 @@ export interface RemoteResumeOptions {
   env?: NodeJS.ProcessEnv;
   maps?: Record<string, string>;
   note?: (text: string) => void;
+  wait?: WaitReport;
 }
 
 /**
@@ -20,7 +22,7 @@ export interface RemoteResumeOptions {
  */
 export async function pullRemoteSession(ref: string, opts: RemoteResumeOptions): Promise<string> {
   const env = opts.env ?? process.env;
-  const ctx = await openSync(env, opts.note ? { note: opts.note } : {});
+  const ctx = await openSync(env, { ...(opts.note ? { note: opts.note } : {}), ...(opts.wait ? { wait: opts.wait } : {}) });
   return withSyncLock(ctx, async () => {
     const matches = matchRemote(await ctx.api.allHeads(), ref);
     if (matches.length === 0) throw new SessyncError('not_found', `no session matches "${ref}" here or on the server ${ctx.api.url}`);

@@ -54,6 +54,7 @@ export function syncCommand(mode: SyncMode, summary: string): Command {
         maps: mapsOf(ctx),
         progress: createProgress({ json: ctx.json }),
         note: (t) => ctx.info(t),
+        wait: (t, d) => ctx.waiting(t, d),
       });
       ctx.print(summaryLine(summary), summary);
       return summary.failed ? 1 : 0;

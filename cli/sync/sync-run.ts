@@ -3,7 +3,7 @@ import { mkdir, realpath } from 'node:fs/promises';
 import { SessyncError, isSessyncError } from '../../shared/errors.js';
 import { diffSessions, planSync, type LocalStatus, type SyncOp } from '../../shared/sync-plan.js';
 import type { Head, SessionMetaResponse } from '../../shared/wire.js';
-import { ApiClient } from '../api-client.js';
+import { ApiClient, reportRetries, type WaitReport } from '../api-client.js';
 import { requireLogin } from '../login-store.js';
 import { withFileLock } from '../store/file-lock.js';
 import { realCwd as toRealCwd, sessionsRoot, sessyncHome } from '../store/paths.js';
@@ -12,6 +12,7 @@ import { resolveSession } from '../store/resolve.js';
 import { idMatches } from '../format/short-id.js';
 import { projectKey } from './project-key.js';
 import { remoteProjectKeys } from './remote-keys.js';
+import { projectKeysHere } from './project-scope.js';
 import { pushSession } from './push.js';
 import { pullSession } from './pull.js';
 import { SyncState, serverKey } from './sync-state.js';
@@ -30,6 +31,8 @@ export interface RunOptions {
   maps?: Record<string, string>;
   progress?: Progress;
   note?: (text: string) => void;
+  /** Retries: what the run waits for (default: through note). */
+  wait?: WaitReport;
   /** A client to use instead of the saved login (benches count its requests). */
   api?: ApiClient;
   /** Note per-session errors as they happen (default); a watcher reports them itself, once per change. */
@@ -67,19 +70,14 @@ export interface RunSummary {
 }
 
 /** Login, client, state, host id: what every network command needs. */
-export async function openSync(env: NodeJS.ProcessEnv, o: { api?: ApiClient; note?: (t: string) => void } = {}): Promise<SyncContext> {
+export async function openSync(env: NodeJS.ProcessEnv, o: { api?: ApiClient; note?: (t: string) => void; wait?: WaitReport } = {}): Promise<SyncContext> {
   let api = o.api;
-  let account: string | undefined;
   if (!api) {
-    const login = await requireLogin(env);
-    account = login.account;
-    api = new ApiClient({
-      url: login.url,
-      token: login.token,
-      onRetry: (e, attempt, ms) => o.note?.(`${e.message}; retry ${attempt} in ${(ms / 1000).toFixed(1)} s`),
-    });
+    const note = o.note;
+    api = ApiClient.forLogin(await requireLogin(env), { onRetry: reportRetries(o.wait ?? ((t) => note?.(t))) });
   }
-  const state = new SyncState(sessyncHome(env), serverKey(api.url, account));
+  // Server and account from the client itself: a watcher's own client and a one-off sync share one state folder.
+  const state = new SyncState(sessyncHome(env), serverKey(api.url, api.account));
   await mkdir(state.dir, { recursive: true, mode: 0o700 });
   const ctx: SyncContext = { api, state, hostId: await state.hostId(o.note), sessionsRoot: sessionsRoot(env), env };
   if (o.note) ctx.note = o.note;
@@ -166,13 +164,22 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
       const st = states.get(l.id);
       return { session: l.id, size: l.size, pushedOffset: st?.pushedOffset ?? 0, pendingSeq: st?.pending?.seq ?? null, cursor: st?.cursor ?? {}, nextSeq: st?.nextSeq ?? 1 };
     });
-    if (wantsPull && heads.length === 0) heads = await ctx.api.allHeads();
+    if (wantsPull && heads.length === 0) {
+      try {
+        heads = await ctx.api.allHeads();
+      } catch (e) {
+        if (!isSessyncError(e, 'unavailable')) throw e;
+        // The local answer still comes: what this machine holds that the server has not seen.
+        const waiting = status.filter((x) => x.size > x.pushedOffset || x.pendingSeq !== null).length;
+        throw new SessyncError('unavailable', `${e.message}. Nothing was synced; here ${locals.length} session(s), ${waiting} with entries to push.`, { retryable: true, details: e.details, cause: e });
+      }
+    }
     const headsKnown = wantsPull; // push alone does not ask for heads (a no-op push costs no request)
     if (wantsPull && only && o.ref === undefined && cwdKey) {
       // This project's sessions that only the server has: matched by project key, not by path.
       const remoteOnly = [...new Set(heads.map((h) => h.session))].filter((s) => !byId.has(s));
-      const keys = await remoteProjectKeys(ctx, remoteOnly);
-      for (const [s, k] of keys) if (k === cwdKey) only.add(s);
+      const here = rc ? await projectKeysHere(ctx, rc, maps) : new Set([cwdKey]);
+      for (const [s, k] of await remoteProjectKeys(ctx, remoteOnly)) if (here.has(k)) only.add(s);
     }
     const ops: SyncOp[] = planSync(diffSessions(status, heads, ctx.hostId), { push: wantsPush, pull: wantsPull, fetchRemoteOnly, headsKnown, ...(only ? { only } : {}) });
 

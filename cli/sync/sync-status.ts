@@ -7,8 +7,9 @@ import { realCwd as toRealCwd } from '../store/paths.js';
 import { listSessions, type SessionSummary } from '../store/session-index.js';
 import { resolveSession } from '../store/resolve.js';
 import { loadLogin } from '../login-store.js';
+import type { WaitReport } from '../api-client.js';
 import { openSync } from './sync-run.js';
-import { projectKey } from './project-key.js';
+import { projectKeysHere } from './project-scope.js';
 import { remoteProjectKeys } from './remote-keys.js';
 
 export interface StatusRow {
@@ -23,6 +24,8 @@ export interface StatusRow {
   waitingBatches: number | null;
   /** The session exists only on the server. */
   remoteOnly: boolean;
+  /** Never pushed nor pulled here: the next push announces it (even one with only a header). */
+  notOnServer?: boolean;
   /** The server holds fewer of this machine's batches than the state says it acknowledged: the next sync pushes it again. */
   serverBehind?: boolean;
 }
@@ -66,7 +69,21 @@ async function countTail(path: string, from: number, size: number, skip: Readonl
   }
 }
 
-export async function syncStatus(o: { ref?: string; all?: boolean; cwd: string; env: NodeJS.ProcessEnv; root: string }): Promise<StatusReport> {
+export interface StatusOptions {
+  ref?: string;
+  all?: boolean;
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  root: string;
+  /** --map KEY=PATH given now: sessions of those projects count as this folder's. */
+  maps?: Record<string, string>;
+  /** Called with the local figures before the server is asked (they never wait on the network). */
+  onLocal?: (report: StatusReport) => void;
+  /** Retries: what the server part waits for. */
+  wait?: WaitReport;
+}
+
+export async function syncStatus(o: StatusOptions): Promise<StatusReport> {
   let locals: SessionSummary[];
   const skippedFiles: { path: string; reason: string }[] = [];
   let rc: string | undefined;
@@ -76,56 +93,66 @@ export async function syncStatus(o: { ref?: string; all?: boolean; cwd: string; 
 
   const login = await loadLogin(o.env);
   const report: StatusReport = { server: login?.url ?? null, sessions: [], skippedFiles };
-  let heads: Head[] | null = null;
-  const ctx = await openSync(o.env, {}).catch((e) => {
+  const ctx = await openSync(o.env, o.wait ? { wait: o.wait } : {}).catch((e) => {
     if (isSessyncError(e, 'unauthorized')) return null;
     throw e;
   });
-  if (!ctx) report.serverError = { code: 'unauthorized', message: 'not logged in: run `sessync login <url> --token <token>`' };
-  else {
-    try {
-      heads = await ctx.api.allHeads();
-    } catch (e) {
-      if (!isSessyncError(e)) throw e;
-      report.serverError = { code: e.code, message: e.message }; // local figures are still shown
-    }
-  }
   const states = ctx ? await ctx.state.all() : new Map();
+  // Local figures first: they come from the files and the state beside them, never from the server.
+  for (const l of locals) {
+    const st = states.get(l.id);
+    const row: StatusRow = {
+      session: l.id,
+      path: l.path,
+      unpushedEntries: await countTail(l.path, st?.pushedOffset ?? 0, l.size, new Set(st?.skipIds ?? [])),
+      unpushedBytes: Math.max(0, l.size - (st?.pushedOffset ?? 0)),
+      pendingBatch: Boolean(st?.pending),
+      waitingBatches: null,
+      remoteOnly: false,
+    };
+    if (l.name) row.name = l.name;
+    if (!st?.metaSent) row.notOnServer = true;
+    report.sessions.push(row);
+  }
+  if (!ctx) report.serverError = { code: 'unauthorized', message: 'not logged in: run `sessync login <url> --token <token>`' };
+  o.onLocal?.(report);
+  if (!ctx) return report;
+
+  let heads: Head[];
+  try {
+    heads = await ctx.api.allHeads();
+  } catch (e) {
+    if (!isSessyncError(e)) throw e;
+    report.serverError = { code: e.code, message: e.message }; // the local figures stand
+    return report;
+  }
   const status: LocalStatus[] = locals.map((l) => {
     const st = states.get(l.id);
     return { session: l.id, size: l.size, pushedOffset: st?.pushedOffset ?? 0, pendingSeq: st?.pending?.seq ?? null, cursor: st?.cursor ?? {}, nextSeq: st?.nextSeq ?? 1 };
   });
-  const ids = new Set(locals.map((l) => l.id));
-  const diffs = diffSessions(status, heads ?? [], ctx?.hostId ?? '');
-  const byId = new Map(locals.map((l) => [l.id, l]));
+  const diffs = diffSessions(status, heads, ctx.hostId);
+  const rows = new Map(report.sessions.map((r) => [r.session, r]));
   // This project's sessions that only the server has (matched by project key, as sync does); --all lists every one.
   const mine = new Set<string>();
-  if (ctx && heads && rc !== undefined) {
+  if (rc !== undefined) {
     const remoteOnly = diffs.filter((d) => !d.local).map((d) => d.session);
-    const key = await projectKey(rc);
     try {
-      for (const [s, k] of await remoteProjectKeys(ctx, remoteOnly)) if (k === key) mine.add(s);
+      const keys = await projectKeysHere(ctx, rc, o.maps ?? {});
+      for (const [s, k] of await remoteProjectKeys(ctx, remoteOnly)) if (keys.has(k)) mine.add(s);
     } catch (e) {
       if (!isSessyncError(e)) throw e;
-      report.serverError ??= { code: e.code, message: e.message };
+      report.serverError = { code: e.code, message: e.message };
     }
   }
   for (const d of diffs) {
-    const l = byId.get(d.session);
-    if (!l && (o.ref || (!o.all && !mine.has(d.session)))) continue;
-    const st = states.get(d.session);
-    const row: StatusRow = {
-      session: d.session,
-      unpushedEntries: l ? await countTail(l.path, st?.pushedOffset ?? 0, l.size, new Set(st?.skipIds ?? [])) : 0,
-      unpushedBytes: d.unpushedBytes,
-      pendingBatch: d.pending,
-      waitingBatches: heads ? d.waitingBatches : null,
-      remoteOnly: !ids.has(d.session),
-    };
-    if (heads && d.serverBehind) row.serverBehind = true;
-    if (l) row.path = l.path;
-    if (l?.name) row.name = l.name;
-    report.sessions.push(row);
+    const known = rows.get(d.session);
+    if (known) {
+      known.waitingBatches = d.waitingBatches;
+      if (d.serverBehind) known.serverBehind = true;
+      continue;
+    }
+    if (o.ref || (!o.all && !mine.has(d.session))) continue;
+    report.sessions.push({ session: d.session, unpushedEntries: 0, unpushedBytes: 0, pendingBatch: false, waitingBatches: d.waitingBatches, remoteOnly: true });
   }
   return report;
 }

@@ -1,4 +1,4 @@
-// `sessync sync --watch`: pushes appended entries within a second, pulls every few seconds, rides out server outages.
+// `sessync sync --watch`: checks for appended entries every half second and pushes them, pulls every 3 s, rides out outages.
 import { isSessyncError } from '../../shared/errors.js';
 import { ApiClient } from '../api-client.js';
 import { requireLogin } from '../login-store.js';
@@ -18,6 +18,15 @@ export interface WatchOptions {
   /** State changes and moved entries, one line each. */
   report: (line: string, value: Record<string, unknown>) => void;
   api?: ApiClient;
+}
+
+/** Defaults of the two periods; SESSYNC_WATCH_PUSH_MS / SESSYNC_WATCH_PULL_MS change them. */
+export const WATCH_PUSH_MS = 500;
+export const WATCH_PULL_MS = 3_000;
+
+/** The one sentence that says how fast a watcher moves entries: help, README and the watcher itself use it. */
+export function watchCadence(pushMs = WATCH_PUSH_MS, pullMs = WATCH_PULL_MS): string {
+  return `checks for new entries every ${pushMs / 1000} s and pushes them at once; pulls every ${pullMs / 1000} s`;
 }
 
 const sleep = (ms: number, signal: AbortSignal) =>
@@ -43,20 +52,20 @@ function failureKey(s: RunSummary): string {
 
 /** Runs until the signal aborts; returns the number of cycles that failed. */
 export async function watchSync(o: WatchOptions): Promise<number> {
-  const pushEvery = o.pushEveryMs ?? 500;
-  const pullEvery = o.pullEveryMs ?? 3_000;
+  const pushEvery = o.pushEveryMs ?? WATCH_PUSH_MS;
+  const pullEvery = o.pullEveryMs ?? WATCH_PULL_MS;
   let api = o.api;
   if (!api) {
     const login = await requireLogin(o.env);
     // One quick retry per call: the loop below does the long backoff, and keeps checking local files meanwhile.
-    api = new ApiClient({ url: login.url, token: login.token, retries: 1, baseDelayMs: 200 });
+    api = ApiClient.forLogin(login, { retries: 1, baseDelayMs: 200 });
   }
   let lastPull = 0;
   let online: boolean | null = null;
   let backoff = 0;
   let failures = 0;
   let lastFailed = '';
-  o.report(`watching ${o.ref ?? (o.all ? 'every session' : 'this project')}: push within ${pushEvery} ms of a change, pull every ${pullEvery / 1000} s; Ctrl-C stops`, { event: 'start' });
+  o.report(`watching ${o.ref ?? (o.all ? 'every session' : 'this project')}: ${watchCadence(pushEvery, pullEvery)}; Ctrl-C stops`, { event: 'start' });
   while (!o.signal.aborted) {
     const pullDue = Date.now() - lastPull >= pullEvery;
     const started = Date.now();

@@ -4,9 +4,9 @@ import { createApp } from '../../worker/app.js';
 import { MemoryStore } from '../../worker/store/memory-store.js';
 import { ErrorBodySchema, LIMITS, type PushBatchRequest } from '../../shared/wire.js';
 import { sha256Hex } from '../../worker/sha256.js';
-import { TestClient, adminCreateAccount, appFetcher, entryLine, makeBatch, metaFor, type Fetcher } from './routes-helpers.js';
+import { TEST_ADMIN_SECRET, TestClient, storeSnapshot, adminCreateAccount, appFetcher, entryLine, makeBatch, metaFor, type Fetcher } from './routes-helpers.js';
 
-const ADMIN = 'admin-secret-for-bad-requests';
+const ADMIN = TEST_ADMIN_SECRET;
 const BASE = 'http://sessync.test';
 
 let store: MemoryStore;
@@ -15,17 +15,7 @@ let alice: TestClient;
 let bob: TestClient;
 let aliceAccount: string;
 
-/** Every key and its bytes, to prove a refused request changed nothing. */
-async function snapshot(): Promise<Map<string, string>> {
-  const out = new Map<string, string>();
-  let cursor: string | undefined;
-  do {
-    const p = await store.list(cursor ? { cursor } : {});
-    for (const k of p.keys) out.set(k, (await store.get(k))!.etag);
-    cursor = p.cursor;
-  } while (cursor);
-  return out;
-}
+const snapshot = () => storeSnapshot(store);
 
 /** A push of batch 2 of host h in session s1 (batch 1 exists), changed by `edit`, with the hash recomputed unless `keepSha`. */
 async function push2(edit: (r: PushBatchRequest) => void, opts: { keepSha?: boolean } = {}): Promise<unknown> {

@@ -152,6 +152,67 @@ describe('FsStore, file-system specifics', () => {
     }
   });
 
+  it('on open: a dead writer\'s temp files and an earlier life\'s of this pid go at once; a live writer\'s stay', async () => {
+    const root = join(t.dir, 'temps');
+    const tmp = join(root, '.tmp');
+    mkdirSync(tmp, { recursive: true });
+    const exited = spawn(process.execPath, ['-e', '']);
+    const deadPid = await new Promise<number>((resolve) => exited.once('exit', () => resolve(exited.pid!)));
+    const sleeper = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 120000)']);
+    try {
+      await new Promise((resolve) => sleeper.once('spawn', resolve));
+      writeFileSync(join(tmp, `${deadPid}-0badf00d-aa`), 'half of a dead writer\'s batch');
+      writeFileSync(join(tmp, `${process.pid}-0badf00d-bb`), 'this pid, an earlier process (a restarted container)');
+      writeFileSync(join(tmp, `${sleeper.pid}-0badf00d-cc`), 'a write in progress in another live process');
+      writeFileSync(join(tmp, 'stranger'), 'not named by this store: goes only once it is old');
+      const store = new FsStore(root);
+      await store.open();
+      expect(readdirSync(tmp).sort()).toEqual([`${sleeper.pid}-0badf00d-cc`, 'stranger'].sort());
+      expect((await store.list()).keys).toEqual([]);
+      expect(await store.get('stranger')).toBeNull();
+    } finally {
+      sleeper.kill('SIGKILL');
+    }
+  });
+
+  it('kill -9 between a temp write and its link: readers never see the temp, and the next open removes it', async () => {
+    const root = join(t.dir, 'killed');
+    const writer = join(t.dir, 'half-writer.mjs');
+    // The real write path up to the moment a crash can strike: the temp file written and fsynced, not yet linked.
+    await build({
+      stdin: {
+        contents: `
+          import { FsStore } from ${JSON.stringify(join(REPO_ROOT, 'worker/store/fs-store.ts'))};
+          const store = new FsStore(process.argv[2]);
+          await store.putIfAbsent('a/done', new TextEncoder().encode('complete'));
+          await store['writeTemp']('a/half', new Uint8Array(1024 * 1024).fill(0x7b));
+          process.stdout.write('temp written\\n');
+          setInterval(() => {}, 1000);`,
+        resolveDir: REPO_ROOT,
+        loader: 'ts',
+      },
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      outfile: writer,
+      logLevel: 'silent',
+    });
+    const child = spawn(process.execPath, [writer, root], { stdio: ['ignore', 'pipe', 'inherit'] });
+    await new Promise<void>((resolve, reject) => {
+      child.stdout.on('data', (d) => String(d).includes('temp written') && resolve());
+      child.once('exit', (code) => reject(new Error(`writer exited ${code} before its temp write`)));
+    });
+    child.kill('SIGKILL');
+    await new Promise((resolve) => child.once('exit', resolve));
+    expect(readdirSync(join(root, '.tmp'))).toHaveLength(1);
+    const reader = new FsStore(root);
+    expect((await reader.list()).keys).toEqual(['a/done']);
+    expect(await reader.get('a/half')).toBeNull();
+    await reader.open();
+    expect(readdirSync(join(root, '.tmp'))).toEqual([]);
+    expect(dec.decode((await reader.get('a/done'))!.body)).toBe('complete');
+  }, 60_000);
+
   it('delete prunes the directories it empties, up to the root', async () => {
     const root = join(t.dir, 'prune');
     const store = new FsStore(root);

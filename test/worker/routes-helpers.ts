@@ -1,8 +1,12 @@
 // Test helpers for the service routes: build valid batches and call the app like a client; no node:* so workerd can use them too.
 import type { Hono } from 'hono';
 import type { AppEnv } from '../../worker/app-env.js';
+import type { BlobStore } from '../../worker/store/blob-store.js';
 import type { PushBatchRequest } from '../../shared/wire.js';
 import { sha256Hex } from '../../worker/sha256.js';
+
+/** An admin secret that passes the server's minimum (32+ random-looking characters), shared by the suites and the workerd config. */
+export const TEST_ADMIN_SECRET = 'q7Vb2LxN9wKe4TzR8mHc3JpY6sDf1GaU';
 
 export interface Fetcher {
   fetch(req: Request): Promise<Response> | Response;
@@ -115,4 +119,23 @@ export async function adminCreateAccount(target: Fetcher, adminSecret: string): 
   const r = await new TestClient(target, adminSecret).call('POST', '/v1/admin/accounts', { name: 'test' });
   if (r.status !== 201) throw new Error(`create account answered ${r.status}: ${r.text}`);
   return r.json;
+}
+
+/** Every key under `prefix`, following the store's pages. */
+export async function storedKeys(store: BlobStore, prefix = ''): Promise<string[]> {
+  const out: string[] = [];
+  let cursor: string | undefined;
+  do {
+    const p = await store.list(cursor ? { prefix, cursor } : { prefix });
+    out.push(...p.keys);
+    cursor = p.cursor;
+  } while (cursor);
+  return out;
+}
+
+/** Every key and its etag, to prove a refused request changed nothing. */
+export async function storeSnapshot(store: BlobStore): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  for (const k of await storedKeys(store)) out.set(k, (await store.get(k))!.etag);
+  return out;
 }

@@ -4,20 +4,11 @@ import { createApp } from '../../worker/app.js';
 import type { BlobStore } from '../../worker/store/blob-store.js';
 import { keys } from '../../shared/keys.js';
 import { ChangesResponseSchema } from '../../shared/wire.js';
-import { TestClient, adminCreateAccount, appFetcher, makeBatch, metaFor } from './routes-helpers.js';
+import { TEST_ADMIN_SECRET, TestClient, storedKeys, adminCreateAccount, appFetcher, makeBatch, metaFor } from './routes-helpers.js';
 
-const ADMIN = 'admin-secret-for-races';
+const ADMIN = TEST_ADMIN_SECRET;
 
-async function keysUnder(store: BlobStore, prefix: string): Promise<string[]> {
-  const out: string[] = [];
-  let cursor: string | undefined;
-  do {
-    const p = await store.list(cursor ? { prefix, cursor } : { prefix });
-    out.push(...p.keys);
-    cursor = p.cursor;
-  } while (cursor);
-  return out;
-}
+const keysUnder = storedKeys;
 
 export function describeRouteRaces(name: string, open: () => Promise<{ store: BlobStore; cleanup?: () => Promise<void> | void }>): void {
   describe(`push races [${name}]`, () => {

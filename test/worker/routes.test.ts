@@ -5,11 +5,12 @@ import { MemoryStore } from '../../worker/store/memory-store.js';
 import { keys } from '../../shared/keys.js';
 import { PullResponseSchema, ChangesResponseSchema, SessionMetaResponseSchema, ErrorBodySchema, HealthResponseSchema } from '../../shared/wire.js';
 import { FsStore } from '../../worker/store/fs-store.js';
-import { TestClient, adminCreateAccount, appFetcher, makeBatch, metaFor } from './routes-helpers.js';
+import { TEST_ADMIN_SECRET, TestClient, adminCreateAccount, appFetcher, makeBatch, metaFor } from './routes-helpers.js';
 import { describeRouteRaces } from './routes-races.case.js';
 import { tempDir } from '../helpers/cli.js';
 
-const ADMIN = 'admin-secret-for-tests';
+const ADMIN = TEST_ADMIN_SECRET;
+const ENV_SECRET = 'Xr4nW8qLz2Tb6VyK0pHs5JdM9cFg3AeU';
 
 let store: MemoryStore;
 let anon: TestClient;
@@ -59,8 +60,8 @@ describe('health, whoami and tokens', () => {
   });
 
   it('the admin secret comes from the SESSYNC_ADMIN_SECRET binding when not given', async () => {
-    const f = appFetcher(createApp({ store }), { SESSYNC_ADMIN_SECRET: 'from-env' });
-    expect((await new TestClient(f, 'from-env').call('POST', '/v1/admin/accounts')).status).toBe(201);
+    const f = appFetcher(createApp({ store }), { SESSYNC_ADMIN_SECRET: ENV_SECRET });
+    expect((await new TestClient(f, ENV_SECRET).call('POST', '/v1/admin/accounts')).status).toBe(201);
     expect((await new TestClient(f, ADMIN).call('POST', '/v1/admin/accounts')).status).toBe(401);
     const off = appFetcher(createApp({ store }));
     const r = await new TestClient(off, 'anything').call('POST', '/v1/admin/accounts');

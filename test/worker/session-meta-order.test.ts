@@ -6,9 +6,9 @@ import { MemoryStore } from '../../worker/store/memory-store.js';
 import { SessyncError } from '../../shared/errors.js';
 import { keys } from '../../shared/keys.js';
 import { ChangesResponseSchema, ErrorBodySchema, SessionMetaResponseSchema } from '../../shared/wire.js';
-import { TestClient, adminCreateAccount, appFetcher, makeBatch, metaFor } from './routes-helpers.js';
+import { TEST_ADMIN_SECRET, TestClient, adminCreateAccount, appFetcher, makeBatch, metaFor } from './routes-helpers.js';
 
-const ADMIN = 'admin-secret-for-tests';
+const ADMIN = TEST_ADMIN_SECRET;
 
 /**
  * A real MemoryStore that records the order of its writes and can be told to fail the next write of a key

@@ -4,17 +4,18 @@ import { describe, expect, it } from 'vitest';
 import { createApp } from '../../worker/app.js';
 import { MemoryStore } from '../../worker/store/memory-store.js';
 import { VIEWER_SCRIPT } from '../../worker/viewer/viewer-bundle.js';
+import { TEST_ADMIN_SECRET } from './routes-helpers.js';
 // @ts-expect-error: a plain .mjs build script without type declarations
 import { BUNDLE_PATH, buildViewerModule } from '../../worker/viewer/build-viewer.mjs';
 
-const app = createApp({ store: new MemoryStore(), adminSecret: 'x' });
+const app = createApp({ store: new MemoryStore(), adminSecret: TEST_ADMIN_SECRET });
 const get = (path: string) => app.request(`http://sessync.test${path}`);
 
 describe('GET /s/:token', () => {
-  it('serves the same static page for any token, with strict security headers', async () => {
+  it('serves the same static page for any token (404 for unknown ones), with strict security headers', async () => {
     const a = await get('/s/' + 'A'.repeat(43));
     const b = await get('/s/anything-at-all');
-    expect(a.status).toBe(200);
+    expect([a.status, b.status]).toEqual([404, 404]);
     const html = await a.text();
     expect(await b.text()).toBe(html);
     expect(a.headers.get('content-type')).toMatch(/^text\/html/);

@@ -5,9 +5,9 @@ import { MemoryStore } from '../../worker/store/memory-store.js';
 import { keys } from '../../shared/keys.js';
 import { sha256Hex } from '../../worker/sha256.js';
 import { SHARE_TOKEN_RE, fromBase64Url } from '../../shared/share-crypto.js';
-import { TestClient, adminCreateAccount, appFetcher } from './routes-helpers.js';
+import { TEST_ADMIN_SECRET, TestClient, adminCreateAccount, appFetcher } from './routes-helpers.js';
 
-const ADMIN = 'admin-secret-for-share-tests';
+const ADMIN = TEST_ADMIN_SECRET;
 const DAY = 24 * 3600 * 1000;
 
 async function setup() {

@@ -3,10 +3,10 @@ import { env, exports } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ChangesResponseSchema, ErrorBodySchema, HealthResponseSchema, PullResponseSchema } from '../../shared/wire.js';
 import { keys } from '../../shared/keys.js';
-import { TestClient, adminCreateAccount, makeBatch, metaFor, type Fetcher } from '../worker/routes-helpers.js';
+import { TEST_ADMIN_SECRET, TestClient, adminCreateAccount, makeBatch, metaFor, type Fetcher } from '../worker/routes-helpers.js';
 
 // Set in test/vitest.workers.config.ts as a miniflare binding.
-const ADMIN = 'test-admin-secret';
+const ADMIN = TEST_ADMIN_SECRET;
 
 const worker: Fetcher = { fetch: (req) => (exports as any).default.fetch(req) };
 const bucket = (env as unknown as { BUCKET: R2Bucket }).BUCKET;

@@ -5,10 +5,10 @@ import { CreateShareResponseSchema, ErrorBodySchema, ListSharesResponseSchema, S
 import { SHARE_TOKEN_RE, decryptShare, encryptShare, newShareKey } from '../../shared/share-crypto.js';
 import { sha256Hex } from '../../worker/sha256.js';
 import { keys } from '../../shared/keys.js';
-import { TestClient, adminCreateAccount, type Fetcher } from '../worker/routes-helpers.js';
+import { TEST_ADMIN_SECRET, TestClient, adminCreateAccount, type Fetcher } from '../worker/routes-helpers.js';
 
 // Set in test/vitest.workers.config.ts as a miniflare binding.
-const ADMIN = 'test-admin-secret';
+const ADMIN = TEST_ADMIN_SECRET;
 
 const worker: Fetcher = { fetch: (req) => (exports as any).default.fetch(req) };
 const bucket = (env as unknown as { BUCKET: R2Bucket }).BUCKET;

@@ -6,9 +6,9 @@ import { SessyncError } from '../../shared/errors.js';
 import { keys, parseHeadKey } from '../../shared/keys.js';
 import { LIMITS, PushBatchRequestSchema, type BatchEnvelope, type PushBatchResponse, type SessionMetaInput } from '../../shared/wire.js';
 import { requireAccount } from '../auth.js';
-import { validateBatch } from '../batch-validate.js';
+import { validateBatch, validateMeta } from '../batch-validate.js';
 import { readJson } from '../request-body.js';
-import { encodeJson, keyExists, listAll, nameParam, readBatch, type StoredMeta } from '../session-data.js';
+import { encodeJson, keyExists, listAll, nameParam, readBatch, sessionHeads, type StoredMeta } from '../session-data.js';
 
 export const batchesRoutes = new Hono<AppEnv>();
 
@@ -37,26 +37,42 @@ async function advanceHead(store: BlobStore, account: string, env: BatchEnvelope
   await Promise.all(existing.filter((h) => h.seq < top).map((h) => store.delete(h.key)));
 }
 
-/** Stores the session's meta once, as first pushed; a cheap read first because clients may send meta with every push. */
-async function storeMeta(store: BlobStore, account: string, session: string, meta: SessionMetaInput): Promise<void> {
-  const key = keys.sessionMeta(account, session);
-  if (await store.get(key)) return;
+function metaRecord(meta: SessionMetaInput): StoredMeta {
   const record: StoredMeta = { header: meta.header, projectKey: meta.projectKey, created: new Date().toISOString() };
   if (meta.name !== undefined) record.name = meta.name;
-  await store.putIfAbsent(key, encodeJson(record));
+  return record;
+}
+
+/** Stores the session's meta once, as first pushed; a cheap read first because clients may send meta with every push. */
+async function storeMeta(store: BlobStore, account: string, session: string, encoded: Uint8Array): Promise<void> {
+  const key = keys.sessionMeta(account, session);
+  if (await store.get(key)) return;
+  await store.putIfAbsent(key, encoded);
 }
 
 batchesRoutes.post('/v1/sessions/:session/batches', requireAccount, async (c) => {
   const session = nameParam(c, 'session', 'session id');
   const req = await readJson(c, PushBatchRequestSchema, LIMITS.maxRequestBytes, 'push batch');
+  // Everything is checked and serialised before the first write: a refused or unserialisable part must not leave
+  // a batch behind with no head and no meta.
   await validateBatch(session, req);
+  if (req.meta) validateMeta(req.meta);
   const store = c.var.store;
   const account = c.var.account;
   const env = req.envelope;
+  const batchRecord = encodeJson({ envelope: env, body: req.body });
+  const meta = req.meta ? encodeJson(metaRecord(req.meta)) : null;
 
   // Gapless per host: a pull walks seqs 1..head, so a hole would stall every reader. The head usually proves
   // batch seq-1 exists; only when it lags (a crash before its write) is the batch itself looked up.
   const heads = await hostHeads(store, account, env);
+  // A host new to the session: every reader lists all hosts' heads (Workers allows ~50 list pages per request).
+  if (heads.length === 0 && env.seq === 1) {
+    const hosts = (await sessionHeads(store, account, session)).size;
+    if (hosts >= LIMITS.maxHostsPerSession) {
+      throw new SessyncError('too_large', `session ${session} already has batches from ${hosts} hosts, the limit; push from one of them or start a new session`);
+    }
+  }
   const top = Math.max(0, ...heads.map((h) => h.seq));
   if (env.seq > 1 && top < env.seq - 1 && !(await keyExists(store, keys.batch(account, session, env.host, env.seq - 1)))) {
     throw new SessyncError('conflict', `seq gap: host ${env.host} has no batch ${env.seq - 1} in session ${session}; push batches in order starting at 1`);
@@ -64,7 +80,7 @@ batchesRoutes.post('/v1/sessions/:session/batches', requireAccount, async (c) =>
 
   const batchKey = keys.batch(account, session, env.host, env.seq);
   let status: PushBatchResponse['status'] = 'created';
-  if (!(await store.putIfAbsent(batchKey, encodeJson({ envelope: env, body: req.body })))) {
+  if (!(await store.putIfAbsent(batchKey, batchRecord))) {
     const stored = await readBatch(store, batchKey);
     if (!stored) throw new SessyncError('unavailable', `batch ${env.seq} of host ${env.host} was reported present but cannot be read; retry`, { retryable: true });
     if (!sameBatch(stored.envelope, env)) {
@@ -79,7 +95,7 @@ batchesRoutes.post('/v1/sessions/:session/batches', requireAccount, async (c) =>
   // Both only after the batch is safely stored, and the meta before the head: the head is what makes the session
   // appear on /v1/changes, so a client that sees it must find the meta too (a failure in between leaves no head
   // and the client's retry, which carries the meta again, completes both).
-  if (req.meta) await storeMeta(store, account, session, req.meta);
+  if (meta) await storeMeta(store, account, session, meta);
   await advanceHead(store, account, env, heads);
   const res: PushBatchResponse = { status, session, host: env.host, seq: env.seq };
   return c.json(res, status === 'created' ? 201 : 200);

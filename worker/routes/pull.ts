@@ -15,7 +15,9 @@ const PARALLEL_GETS = 8;
 
 pullRoutes.post('/v1/sessions/:session/pull', requireAccount, async (c) => {
   const session = nameParam(c, 'session', 'session id');
-  const { cursor } = await readJson(c, PullRequestSchema, SMALL_BODY_BYTES, 'pull');
+  const { cursor: sent } = await readJson(c, PullRequestSchema, SMALL_BODY_BYTES, 'pull');
+  // A Map, not the parsed object: host ids are user input, and `constructor` or `toString` must not read Object.prototype.
+  const cursor = new Map(Object.entries(sent));
   const store = c.var.store;
   const account = c.var.account;
   const heads = await sessionHeads(store, account, session);
@@ -26,11 +28,11 @@ pullRoutes.post('/v1/sessions/:session/pull', requireAccount, async (c) => {
   for (const host of [...heads.keys()].sort()) {
     const head = heads.get(host)!;
     // A cursor past the head (e.g. a client that talked to another server) just yields nothing for that host.
-    for (let seq = (cursor[host] ?? 0) + 1; seq <= head && wanted.length < LIMITS.maxBatchesPerPull; seq++) wanted.push({ host, seq });
+    for (let seq = (cursor.get(host) ?? 0) + 1; seq <= head && wanted.length < LIMITS.maxBatchesPerPull; seq++) wanted.push({ host, seq });
   }
 
   const batches: StoredBatch[] = [];
-  const next: Cursor = { ...cursor };
+  const next = new Map(cursor);
   let bytes = 0;
   outer: for (let i = 0; i < wanted.length; i += PARALLEL_GETS) {
     const slice = wanted.slice(i, i + PARALLEL_GETS);
@@ -41,12 +43,13 @@ pullRoutes.post('/v1/sessions/:session/pull', requireAccount, async (c) => {
       // Batches are written before their head, so a missing one below a head means lost data, not bad input.
       if (!b) throw new SessyncError('internal', `batch ${w.seq} of host ${w.host} in session ${session} is missing below its head ${heads.get(w.host)}`);
       batches.push(b);
-      next[w.host] = w.seq;
+      next.set(w.host, w.seq);
       bytes += b.body.length;
       if (bytes >= LIMITS.maxPullBytes) break outer;
     }
   }
-  const more = [...heads].some(([host, head]) => head > (next[host] ?? 0));
-  const res: PullResponse = { batches, cursor: next, more };
+  const more = [...heads].some(([host, head]) => head > (next.get(host) ?? 0));
+  // fromEntries defines own properties, so every host id, whatever its name, is in the answer.
+  const res: PullResponse = { batches, cursor: Object.fromEntries(next) as Cursor, more };
   return c.json(res);
 });

@@ -147,15 +147,20 @@ sharesRoutes.delete('/v1/shares/:idOrToken', requireAccount, async (c) => {
   return c.json({ revoked: true as const, id: index.id });
 });
 
-sharesRoutes.get('/v1/shares/:token/blob', async (c) => {
-  noStore(c);
-  const token = c.req.param('token');
+/** The live share record of a token; 404 for a malformed or unknown token, 410 for a revoked or expired one. */
+async function liveShare(store: BlobStore, token: string): Promise<ShareRecord> {
   const missing = new SessyncError('not_found', 'this share link does not exist: check that the whole link was copied');
   if (!SHARE_TOKEN_RE.test(token)) throw missing;
-  const rec = await getJson<ShareRecord>(c.var.store, keys.share(await sha256Hex(token)), 'share record');
+  const rec = await getJson<ShareRecord>(store, keys.share(await sha256Hex(token)), 'share record');
   if (!rec) throw missing;
   if (rec.revoked) throw new SessyncError('gone', 'this share was revoked by its owner');
   if (Date.parse(rec.expiresAt) <= Date.now()) throw new SessyncError('gone', `this share expired at ${rec.expiresAt}`);
+  return rec;
+}
+
+sharesRoutes.get('/v1/shares/:token/blob', async (c) => {
+  noStore(c);
+  const rec = await liveShare(c.var.store, c.req.param('token'));
   if (rec.ciphertext === undefined) throw new SessyncError('internal', 'share record has no ciphertext');
   const body: ShareBlobResponse = { ciphertext: rec.ciphertext, expiresAt: rec.expiresAt, id: rec.id };
   return c.json(body);
@@ -172,9 +177,17 @@ sharesRoutes.get('/s/assets/viewer.css', (c) => {
   return c.body(VIEWER_CSS);
 });
 
-sharesRoutes.get('/s/:token', (c) => {
+sharesRoutes.get('/s/:token', async (c) => {
   for (const [k, v] of Object.entries(viewerHeaders('text/html; charset=utf-8'))) c.header(k, v);
   // The page is the same for every token, but a link should not be cached by anything between.
   c.header('Cache-Control', 'no-store');
-  return c.body(VIEWER_PAGE);
+  // Its status says what the page's script will show: 404 unknown, 410 revoked or expired (the script reads the blob's message).
+  let status: 200 | 404 | 410 = 200;
+  try {
+    await liveShare(c.var.store, c.req.param('token'));
+  } catch (e) {
+    if (!(e instanceof SessyncError) || (e.code !== 'not_found' && e.code !== 'gone')) throw e;
+    status = e.code === 'gone' ? 410 : 404;
+  }
+  return c.body(VIEWER_PAGE, status);
 });

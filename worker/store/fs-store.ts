@@ -5,12 +5,19 @@ import { promises as fs } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { SessyncError } from '../../shared/errors.js';
 import type { BlobObject, BlobStore, ListOptions, ListPage } from './blob-store.js';
+import { isStaleTemp, tempOwner } from './stale-temps.js';
 
 const MAX_PAGE = 1000;
 /** Temp files live inside the root (same file system, so link/rename stay atomic) under a name keys never map to. */
 const TMP_DIR = '.tmp';
-/** Temp files older than this are left over from a crashed writer and are removed on open. */
+/**
+ * On open, temp files of dead writers are removed at once; those of a live pid only past this age
+ * (the pid may be reused). Readers never see temp files: list skips dot names and keys never map to one.
+ */
 const STALE_TMP_MS = 60 * 60 * 1000;
+/** Folders and files only their owner can read: the store holds every account's sessions. */
+const DIR_MODE = 0o700;
+const FILE_MODE = 0o600;
 /** A writer whose parent directory vanished (pruned by a concurrent delete) recreates it this many times. */
 const MAX_DIR_RACES = 8;
 
@@ -86,6 +93,16 @@ export function decodeEntryName(name: string): { segment: string; isDir: boolean
 }
 
 
+/** chmod 0700, or a warning when the folder is someone else's (the operator chose that; the store still works). */
+export async function narrowToOwner(dir: string): Promise<void> {
+  try {
+    await fs.chmod(dir, DIR_MODE);
+  } catch (e) {
+    if (errno(e) !== 'EPERM') throw e;
+    console.warn(`sessync file store: cannot make ${dir} private to its owner (${(e as Error).message}); check its permissions`);
+  }
+}
+
 function errno(e: unknown): string | undefined {
   return (e as NodeJS.ErrnoException | null)?.code;
 }
@@ -111,6 +128,14 @@ export class FsStore implements BlobStore {
   private ready: Promise<void> | undefined;
 
   constructor(readonly root: string) {}
+
+  /**
+   * Creates the root (0700) or narrows an existing one, and removes the temp files of writers that
+   * died (kill -9, power loss). Servers call it on start; writes call it on first use anyway.
+   */
+  open(): Promise<void> {
+    return this.init();
+  }
 
   get(key: string): Promise<BlobObject | null> {
     return this.read(key);
@@ -235,7 +260,9 @@ export class FsStore implements BlobStore {
 
   private init(): Promise<void> {
     this.ready ??= (async () => {
-      await fs.mkdir(join(this.root, TMP_DIR), { recursive: true });
+      await fs.mkdir(join(this.root, TMP_DIR), { recursive: true, mode: DIR_MODE });
+      // An existing root (made by hand, or by an older version) is narrowed: that closes everything below it.
+      await narrowToOwner(this.root);
       await this.sweepStaleTemps();
     })().catch((e) => {
       this.ready = undefined;
@@ -250,15 +277,15 @@ export class FsStore implements BlobStore {
     for (const name of await fs.readdir(dir)) {
       const p = join(dir, name);
       const st = await fs.stat(p).catch(() => null); // gone already: another process swept it
-      if (st && now - st.mtimeMs > STALE_TMP_MS) await fs.rm(p, { force: true });
+      if (st && isStaleTemp(name, now - st.mtimeMs, STALE_TMP_MS)) await fs.rm(p, { force: true });
     }
   }
 
   private async writeTemp(key: string, body: Uint8Array): Promise<string> {
     await this.init();
-    const tmp = join(this.root, TMP_DIR, `${process.pid}-${randomBytes(8).toString('hex')}`);
+    const tmp = join(this.root, TMP_DIR, `${tempOwner()}-${randomBytes(8).toString('hex')}`);
     try {
-      const fh = await fs.open(tmp, 'wx');
+      const fh = await fs.open(tmp, 'wx', FILE_MODE);
       try {
         await fh.writeFile(body);
         await fh.sync(); // the data must be on disk before the name points at it
@@ -288,7 +315,7 @@ export class FsStore implements BlobStore {
         return;
       } catch (e) {
         if (errno(e) !== 'ENOENT' || attempt >= MAX_DIR_RACES) throw e;
-        await fs.mkdir(dirname(path), { recursive: true });
+        await fs.mkdir(dirname(path), { recursive: true, mode: DIR_MODE });
       }
     }
   }

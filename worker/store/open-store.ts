@@ -48,13 +48,15 @@ export async function openStore(c: StoreConfig, opts: { check?: boolean } = {}):
   if (c.kind === 'fs') {
     if (check) {
       try {
-        await fs.mkdir(c.dir, { recursive: true });
+        await fs.mkdir(c.dir, { recursive: true, mode: 0o700 }); // FsStore narrows an existing root on open
         await fs.access(c.dir, fsc.W_OK);
       } catch (e) {
         throw new SessyncError('unavailable', `${c.source} ${c.dir} cannot be used: ${(e as Error).message}`, { retryable: false, cause: e });
       }
     }
-    return new FsStore(c.dir);
+    const store = new FsStore(c.dir);
+    if (check) await store.open(); // leftovers of a crashed run are cleaned now, not on the first write
+    return store;
   }
 
   // Loaded only for S3: the SDK is most of a cold start, and `sessync serve` on files never needs it.

@@ -1,0 +1,71 @@
+// A session file's header and newest entry time from at most 4 KiB at each end: what `list` sorts by, as pi does.
+import { closeSync, openSync, readSync } from 'node:fs';
+import { HEADER_PREFIX_BYTES, parseHeaderPrefix, type HeaderRead } from './session-reader.js';
+import type { TailState } from './tail-state.js';
+
+const TAIL_BYTES = 4096;
+/** A last line longer than this (a pasted image) is not read through: the header time stands in for it. */
+const MAX_TAIL_SCAN = 1 << 20;
+
+const headBuf = Buffer.alloc(HEADER_PREFIX_BYTES);
+
+function timeOf(ts: unknown): number {
+  return typeof ts === 'string' ? Date.parse(ts) : NaN;
+}
+
+/** The newest `timestamp` among the entry lines that start inside buf (buf starts at file byte `base`). */
+function newestIn(buf: Buffer, base: number): string | null {
+  // A window that does not start the file starts inside a line: skip to the first line start.
+  let pos = base === 0 ? 0 : buf.indexOf(0x0a) + 1;
+  if (base !== 0 && pos === 0) return null;
+  let best: string | null = null;
+  while (pos < buf.length) {
+    let nl = buf.indexOf(0x0a, pos);
+    if (nl < 0) nl = buf.length; // a last line without its newline: used when it parses (pi's own last line)
+    if (base + pos !== 0) {
+      try {
+        const ts = (JSON.parse(buf.toString('utf8', pos, nl)) as { timestamp?: unknown }).timestamp;
+        if (typeof ts === 'string' && !Number.isNaN(timeOf(ts)) && (best === null || timeOf(ts) > timeOf(best))) best = ts;
+      } catch {
+        // a torn or damaged line: doctor reports it; here it only has no time to offer
+      }
+    }
+    pos = nl + 1;
+  }
+  return best;
+}
+
+export interface HeadAndTail {
+  header: HeaderRead;
+  /** The newest entry time found (ISO); null when the file has no entry line that could be read. */
+  lastEntryAt: string | null;
+}
+
+/**
+ * Reads the header and the newest entry time of a file of `size` bytes. The tail state (left by an append or an
+ * open, peeked by the caller) gives the time for free when it describes exactly this size and mtime; otherwise the last 4 KiB are read.
+ * The newest time, not the file's mtime: mtime is the pull time on another machine, the entry times are the same.
+ */
+export function readHeadAndTailSync(path: string, size: number, mtimeMs: number, t: TailState | null): HeadAndTail {
+  const fd = openSync(path, 'r');
+  try {
+    const n = readSync(fd, headBuf, 0, HEADER_PREFIX_BYTES, 0);
+    const header = parseHeaderPrefix(headBuf, n);
+    if (!header.ok) return { header, lastEntryAt: null };
+    if (t !== null && t.size === size && t.mtimeMs === mtimeMs) {
+      let best: string | null = null;
+      for (const id in t.tips) if (best === null || timeOf(t.tips[id]) > timeOf(best)) best = t.tips[id]!;
+      return { header, lastEntryAt: best };
+    }
+    if (size <= n) return { header, lastEntryAt: newestIn(headBuf.subarray(0, n), 0) };
+    for (let want = TAIL_BYTES; ; want *= 4) {
+      const len = Math.min(want, size);
+      const buf = Buffer.alloc(len);
+      const got = readSync(fd, buf, 0, len, size - len);
+      const found = newestIn(buf.subarray(0, got), size - len);
+      if (found !== null || len === size || want >= MAX_TAIL_SCAN) return { header, lastEntryAt: found };
+    }
+  } finally {
+    closeSync(fd);
+  }
+}

@@ -1,0 +1,232 @@
+// The hostile-input table: bad requests a client can send, each with the 4xx and message it must get; run on Node and in workerd.
+import { expect } from 'vitest';
+import { ErrorBodySchema, LIMITS, type PushBatchRequest } from '../../shared/wire.js';
+import { sha256Hex } from '../../worker/sha256.js';
+import { entryLine, makeBatch, metaFor } from './routes-helpers.js';
+
+/** What the runner sets up before the table runs: two accounts, session s1 (host h, batch 1) of alice, two shares of alice. */
+export interface HostileContext {
+  alice: string;
+  bob: string;
+  adminSecret: string;
+  aliceAccount: string;
+  liveShareId: string;
+  revokedShareToken: string;
+}
+
+export interface HostileRequest {
+  method: string;
+  path: string;
+  /** Whose bearer value goes in Authorization (default alice); a string is sent as the whole header. */
+  auth?: 'alice' | 'bob' | 'admin' | 'none' | { header: string };
+  body?: string | Uint8Array;
+}
+
+export interface HostileCase {
+  name: string;
+  status: number;
+  /** The error message must match; for `page` cases the HTML page is checked instead. */
+  message: RegExp;
+  page?: boolean;
+  request: (ctx: HostileContext) => HostileRequest | Promise<HostileRequest>;
+}
+
+const deepObject = (n: number) => '{"a":'.repeat(n) + '1' + '}'.repeat(n);
+const deepArray = (n: number) => '['.repeat(n) + ']'.repeat(n);
+const FUTURE = () => new Date(Date.now() + 24 * 3600 * 1000).toISOString();
+
+/** Batch 2 of host h in s1 (batch 1 exists), with its meta, changed by `edit`; the hash is recomputed unless `keepSha`. */
+async function push(edit: (r: PushBatchRequest & Record<string, any>) => void, opts: { keepSha?: boolean; path?: string } = {}): Promise<HostileRequest> {
+  const req = await makeBatch({ session: 's1', host: 'h', seq: 2, meta: metaFor('s1') });
+  edit(req);
+  if (!opts.keepSha) req.envelope.sha256 = await sha256Hex(req.body);
+  return { method: 'POST', path: opts.path ?? '/v1/sessions/s1/batches', body: JSON.stringify(req) };
+}
+
+/** A valid push whose JSON text is changed by `edit` (for what JSON.stringify cannot write, like an own __proto__ key). */
+async function editText(edit: (text: string) => string): Promise<HostileRequest> {
+  const r = await push(() => undefined);
+  return { ...r, body: edit(r.body as string) };
+}
+
+/** A push whose body is exactly `lines` (raw JSONL lines). */
+const pushLines = (...lines: string[]) => push((r) => {
+  r.body = lines.join('\n') + '\n';
+  r.envelope.entryCount = lines.length;
+});
+const entry = (extra: Record<string, unknown>) => JSON.stringify(entryLine('h', 2, 0, extra));
+const header = (extra: Record<string, unknown>) => push((r) => (r.meta = { ...metaFor('s1'), header: { ...metaFor('s1').header, ...extra } }));
+const raw = (method: string, path: string, body?: string, auth?: HostileRequest['auth']): HostileRequest => ({ method, path, ...(body === undefined ? {} : { body }), ...(auth ? { auth } : {}) });
+const pull = (body: string, session = 's1', auth?: HostileRequest['auth']) => raw('POST', `/v1/sessions/${session}/pull`, body, auth);
+const share = (body: Record<string, unknown>) => raw('POST', '/v1/shares', JSON.stringify({ ciphertext: 'AAAA', expiresAt: FUTURE(), ...body }));
+const admin = (path: string, body?: string) => raw('POST', path, body, 'admin');
+
+export const HOSTILE_CASES: HostileCase[] = [
+  // Poison content (issue 9, defects 1 and 2): refused with the limit named, before anything is stored.
+  { name: 'entry nested 3,000 levels deep', status: 400, message: /body line 1: the entry nests JSON deeper than 64 levels/, request: () => pushLines(entry({ data: JSON.parse(deepObject(3000)) })) },
+  { name: 'entry nested 65 levels (one past the limit)', status: 400, message: /deeper than 64 levels/, request: () => pushLines(JSON.stringify({ ...entryLine('h', 2, 0), x: JSON.parse(deepObject(64)) })) },
+  { name: 'entry of nested arrays', status: 400, message: /deeper than 64 levels/, request: () => pushLines(entry({ content: JSON.parse(deepArray(2000)) })) },
+  { name: 'deep entry as line 2 of 2', status: 400, message: /body line 2: the entry nests/, request: () => pushLines(entry({}), JSON.stringify({ ...entryLine('h', 2, 1), d: JSON.parse(deepArray(100)) })) },
+  { name: 'meta.header nested 3,000 levels deep', status: 400, message: /deeper than 66 levels, at meta\.header.*at most 64/, request: () => header({ x: JSON.parse(deepObject(3000)) }) },
+  { name: 'meta.header nested 70 levels', status: 400, message: /at meta\.header/, request: () => header({ x: JSON.parse(deepArray(70)) }) },
+  { name: 'meta.header over 2 KiB', status: 413, message: /meta\.header is \d+ bytes as JSON, more than the limit of 2048/, request: () => header({ note: 'n'.repeat(3000) }) },
+  { name: 'meta.header that is not a session header', status: 400, message: /meta\.header: first line is not a session header/, request: () => header({ type: 'message' }) },
+  { name: 'meta.header without cwd', status: 400, message: /meta\.header: session header without a "cwd" string/, request: () => header({ cwd: 7 }) },
+  { name: 'meta.header with a bad version', status: 400, message: /meta\.header: session header "version"/, request: () => header({ version: -1 }) },
+  { name: 'meta.header with a __proto__ key', status: 400, message: /"__proto__" is not allowed/, request: () => editText((t) => t.replace('"header":{', '"header":{"__proto__":{"cwd":"/x"},')) },
+  { name: '__proto__ at the top of a push', status: 400, message: /"__proto__" is not allowed/, request: () => editText((t) => t.replace(/^\{/, '{"__proto__":{},')) },
+  { name: 'deep JSON in an unknown envelope field', status: 400, message: /deeper than 66 levels, at envelope/, request: () => push((r) => ((r.envelope as any).x = JSON.parse(deepArray(100)))) },
+  { name: 'meta.projectKey empty', status: 400, message: /meta\.projectKey/, request: () => push((r) => (r.meta!.projectKey = '')) },
+  { name: 'meta.projectKey over 1,000 characters', status: 400, message: /meta\.projectKey/, request: () => push((r) => (r.meta!.projectKey = 'p'.repeat(1001))) },
+  { name: 'meta.name over 1,000 characters', status: 400, message: /meta\.name/, request: () => push((r) => (r.meta!.name = 'n'.repeat(1001))) },
+  { name: 'meta with an unknown field', status: 400, message: /meta/, request: () => push((r) => ((r.meta as any).owner = 'x')) },
+  { name: 'meta.header not an object', status: 400, message: /meta\.header/, request: () => push((r) => ((r.meta as any).header = 'session')) },
+  // Request shape.
+  { name: 'malformed JSON', status: 400, message: /not valid JSON/, request: () => raw('POST', '/v1/sessions/s1/batches', '{"envelope": {') },
+  { name: 'empty body', status: 400, message: /body is empty/, request: () => raw('POST', '/v1/sessions/s1/batches', '') },
+  { name: 'JSON array body', status: 400, message: /expected object/, request: () => raw('POST', '/v1/sessions/s1/batches', '[1,2]') },
+  { name: 'JSON null body', status: 400, message: /expected object/, request: () => raw('POST', '/v1/sessions/s1/batches', 'null') },
+  { name: 'body of 3,000 nested arrays', status: 400, message: /deeper than 66 levels/, request: () => raw('POST', '/v1/sessions/s1/batches', deepArray(3000)) },
+  { name: 'unknown top-level field', status: 400, message: /unrecognized key/i, request: () => push((r) => (r.extra = 1)) },
+  { name: 'invalid UTF-8', status: 400, message: /UTF-8/, request: () => ({ method: 'POST', path: '/v1/sessions/s1/batches', body: new Uint8Array([0x7b, 0xff, 0xfe, 0x7d]) }) },
+  { name: 'body over 10 MB (Content-Length)', status: 413, message: /larger than/, request: () => raw('POST', '/v1/sessions/s1/batches', 'x'.repeat(LIMITS.maxRequestBytes + 1)) },
+  // Envelope.
+  { name: 'seq as a string', status: 400, message: /envelope\.seq/, request: () => push((r) => ((r.envelope as any).seq = '2')) },
+  { name: 'seq 0', status: 400, message: /envelope\.seq/, request: () => push((r) => (r.envelope.seq = 0)) },
+  { name: 'seq negative', status: 400, message: /envelope\.seq/, request: () => push((r) => (r.envelope.seq = -2)) },
+  { name: 'seq not an integer', status: 400, message: /envelope\.seq/, request: () => push((r) => (r.envelope.seq = 1.5)) },
+  { name: 'seq past the key width', status: 400, message: /envelope\.seq/, request: () => push((r) => (r.envelope.seq = 1e12)) },
+  { name: 'entryCount 0', status: 400, message: /envelope\.entryCount/, request: () => push((r) => (r.envelope.entryCount = 0)) },
+  { name: 'entryCount over the batch limit', status: 400, message: /envelope\.entryCount/, request: () => push((r) => (r.envelope.entryCount = LIMITS.maxEntriesPerBatch + 1)) },
+  { name: 'batchId with a slash', status: 400, message: /envelope\.batchId/, request: () => push((r) => (r.envelope.batchId = 'a/b')) },
+  { name: 'sha256 not lowercase hex', status: 400, message: /envelope\.sha256/, request: () => push((r) => (r.envelope.sha256 = 'ABC'), { keepSha: true }) },
+  { name: 'sha256 of another body', status: 400, message: /sha256 does not match/, request: () => push((r) => (r.body = r.body.replace('entry 0', 'entry X')), { keepSha: true }) },
+  { name: 'entryCount not the line count', status: 400, message: /entryCount is 4 but the body has 3/, request: () => push((r) => (r.envelope.entryCount = 4)) },
+  { name: 'unknown encoding', status: 400, message: /envelope\.encoding/, request: () => push((r) => ((r.envelope as any).encoding = 'gzip')) },
+  { name: 'ciphertext that is not base64', status: 400, message: /base64/, request: () => push((r) => (r.envelope.encoding = 'aes-256-gcm')) },
+  { name: 'unknown envelope field', status: 400, message: /envelope/, request: () => push((r) => ((r.envelope as any).owner = 'me')) },
+  { name: 'host with a traversal', status: 400, message: /envelope\.host: host id/, request: () => push((r) => (r.envelope.host = '../h')) },
+  { name: 'host id of 129 characters', status: 400, message: /envelope\.host/, request: () => push((r) => (r.envelope.host = 'h'.repeat(129))) },
+  { name: 'envelope session with a slash', status: 400, message: /envelope\.session/, request: () => push((r) => (r.envelope.session = 's1/meta')) },
+  { name: 'envelope session not the one in the URL', status: 400, message: /does not match the session in the URL/, request: () => push(() => undefined, { path: '/v1/sessions/s2/batches' }) },
+  // Entry lines.
+  { name: 'empty batch body', status: 400, message: /body is empty/, request: () => push((r) => (r.body = '')) },
+  { name: 'blank line between entries', status: 400, message: /line 2 is empty/, request: () => pushLines(entry({}), '', JSON.stringify(entryLine('h', 2, 1))) },
+  { name: 'line that is not JSON', status: 400, message: /line 2 is not valid JSON/, request: () => pushLines(entry({}), '{oops') },
+  { name: 'line that is an array', status: 400, message: /line 1: not a JSON object/, request: () => pushLines('[1]') },
+  { name: 'entry without a type', status: 400, message: /line 1: no "type" string/, request: () => pushLines(JSON.stringify({ id: 'x', parentId: null, timestamp: 't' })) },
+  { name: 'entry without an id', status: 400, message: /message entry without an "id" string/, request: () => pushLines(JSON.stringify({ type: 'message', parentId: null, timestamp: 't' })) },
+  { name: 'entry with a numeric parentId', status: 400, message: /"parentId" must be an id or null/, request: () => pushLines(entry({ parentId: 5 })) },
+  { name: 'entry without a timestamp', status: 400, message: /without a "timestamp" string/, request: () => pushLines(entry({ timestamp: 1 })) },
+  { name: 'entry id with a traversal', status: 400, message: /entry id "\.\.\/x" is not valid/, request: () => pushLines(entry({ id: '../x' })) },
+  { name: 'entry id of 129 characters', status: 400, message: /entry id .* is not valid/, request: () => pushLines(entry({ id: 'e'.repeat(129) })) },
+  { name: 'a second session header', status: 400, message: /a second session header/, request: () => pushLines(JSON.stringify({ type: 'session', id: 'abc', parentId: null, timestamp: 't', cwd: '/' })) },
+  { name: 'model_change without provider', status: 400, message: /model_change without "provider"/, request: () => pushLines(JSON.stringify({ type: 'model_change', id: 'm1', parentId: null, timestamp: 't' })) },
+  { name: 'entry over 4 MiB', status: 413, message: /entry is larger than/, request: () => pushLines(entry({ data: 'y'.repeat(LIMITS.maxEntryBytes) })) },
+  // Paths and names.
+  { name: 'session path with %2F traversal', status: 400, message: /session id "\.\.\/\.\.\/tokens" is not valid/, request: () => push(() => undefined, { path: '/v1/sessions/..%2F..%2Ftokens/batches' }) },
+  { name: 'session path with dots', status: 400, message: /session id "s\.\.1" is not valid/, request: () => pull('{"cursor":{}}', 's..1') },
+  { name: 'session path with a NUL', status: 400, message: /session id "s1\\u0000" is not valid/, request: () => pull('{"cursor":{}}', 's1%00') },
+  { name: 'session path with a newline', status: 400, message: /session id "s\\nx" is not valid/, request: () => raw('GET', '/v1/sessions/s%0Ax') },
+  { name: 'session id of 129 characters', status: 400, message: /session id .* is not valid/, request: () => raw('GET', `/v1/sessions/${'s'.repeat(129)}`) },
+  { name: 'session id named __proto__', status: 400, message: /session id "__proto__" is not valid/, request: () => raw('GET', '/v1/sessions/__proto__') },
+  // Auth.
+  { name: 'push without a token', status: 401, message: /missing bearer token/, request: async () => ({ ...(await push(() => undefined)), auth: 'none' }) },
+  { name: 'push with an unknown token', status: 401, message: /token not recognised/, request: async () => ({ ...(await push(() => undefined)), auth: { header: 'Bearer sst_not-a-real-token' } }) },
+  { name: 'Basic instead of Bearer', status: 401, message: /must be "Bearer <token>"/, request: () => ({ method: 'GET', path: '/v1/whoami', auth: { header: 'Basic YTpi' } }) },
+  { name: 'bearer value of 600 characters', status: 401, message: /token not recognised/, request: () => ({ method: 'GET', path: '/v1/whoami', auth: { header: `Bearer ${'t'.repeat(600)}` } }) },
+  // Conflicts.
+  { name: 'a different batch at a taken seq', status: 409, message: /different batch at seq 1/, request: async () => ({ method: 'POST', path: '/v1/sessions/s1/batches', body: JSON.stringify(await makeBatch({ session: 's1', host: 'h', seq: 1, count: 2, batchId: 'again' })) }) },
+  { name: 'seq gap', status: 409, message: /seq gap: host h has no batch 4/, request: async () => ({ method: 'POST', path: '/v1/sessions/s1/batches', body: JSON.stringify(await makeBatch({ session: 's1', host: 'h', seq: 5 })) }) },
+  { name: 'seq gap on a new host', status: 409, message: /has no batch 1/, request: async () => ({ method: 'POST', path: '/v1/sessions/s1/batches', body: JSON.stringify(await makeBatch({ session: 's1', host: 'other', seq: 2 })) }) },
+  // Pull.
+  { name: 'cursor negative', status: 400, message: /cursor\.h/, request: () => pull('{"cursor":{"h":-1}}') },
+  { name: 'cursor not an integer', status: 400, message: /cursor\.h/, request: () => pull('{"cursor":{"h":1.5}}') },
+  { name: 'cursor past the safe integers', status: 400, message: /cursor\.h/, request: () => pull('{"cursor":{"h":1e300}}') },
+  { name: 'cursor host with a traversal', status: 400, message: /cursor/, request: () => pull('{"cursor":{"../x":1}}') },
+  { name: 'cursor not an object', status: 400, message: /cursor/, request: () => pull('{"cursor":"h:1"}') },
+  { name: 'cursor with a __proto__ key', status: 400, message: /"__proto__" is not allowed/, request: () => pull('{"cursor":{"__proto__":{"h":1}}}') },
+  { name: 'cursor of 10,001 hosts', status: 400, message: /at most 10000 hosts/, request: () => pull(JSON.stringify({ cursor: Object.fromEntries(Array.from({ length: 10_001 }, (_, i) => [`h${i}`, 1])) })) },
+  { name: 'pull body nested 100 levels', status: 400, message: /deeper than 66 levels, at cursor/, request: () => pull(`{"cursor":${deepObject(100)}}`) },
+  { name: 'pull with an unknown field', status: 400, message: /unrecognized key/i, request: () => pull('{"cursor":{},"all":true}') },
+  { name: 'pull body over 1 MiB', status: 413, message: /larger than/, request: () => pull(`{"cursor":{},"x":"${'x'.repeat(1024 * 1024)}"}`) },
+  { name: 'pull of a missing session', status: 404, message: /session nope not found/, request: () => pull('{"cursor":{}}', 'nope') },
+  { name: "pull of another account's session", status: 404, message: /session s1 not found/, request: () => pull('{"cursor":{}}', 's1', 'bob') },
+  { name: "meta of another account's session", status: 404, message: /session s1 not found/, request: () => raw('GET', '/v1/sessions/s1', undefined, 'bob') },
+  { name: 'changes page token with a traversal', status: 400, message: /page token/, request: () => raw('GET', '/v1/changes?page=..%2F..%2Ftokens') },
+  { name: 'changes page token of another shape', status: 400, message: /page token/, request: () => raw('GET', '/v1/changes?page=s1/h/1') },
+  // Shares.
+  { name: 'share with empty ciphertext', status: 400, message: /ciphertext/, request: () => share({ ciphertext: '' }) },
+  { name: 'share expiring in the past', status: 400, message: /is in the past/, request: () => share({ expiresAt: '2020-01-01T00:00:00.000Z' }) },
+  { name: 'share living over 366 days', status: 400, message: /at most 366 days/, request: () => share({ expiresAt: new Date(Date.now() + 400 * 24 * 3600 * 1000).toISOString() }) },
+  { name: 'share expiresAt not a date', status: 400, message: /expiresAt/, request: () => share({ expiresAt: 'tomorrow' }) },
+  { name: 'share with an unknown field', status: 400, message: /unrecognized key/i, request: () => share({ key: 'k' }) },
+  { name: 'share entryId with a traversal', status: 400, message: /entryId/, request: () => share({ entryId: '../e' }) },
+  { name: 'share session with a slash', status: 400, message: /session/, request: () => share({ session: 'a/b' }) },
+  { name: 'share entryCount negative', status: 400, message: /entryCount/, request: () => share({ entryCount: -1 }) },
+  { name: 'share with a __proto__ key', status: 400, message: /"__proto__" is not allowed/, request: () => raw('POST', '/v1/shares', `{"__proto__":{},"ciphertext":"AAAA","expiresAt":"${FUTURE()}"}`) },
+  { name: 'share without a token', status: 401, message: /missing bearer token/, request: () => ({ ...share({}), auth: 'none' }) },
+  { name: 'blob of an unknown token', status: 404, message: /share link does not exist/, request: () => raw('GET', `/v1/shares/${'A'.repeat(43)}/blob`, undefined, 'none') },
+  { name: 'blob of a malformed token', status: 404, message: /share link does not exist/, request: () => raw('GET', '/v1/shares/..%2Fx/blob', undefined, 'none') },
+  { name: 'blob of a revoked share', status: 410, message: /revoked by its owner/, request: (c) => raw('GET', `/v1/shares/${c.revokedShareToken}/blob`, undefined, 'none') },
+  { name: 'share page of an unknown token', status: 404, message: /./, page: true, request: () => raw('GET', `/s/${'B'.repeat(43)}`, undefined, 'none') },
+  { name: 'share page of a malformed token', status: 404, message: /./, page: true, request: () => raw('GET', '/s/not-a-token', undefined, 'none') },
+  { name: 'share page of a revoked share', status: 410, message: /./, page: true, request: (c) => raw('GET', `/s/${c.revokedShareToken}`, undefined, 'none') },
+  { name: 'revoke of an unknown share', status: 404, message: /no share of yours/, request: () => raw('DELETE', '/v1/shares/0000000000000000') },
+  { name: "revoke of another account's share", status: 404, message: /no share of yours/, request: (c) => raw('DELETE', `/v1/shares/${c.liveShareId}`, undefined, 'bob') },
+  { name: 'share list page that is not a share id', status: 400, message: /page is not a page token/, request: () => raw('GET', '/v1/shares?page=..%2F..') },
+  // Admin.
+  { name: 'wrong admin secret', status: 401, message: /admin secret does not match/, request: () => raw('POST', '/v1/admin/accounts', '{}', { header: 'Bearer not-the-secret' }) },
+  { name: 'user token on an admin route', status: 401, message: /admin secret does not match/, request: () => raw('POST', '/v1/admin/accounts', '{}') },
+  { name: 'admin call without a secret', status: 401, message: /missing admin secret/, request: () => raw('POST', '/v1/admin/accounts', '{}', 'none') },
+  { name: 'admin: unknown field', status: 400, message: /create account/, request: () => admin('/v1/admin/accounts', '{"name":"x","admin":true}') },
+  { name: 'admin: account name over 200 characters', status: 400, message: /name/, request: () => admin('/v1/admin/accounts', JSON.stringify({ name: 'n'.repeat(201) })) },
+  { name: 'admin: body nested 100 levels', status: 400, message: /deeper than 66 levels/, request: () => admin('/v1/admin/accounts', `{"name":${deepArray(100)}}`) },
+  { name: 'admin: token for a missing account', status: 404, message: /account acct-missing not found/, request: () => admin('/v1/admin/accounts/acct-missing/tokens') },
+  { name: 'admin: account with a traversal', status: 400, message: /account id/, request: () => admin('/v1/admin/accounts/..%2Ftokens/tokens') },
+  // Routing.
+  { name: 'unknown route', status: 404, message: /no route GET \/v1\/nope/, request: () => raw('GET', '/v1/nope') },
+  { name: 'wrong method on a route', status: 404, message: /no route GET/, request: () => raw('GET', '/v1/sessions/s1/batches') },
+  { name: 'slash inside a session path', status: 404, message: /no route POST/, request: () => pull('{"cursor":{}}', 'a/b') },
+];
+
+/** The Request a case sends to `base`. */
+export async function hostileRequest(c: HostileCase, ctx: HostileContext, base: string): Promise<Request> {
+  const r = await c.request(ctx);
+  const headers: Record<string, string> = {};
+  const auth = r.auth ?? 'alice';
+  if (typeof auth === 'object') headers.authorization = auth.header;
+  else if (auth !== 'none') headers.authorization = `Bearer ${auth === 'alice' ? ctx.alice : auth === 'bob' ? ctx.bob : ctx.adminSecret}`;
+  if (r.body !== undefined) headers['content-type'] = 'application/json';
+  return new Request(base + r.path, { method: r.method, headers, ...(r.body === undefined ? {} : { body: r.body as BodyInit }) });
+}
+
+/** The state every case starts from, made through the API itself. */
+export async function setUpHostile(fetcher: { fetch(req: Request): Promise<Response> | Response }, base: string, adminSecret: string): Promise<HostileContext> {
+  const call = async (method: string, path: string, bearer: string, body?: unknown) => {
+    const res = await fetcher.fetch(new Request(base + path, { method, headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) }));
+    const json = (await res.json()) as any;
+    if (res.status >= 300) throw new Error(`${method} ${path} answered ${res.status}: ${JSON.stringify(json)}`);
+    return json;
+  };
+  const a = await call('POST', '/v1/admin/accounts', adminSecret, { name: 'alice' });
+  const b = await call('POST', '/v1/admin/accounts', adminSecret, { name: 'bob' });
+  await call('POST', '/v1/sessions/s1/batches', a.token, await makeBatch({ session: 's1', host: 'h', seq: 1, meta: metaFor('s1') }));
+  const live = await call('POST', '/v1/shares', a.token, { ciphertext: 'AAAA', expiresAt: FUTURE() });
+  const revoked = await call('POST', '/v1/shares', a.token, { ciphertext: 'BBBB', expiresAt: FUTURE() });
+  await call('DELETE', `/v1/shares/${revoked.id}`, a.token);
+  return { alice: a.token, bob: b.token, adminSecret, aliceAccount: a.account, liveShareId: live.id, revokedShareToken: revoked.token };
+}
+
+/** Asserts the answer a case must get: its status, and its clear message (or the share page) with retryable false. */
+export async function expectHostileAnswer(c: HostileCase, res: Response): Promise<void> {
+  const text = await res.text();
+  expect(res.status, text.slice(0, 300)).toBe(c.status);
+  if (c.page) {
+    expect(text).toMatch(/^<!doctype html>/);
+    return;
+  }
+  const body = ErrorBodySchema.parse(JSON.parse(text));
+  expect(body.error.message).toMatch(c.message);
+  expect(body.error.retryable).toBe(false);
+}
