@@ -3,10 +3,20 @@ import { z } from 'zod';
 import { SessyncError, isSessyncError, type ErrorCode } from '../shared/errors.js';
 import {
   ChangesResponseSchema,
+  CreateOwnTokenResponseSchema,
+  DeleteSessionResponseSchema,
+  ListTokensResponseSchema,
+  RevokeTokenResponseSchema,
+  UndeleteSessionResponseSchema,
+  type CreateOwnTokenResponse,
+  type DeleteSessionResponse,
+  type Tombstone,
+  type TokenInfo,
   CreateShareResponseSchema,
   ErrorBodySchema,
   HealthResponseSchema,
   ListSharesResponseSchema,
+  NAME_RE,
   PullResponseSchema,
   PushBatchResponseSchema,
   RevokeShareResponseSchema,
@@ -86,6 +96,8 @@ export class ApiClient {
   requestCount = 0;
   /** Request body bytes sent, retries included. */
   bytesSent = 0;
+  /** Heads the server listed that no sessync server can hold (see allHeads): left out, for the caller to report. */
+  ignoredHeads: ChangesResponse['heads'] = [];
   private readonly token: string | undefined;
   private readonly fetchFn: typeof fetch;
   private readonly retries: number;
@@ -137,16 +149,69 @@ export class ApiClient {
     return this.call('GET', `/v1/changes${q}`, undefined, ChangesResponseSchema);
   }
 
-  /** Every head of the account, following pages. */
+  /**
+   * Every head of the account, following pages. A head whose session or host id is not a valid name, or whose
+   * seq is not a positive integer, is left out (and kept in `ignoredHeads`): a session id becomes a file name on
+   * this machine, and one like `../../x` from a broken or hostile server must never reach a path.
+   */
   async allHeads(): Promise<ChangesResponse['heads']> {
+    return (await this.feed()).heads;
+  }
+
+  /** Every head of the account and the sessions deleted on the server (tombstones), following pages. */
+  async feed(): Promise<{ heads: ChangesResponse['heads']; deleted: Tombstone[] }> {
     const heads: ChangesResponse['heads'] = [];
+    const deleted = new Map<string, Tombstone>();
+    this.ignoredHeads = [];
     let page: string | undefined;
     do {
       const r = await this.changes(page);
-      heads.push(...r.heads);
+      for (const h of r.heads) (NAME_RE.test(h.session) && NAME_RE.test(h.host) && h.seq >= 1 && h.seq <= 999_999_999_999 ? heads : this.ignoredHeads).push(h);
+      for (const t of r.deleted ?? []) if (NAME_RE.test(t.session)) deleted.set(t.session, t);
       page = r.nextPage;
     } while (page !== undefined);
-    return heads;
+    return { heads, deleted: [...deleted.values()] };
+  }
+
+  /** DELETE /v1/sessions/:session, one step; see deleteSession for the whole deletion. */
+  async deleteSessionStep(session: string, host: string): Promise<DeleteSessionResponse> {
+    return this.call('DELETE', `/v1/sessions/${enc(session)}`, { host }, DeleteSessionResponseSchema);
+  }
+
+  /** Deletes the session on the server, calling again while the server says objects are left (each call is bounded). */
+  async deleteSession(session: string, host: string): Promise<DeleteSessionResponse & { steps: number }> {
+    let removed = 0;
+    let sharesRevoked = 0;
+    for (let steps = 1; ; steps++) {
+      const r = await this.deleteSessionStep(session, host);
+      removed += r.removed;
+      sharesRevoked += r.sharesRevoked;
+      if (r.complete) return { ...r, removed, sharesRevoked, steps };
+      // A step that removed nothing and is not complete means a server that makes no progress: do not spin.
+      if (r.removed === 0 && r.sharesRevoked === 0) throw new SessyncError('internal', `the server made no progress deleting session ${session}; run the command again later`);
+    }
+  }
+
+  async undeleteSession(session: string): Promise<z.infer<typeof UndeleteSessionResponseSchema>> {
+    return this.call('POST', `/v1/sessions/${enc(session)}/undelete`, undefined, UndeleteSessionResponseSchema);
+  }
+
+  async listTokens(): Promise<TokenInfo[]> {
+    return (await this.call('GET', '/v1/tokens', undefined, ListTokensResponseSchema)).tokens;
+  }
+
+  async createToken(name?: string): Promise<CreateOwnTokenResponse> {
+    return this.call('POST', '/v1/tokens', name === undefined ? {} : { name }, CreateOwnTokenResponseSchema);
+  }
+
+  /** `current` revokes the token this client holds. */
+  async revokeToken(id: string): Promise<z.infer<typeof RevokeTokenResponseSchema>> {
+    return this.call('DELETE', `/v1/tokens/${enc(id)}`, undefined, RevokeTokenResponseSchema);
+  }
+
+  /** The line that reports one of `ignoredHeads`. */
+  static ignoredHeadNote(h: ChangesResponse['heads'][number]): string {
+    return `ignored a head the server listed with an invalid name: session ${JSON.stringify(h.session.slice(0, 80))}, host ${JSON.stringify(h.host.slice(0, 80))}, seq ${h.seq}`;
   }
 
   async sessionMeta(session: string): Promise<SessionMetaResponse> {

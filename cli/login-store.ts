@@ -1,15 +1,20 @@
 // Where `sessync login` keeps the server URL and token: $SESSYNC_HOME/login.json, readable by the user only.
-import { mkdir, readFile, rm } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { SessyncError } from '../shared/errors.js';
 import { writeFileAtomic } from './store/atomic-json.js';
+import { mkdirPrivate } from './store/private-fs.js';
 
 export interface Login {
   url: string;
   token: string;
   /** Account the token belongs to, as /v1/whoami answered at login. */
   account?: string;
+  /** The token's id on the server (`sessync tokens` lists it), when login issued it for this machine. */
+  tokenId?: string;
+  /** The name it was issued under (the machine's name by default). */
+  tokenName?: string;
 }
 
 /** Same rule as cli/store/paths.ts sessyncHome(): kept here so login works before any session exists. */
@@ -40,13 +45,19 @@ export async function loadLogin(env: NodeJS.ProcessEnv = process.env): Promise<L
   if (!o || typeof o.url !== 'string' || typeof o.token !== 'string') {
     throw new SessyncError('corrupt', `${p} lacks url or token: run \`sessync login <url> --token <token>\` again`);
   }
-  return { url: o.url, token: o.token, ...(typeof o.account === 'string' ? { account: o.account } : {}) };
+  return {
+    url: o.url,
+    token: o.token,
+    ...(typeof o.account === 'string' ? { account: o.account } : {}),
+    ...(typeof o.tokenId === 'string' ? { tokenId: o.tokenId } : {}),
+    ...(typeof o.tokenName === 'string' ? { tokenName: o.tokenName } : {}),
+  };
 }
 
 /** Written 0600 through temp + fsync + rename, in a 0700 folder: the token is never readable by others. */
 export async function saveLogin(login: Login, env: NodeJS.ProcessEnv = process.env): Promise<string> {
   const p = loginPath(env);
-  await mkdir(home(env), { recursive: true, mode: 0o700 });
+  await mkdirPrivate(home(env));
   await writeFileAtomic(p, JSON.stringify(login, null, 2) + '\n');
   return p;
 }

@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { commands } from 'sessync:commands';
 import type { Command, CommandContext, OptionSpec } from './command.js';
 import { SessyncError, isSessyncError } from '../shared/errors.js';
+import { toJsonText } from '../shared/json-stringify.js';
 
 const COMMON: OptionSpec = {
   json: { type: 'boolean', default: false },
@@ -15,7 +16,7 @@ const EXIT_USAGE = 2;
 
 function isCommonFlag(arg: string): boolean {
   const key = arg.startsWith('--') ? arg.slice(2).split('=')[0]! : arg === '-h' ? 'help' : '';
-  return key in COMMON;
+  return Object.hasOwn(COMMON, key); // `--constructor` is not a flag
 }
 
 async function topHelp(): Promise<string> {
@@ -81,7 +82,7 @@ export async function main(argv: string[]): Promise<number> {
   const helpFlag = rest.includes('--help') || rest.includes('-h');
   if (!name || name === 'help') {
     const topic = name === 'help' ? rest.find((a) => !a.startsWith('-')) : undefined;
-    if (topic && commands[topic]) {
+    if (topic && Object.hasOwn(commands, topic)) {
       process.stdout.write(commandHelp(topic, (await commands[topic]!()).default) + '\n');
       return 0;
     }
@@ -92,7 +93,7 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write((await topHelp()) + '\n');
     return name || helpFlag ? 0 : EXIT_USAGE;
   }
-  const load = commands[name];
+  const load = Object.hasOwn(commands, name) ? commands[name] : undefined; // `sessync constructor` is unknown, not Object's
   if (!load) {
     return fail(new SessyncError('bad_input', `unknown command "${name}". Run \`sessync --help\` for the list.`), wantsJson, EXIT_USAGE);
   }
@@ -118,7 +119,7 @@ export async function main(argv: string[]): Promise<number> {
     env: process.env,
     stdin: process.stdin,
     print(human, value) {
-      if (json) process.stdout.write(JSON.stringify(value ?? null) + '\n');
+      if (json) process.stdout.write(toJsonText(value ?? null) + '\n'); // entries of any depth (log, context --json)
       else if (human) process.stdout.write(human.endsWith('\n') ? human : human + '\n');
     },
     info(text) {

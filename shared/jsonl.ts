@@ -1,5 +1,6 @@
 // JSONL session parsing that survives torn and corrupt lines: every bad line becomes a Problem, nothing around it is lost.
 import { CURRENT_VERSION, checkEntry, checkHeader, checkV1Entry, type SessionEntry, type SessionHeader } from './entry.js';
+import { toJsonText } from './json-stringify.js';
 
 /** A line that was not loaded. `line` is 1-based and counts the header. */
 export interface Problem {
@@ -410,7 +411,7 @@ class LineSplitter {
 
 /** One JSONL line (no newline). Keys keep their order, so an unchanged entry serializes to its original line. */
 export function serializeLine(v: object): string {
-  return JSON.stringify(v);
+  return toJsonText(v);
 }
 
 /** Lines of a whole file: header then entries, each followed by '\n'. */

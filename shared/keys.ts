@@ -40,6 +40,17 @@ export const keys = {
   share: (tokenHash: string) => `shares/${hex('share hash', tokenHash)}`,
   accountSharesPrefix: (account: string) => `a/${name('account', account)}/shares/`,
   accountShare: (account: string, shareId: string) => `${keys.accountSharesPrefix(account)}${name('share id', shareId)}`,
+  /** Pointer from a session to a share made of it (holds the token hash): deleting the session finds its shares here. */
+  sessionShare: (account: string, session: string, shareId: string) => `${keys.sessionPrefix(account, session)}shares/${name('share id', shareId)}`,
+  /** The account's index of its tokens, by token id (the record itself stays under keys.token). */
+  accountTokensPrefix: (account: string) => `a/${name('account', account)}/tokens/`,
+  accountToken: (account: string, tokenId: string) => `${keys.accountTokensPrefix(account)}${name('token id', tokenId)}`,
+  /** A deleted session's tombstone (session id, time, which host asked); listed with the changes feed. */
+  tombstonesPrefix: (account: string) => `a/${name('account', account)}/deleted/`,
+  tombstone: (account: string, session: string) => `${keys.tombstonesPrefix(account)}${name('session', session)}`,
+  /** Limits the admin set for the account (absent: no quota), and the usage counted against them. */
+  quota: (account: string) => `a/${name('account', account)}/quota`,
+  usage: (account: string) => `a/${name('account', account)}/usage`,
 };
 
 /** Parses a head key back into its parts, or null when the key is not one. */

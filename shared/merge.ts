@@ -1,5 +1,6 @@
 // Merge of pulled entries into a local log: a grow-only set union by entry id, with conflicts set aside, never dropped.
 import type { SessionEntry } from './entry.js';
+import { jsonStringify } from './json-stringify.js';
 
 /** Same id, different content: both sides are kept (the local one in the log, the remote one aside) and reported. */
 export interface MergeConflict {
@@ -31,11 +32,8 @@ export interface IncomingEntry {
  * still compare equal. Content is what matters, not bytes.
  */
 export function canonicalJson(v: unknown): string {
-  if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? 'null';
-  if (Array.isArray(v)) return `[${v.map((x) => (x === undefined ? 'null' : canonicalJson(x))).join(',')}]`;
-  const o = v as Record<string, unknown>;
-  const keys = Object.keys(o).filter((k) => o[k] !== undefined).sort();
-  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`).join(',')}}`;
+  // Iterative: an entry nested 100,000 deep must compare like any other, not overflow the stack.
+  return jsonStringify(v, { sortKeys: true }) ?? 'null';
 }
 
 export function sameContent(a: SessionEntry, b: SessionEntry): boolean {

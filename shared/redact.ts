@@ -1,4 +1,5 @@
 // Finds and replaces secrets (provider keys, tokens, private keys, auth headers, given values, the home path) in any JSON value.
+import { setOwn } from './own-keys.js';
 
 export type RedactionKind =
   | 'private_key'
@@ -186,29 +187,66 @@ function redactText(text: string, plan: Plan, counts: RedactionCounts, replace: 
   return out;
 }
 
+/** A container still being copied: its source, its copy (null when only scanning) and the next index or key. */
+interface WalkFrame {
+  src: unknown[] | Record<string, unknown>;
+  dst: unknown[] | Record<string, unknown> | null;
+  keys: string[] | null;
+  next: number;
+  isImage: boolean;
+}
+
+/**
+ * Redacts every string at any depth. Iterative (an explicit stack): entry content can be nested far deeper
+ * than the call stack, and a share or a scan must not die on it. A copy is built only when `replace`.
+ */
 function walk(v: unknown, plan: Plan, counts: RedactionCounts, replace: boolean): unknown {
-  if (typeof v === 'string') return redactText(v, plan, counts, replace);
-  if (Array.isArray(v)) {
-    const out: unknown[] = new Array(v.length);
-    for (let i = 0; i < v.length; i++) out[i] = walk(v[i], plan, counts, replace);
-    return out;
-  }
-  if (v !== null && typeof v === 'object') {
-    const out: Record<string, unknown> = {};
+  const stack: WalkFrame[] = [];
+  /** The copy of a value: a string redacted, a container opened on the stack (filled in by the loop). */
+  const visit = (x: unknown): unknown => {
+    if (typeof x === 'string') return redactText(x, plan, counts, replace);
+    if (x === null || typeof x !== 'object') return x;
+    if (Array.isArray(x)) {
+      const dst = replace ? new Array<unknown>(x.length) : null;
+      stack.push({ src: x, dst, keys: null, next: 0, isImage: false });
+      return dst;
+    }
+    const o = x as Record<string, unknown>;
+    const dst = replace ? {} : null;
     // Base64 image data: a random match inside it would corrupt the image and cannot be a readable secret.
-    const isImage = (v as Record<string, unknown>).type === 'image';
-    for (const [k, x] of Object.entries(v)) {
-      if (isImage && k === 'data' && typeof x === 'string') {
-        out[k] = x;
+    stack.push({ src: o, dst, keys: Object.keys(o), next: 0, isImage: o.type === 'image' });
+    return dst;
+  };
+  const root = visit(v);
+  while (stack.length > 0) {
+    const f = stack[stack.length - 1]!;
+    if (f.keys === null) {
+      const src = f.src as unknown[];
+      if (f.next >= src.length) {
+        stack.pop();
         continue;
       }
-      // Keys are scanned (the re-scan blocks a share with a secret in a key) but never rewritten: they are structure.
-      redactText(k, plan, counts, false);
-      out[k] = walk(x, plan, counts, replace);
+      const i = f.next++;
+      const copy = visit(src[i]);
+      if (f.dst) (f.dst as unknown[])[i] = copy;
+      continue;
     }
-    return out;
+    if (f.next >= f.keys.length) {
+      stack.pop();
+      continue;
+    }
+    const k = f.keys[f.next++]!;
+    const x = (f.src as Record<string, unknown>)[k];
+    if (f.isImage && k === 'data' && typeof x === 'string') {
+      if (f.dst) setOwn(f.dst as Record<string, unknown>, k, x);
+      continue;
+    }
+    // Keys are scanned (the re-scan blocks a share with a secret in a key) but never rewritten: they are structure.
+    redactText(k, plan, counts, false);
+    const copy = visit(x);
+    if (f.dst) setOwn(f.dst as Record<string, unknown>, k, copy);
   }
-  return v;
+  return replace ? root : v;
 }
 
 /**

@@ -1,6 +1,7 @@
 // What a share encrypts: the session header and one branch (root to the chosen entry), plus where it came from.
 import type { SessionEntry, SessionHeader } from './entry.js';
 import { SessyncError } from './errors.js';
+import { toJsonText } from './json-stringify.js';
 
 export const SHARE_PAYLOAD_VERSION = 1;
 
@@ -35,7 +36,7 @@ export function buildSharePayload(header: SessionHeader, branch: SessionEntry[],
 }
 
 export function encodeSharePayload(payload: SharePayload): Uint8Array {
-  return encoder.encode(JSON.stringify(payload));
+  return encoder.encode(toJsonText(payload));
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

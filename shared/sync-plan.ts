@@ -1,5 +1,6 @@
 // Sync as pure steps: local and remote status -> per-session diff -> list of operations. No I/O here: table-tested.
 import type { Cursor, Head } from './wire.js';
+import { nullRecord, ownValue } from './own-keys.js';
 
 /** What the client knows about one local session without reading it: file size and its sync state. */
 export interface LocalStatus {
@@ -26,7 +27,7 @@ export interface SessionDiff {
   pending: boolean;
   /** The file is smaller than the pushed offset: it was rewritten, and the push starts over (merged by id). */
   shrunk: boolean;
-  /** Per other host: batches on the server the local file lacks. */
+  /** Per other host: batches on the server the local file lacks (a null-prototype record: host ids are user input). */
   waiting: Record<string, number>;
   waitingBatches: number;
   /** Highest seq the server holds from this host (0 = none): detects state older than the server's. */
@@ -56,13 +57,21 @@ export interface PlanOptions {
   headsKnown?: boolean;
 }
 
-/** Groups heads by session: {session: {host: seq}}. */
-export function headsBySession(heads: readonly Head[]): Map<string, Record<string, number>> {
-  const out = new Map<string, Record<string, number>>();
+/**
+ * The seq `cursor` holds for `host`, 0 when none. Own keys only: host ids are user input, and a host named
+ * `constructor` or `toString` must not read Object.prototype's function (that hid its batches for good).
+ */
+export function cursorSeq(cursor: Readonly<Cursor>, host: string): number {
+  return ownValue(cursor, host) ?? 0;
+}
+
+/** Groups heads by session: session -> host -> highest seq. Maps: session and host ids are user input. */
+export function headsBySession(heads: readonly Head[]): Map<string, Map<string, number>> {
+  const out = new Map<string, Map<string, number>>();
   for (const h of heads) {
     let m = out.get(h.session);
-    if (!m) out.set(h.session, (m = {}));
-    m[h.host] = Math.max(m[h.host] ?? 0, h.seq);
+    if (!m) out.set(h.session, (m = new Map()));
+    m.set(h.host, Math.max(m.get(h.host) ?? 0, h.seq));
   }
   return out;
 }
@@ -81,12 +90,12 @@ export function diffSessions(local: readonly LocalStatus[], heads: readonly Head
   return rows.sort((a, b) => (a.session < b.session ? -1 : a.session > b.session ? 1 : 0));
 }
 
-function row(session: string, l: LocalStatus | undefined, r: Record<string, number> | undefined, ownHost: string): SessionDiff {
-  const waiting: Record<string, number> = {};
+function row(session: string, l: LocalStatus | undefined, r: ReadonlyMap<string, number> | undefined, ownHost: string): SessionDiff {
+  const waiting = nullRecord<number>();
   let waitingBatches = 0;
-  for (const [host, seq] of Object.entries(r ?? {})) {
+  for (const [host, seq] of r ?? []) {
     if (host === ownHost) continue;
-    const have = l?.cursor[host] ?? 0;
+    const have = l ? cursorSeq(l.cursor, host) : 0;
     if (seq > have) {
       waiting[host] = seq - have;
       waitingBatches += seq - have;
@@ -101,8 +110,8 @@ function row(session: string, l: LocalStatus | undefined, r: Record<string, numb
     shrunk: l ? l.size < l.pushedOffset : false,
     waiting,
     waitingBatches,
-    ownHead: r?.[ownHost] ?? 0,
-    serverBehind: l ? (r?.[ownHost] ?? 0) < l.nextSeq - 1 : false,
+    ownHead: r?.get(ownHost) ?? 0,
+    serverBehind: l ? (r?.get(ownHost) ?? 0) < l.nextSeq - 1 : false,
   };
 }
 

@@ -154,6 +154,8 @@ export type Head = z.infer<typeof HeadSchema>;
 export const ChangesResponseSchema = z.object({
   heads: z.array(HeadSchema),
   nextPage: z.string().optional(),
+  /** Sessions deleted on the server (their heads are not listed): a client stops pushing them. On every page. */
+  deleted: z.lazy(() => z.array(TombstoneSchema)).optional(),
 });
 export type ChangesResponse = z.infer<typeof ChangesResponseSchema>;
 
@@ -212,3 +214,76 @@ export type ShareBlobResponse = z.infer<typeof ShareBlobResponseSchema>;
 
 /** DELETE /v1/shares/:idOrToken -> 200 { revoked: true } */
 export const RevokeShareResponseSchema = z.object({ revoked: z.literal(true), id: z.string() });
+
+/** A deleted session: who asked and when. Kept after its objects are gone, so every machine learns of it. */
+export const TombstoneSchema = z.object({
+  session: z.string(),
+  deletedAt: z.string(),
+  /** Host id of the machine that asked for the deletion. */
+  host: z.string(),
+});
+export type Tombstone = z.infer<typeof TombstoneSchema>;
+
+/** DELETE /v1/sessions/:session with body { host }: one bounded step of the deletion; call again while `complete` is false. */
+export const DeleteSessionRequestSchema = z.object({ host: HostIdSchema }).strict();
+export const DeleteSessionResponseSchema = z.object({
+  session: z.string(),
+  deletedAt: z.string(),
+  host: z.string(),
+  /** Every object of the session is gone (the tombstone stays). */
+  complete: z.boolean(),
+  /** Objects removed by this call. */
+  removed: z.number().int(),
+  /** Shares of the session revoked by this call. */
+  sharesRevoked: z.number().int(),
+});
+export type DeleteSessionResponse = z.infer<typeof DeleteSessionResponseSchema>;
+
+/** POST /v1/sessions/:session/undelete: drops the tombstone of a fully deleted session so it can be pushed again. */
+export const UndeleteSessionResponseSchema = z.object({ session: z.string(), undeleted: z.boolean() });
+
+/** One token of the account as listed: never the secret. `lastUsed` is a day (YYYY-MM-DD). */
+export const TokenInfoSchema = z.object({
+  id: z.string(),
+  name: z.string().optional(),
+  created: z.string(),
+  lastUsed: z.string().optional(),
+  /** The token this request was made with. */
+  current: z.boolean(),
+});
+export type TokenInfo = z.infer<typeof TokenInfoSchema>;
+
+/** GET /v1/tokens (and GET /v1/admin/accounts/:account/tokens) */
+export const ListTokensResponseSchema = z.object({ tokens: z.array(TokenInfoSchema) });
+
+export const TOKEN_NAME_MAX = 100;
+/** POST /v1/tokens (own token) and POST /v1/admin/accounts/:account/tokens (admin): an optional name. */
+export const CreateTokenRequestSchema = z.object({ name: z.string().min(1).max(TOKEN_NAME_MAX).optional() }).strict();
+
+/** The secret is answered once, here; the server keeps only its SHA-256. */
+export const CreateOwnTokenResponseSchema = z.object({
+  account: z.string(),
+  id: z.string(),
+  name: z.string().optional(),
+  created: z.string(),
+  token: z.string(),
+});
+export type CreateOwnTokenResponse = z.infer<typeof CreateOwnTokenResponseSchema>;
+
+/** DELETE /v1/tokens/:id (`current` = the token making the request) and DELETE /v1/admin/accounts/:account/tokens/:id */
+export const RevokeTokenResponseSchema = z.object({ revoked: z.literal(true), id: z.string() });
+
+/** PUT /v1/admin/accounts/:account/quota (admin): limits for one account; both absent = no quota. */
+export const QuotaSchema = z.object({
+  maxBytes: z.number().int().min(0).optional(),
+  maxSessions: z.number().int().min(0).optional(),
+}).strict();
+export type Quota = z.infer<typeof QuotaSchema>;
+
+/** GET/PUT /v1/admin/accounts/:account/quota answer: the limits and what the account uses now. */
+export const QuotaResponseSchema = z.object({
+  account: z.string(),
+  quota: QuotaSchema,
+  usage: z.object({ bytes: z.number().int(), sessions: z.number().int() }),
+});
+export type QuotaResponse = z.infer<typeof QuotaResponseSchema>;

@@ -13,6 +13,8 @@ export interface AppVariables {
   store: BlobStore;
   /** Set by the auth middleware once the bearer token checks out. */
   account: string;
+  /** Id of the token the request came with (set with `account`). */
+  tokenId: string;
 }
 
 export type AppEnv = { Bindings: AppBindings; Variables: AppVariables };

@@ -12,6 +12,7 @@ import { healthRoutes } from './routes/health.js';
 import { pullRoutes } from './routes/pull.js';
 import { sessionsRoutes } from './routes/sessions.js';
 import { sharesRoutes } from './routes/shares.js';
+import { tokensRoutes } from './routes/tokens.js';
 import { RequestAbortedError } from './request-body.js';
 import { adminSecretProblem } from './admin-secret.js';
 
@@ -72,6 +73,7 @@ export function createApp(opts: AppOptions = {}): Hono<AppEnv> {
   app.route('/', changesRoutes);
   app.route('/', sessionsRoutes);
   app.route('/', sharesRoutes);
+  app.route('/', tokensRoutes);
 
   app.notFound((c) => errorResponse(c, 404, 'not_found', `no route ${c.req.method} ${new URL(c.req.url).pathname} on this sessync server (API under /v1)`, false));
 

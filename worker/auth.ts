@@ -5,14 +5,12 @@ import type { BlobStore } from './store/blob-store.js';
 import { SessyncError } from '../shared/errors.js';
 import { keys } from '../shared/keys.js';
 import { NAME_RE } from '../shared/wire.js';
-import { constantTimeEqual, sha256Hex } from './sha256.js';
+import { constantTimeEqual } from './sha256.js';
 import { adminSecretProblem } from './admin-secret.js';
+import { issueTokenRecord, lookupToken, touchToken } from './tokens.js';
 
-/** What keys.token(hash) holds. */
-export interface TokenRecord {
-  account: string;
-  created: string;
-}
+export { newToken } from './tokens.js';
+export type { TokenRecord } from './tokens.js';
 
 /** What keys.account(id) holds. */
 export interface AccountRecord {
@@ -21,23 +19,7 @@ export interface AccountRecord {
   created: string;
 }
 
-const TOKEN_PREFIX = 'sst_';
-/** Longest bearer value worth hashing; anything longer is not one of ours. */
-const MAX_BEARER = 512;
-
 const encoder = new TextEncoder();
-const decoder = new TextDecoder();
-
-function base64url(bytes: Uint8Array): string {
-  let s = '';
-  for (const b of bytes) s += String.fromCharCode(b);
-  return btoa(s).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
-}
-
-/** 256 random bits. */
-export function newToken(): string {
-  return TOKEN_PREFIX + base64url(crypto.getRandomValues(new Uint8Array(32)));
-}
 
 /** A fresh account id (matches NAME_RE). */
 export function newAccountId(): string {
@@ -55,13 +37,8 @@ export function bearerOf(c: Context): string | null {
 }
 
 /** Stores a new token for `account` (only its hash) and returns the token itself, which is never stored. */
-export async function issueToken(store: BlobStore, account: string): Promise<string> {
-  const token = newToken();
-  const record: TokenRecord = { account, created: new Date().toISOString() };
-  const created = await store.putIfAbsent(keys.token(await sha256Hex(token)), encoder.encode(JSON.stringify(record)));
-  // 256 random bits cannot collide in practice; if the store says otherwise something is badly wrong.
-  if (!created) throw new SessyncError('internal', 'token collision: refusing to reuse a token record');
-  return token;
+export async function issueToken(store: BlobStore, account: string, name?: string): Promise<string> {
+  return (await issueTokenRecord(store, account, name)).token;
 }
 
 /** Creates an account and its first token. */
@@ -79,29 +56,32 @@ export async function accountExists(store: BlobStore, account: string): Promise<
   return (await store.get(keys.account(account))) !== null;
 }
 
-/** Resolves a bearer token to its account, or null when no such token is stored. */
+/** Resolves a bearer token to its account, or null when no such token is stored (or it was revoked). */
 export async function accountOfToken(store: BlobStore, token: string): Promise<string | null> {
-  if (token.length > MAX_BEARER) return null;
-  const obj = await store.get(keys.token(await sha256Hex(token)));
-  if (!obj) return null;
-  let rec: TokenRecord;
-  try {
-    rec = JSON.parse(decoder.decode(obj.body)) as TokenRecord;
-  } catch (e) {
-    throw new SessyncError('internal', `token record is unreadable: ${(e as Error).message}`);
-  }
-  return typeof rec.account === 'string' && NAME_RE.test(rec.account) ? rec.account : null;
+  const t = await lookupToken(store, token);
+  return t.ok ? t.account : null;
 }
 
-/** Sets c.var.account from the bearer token; 401 for a missing or unknown token. */
+/** Sets c.var.account (and tokenId) from the bearer token; 401 for a missing, unknown or revoked token. */
 export const requireAccount: MiddlewareHandler<AppEnv> = async (c, next) => {
   const token = bearerOf(c);
   if (!token) throw new SessyncError('unauthorized', 'missing bearer token: send "Authorization: Bearer <token>" (run `sessync login <url> --token T`)');
-  const account = await accountOfToken(c.var.store, token);
-  if (!account) throw new SessyncError('unauthorized', 'token not recognised by this server: check the token or log in again');
-  c.set('account', account);
+  const t = await lookupToken(c.var.store, token);
+  if (!t.ok && t.revoked) throw revokedError(t.revoked);
+  if (!t.ok) throw new SessyncError('unauthorized', 'token not recognised by this server: check the token or log in again');
+  c.set('account', t.account);
+  c.set('tokenId', t.id);
   await next();
+  // After the route, and only for an answer that is not an error: a refused request stores nothing, not even this.
+  if (c.res.status < 400) await touchToken(c.var.store, t);
 };
+
+function revokedError(r: { at: string; id: string; name?: string }): SessyncError {
+  const which = r.name === undefined ? r.id : `${r.id} ("${r.name}")`;
+  return new SessyncError('unauthorized', `token ${which} was revoked at ${r.at}: log in again with a valid token (local sessions and unpushed entries are kept)`, {
+    details: { revoked: r.at, tokenId: r.id },
+  });
+}
 
 /** Admin calls: the bearer value must equal the admin secret. No secret configured means the admin API is off. */
 export function requireAdmin(secretOf: (c: Context<AppEnv>) => string | undefined): MiddlewareHandler<AppEnv> {

@@ -4,7 +4,7 @@ import { chmod, mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promi
 import { join } from 'node:path';
 import { SessyncError } from '../shared/errors.js';
 import { adminSecretProblem } from './admin-secret.js';
-import { accountOfToken, createAccount } from './auth.js';
+import { accountExists, accountOfToken, createAccount, issueToken } from './auth.js';
 import { startNodeServer } from './node-server.js';
 import { FsStore, narrowToOwner } from './store/fs-store.js';
 import { isStaleTemp, tempOwner } from './store/stale-temps.js';
@@ -88,7 +88,11 @@ async function ensureCredentials(store: BlobStore, path: string, storeName: stri
     throw new SessyncError('bad_input', `${path} holds the credentials of ${of}, not ${storeName}: give this store a data folder of its own with --data DIR (credentials.json is left as it was)`);
   }
   const adminSecret = existing?.adminSecret ?? randomBytes(32).toString('base64url');
-  const { account, token } = await createAccount(store, 'local');
+  // The saved token was revoked (`sessync tokens revoke`) but its account is there: a new token for that account,
+  // not a new empty account that would hide the sessions.
+  const { account, token } = existing && (await accountExists(store, existing.account))
+    ? { account: existing.account, token: await issueToken(store, existing.account, 'sessync serve') }
+    : await createAccount(store, 'local');
   const creds: Credentials = { adminSecret, account, token, created: new Date().toISOString(), store: storeName };
   await writeCredentials(path, creds);
   return { creds, created: true };

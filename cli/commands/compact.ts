@@ -7,13 +7,14 @@ import { readSession } from '../store/session-reader.js';
 import { resolveEntry } from '../store/resolve.js';
 import { appendCompleted } from '../store/new-entry.js';
 import { shortId } from '../format/short-id.js';
+import { toJsonText } from '../../shared/json-stringify.js';
 
 const USAGE = 'sessync compact <ref> --summary TEXT --keep-from ENTRY';
 
 /** Rough token count of what the model is sent now (about 4 characters per token), as pi records it. */
 function roughTokens(messages: unknown[]): number {
   let chars = 0;
-  for (const m of messages) chars += JSON.stringify(m).length;
+  for (const m of messages) chars += toJsonText(m).length;
   return Math.ceil(chars / 4);
 }
 

@@ -1,9 +1,10 @@
-// `sessync login <url> [--token T]`: checks that the URL is a sessync server and the token works, then saves both.
+// `sessync login <url> [--token T] [--name N] [--keep-token]`: checks the server and the token, issues this machine its own token, saves it.
+import { hostname } from 'node:os';
 import type { Command } from '../command.js';
-import { SessyncError } from '../../shared/errors.js';
-import { API_VERSION } from '../../shared/wire.js';
+import { SessyncError, isSessyncError } from '../../shared/errors.js';
+import { API_VERSION, TOKEN_NAME_MAX } from '../../shared/wire.js';
 import { ApiClient, normaliseUrl } from '../api-client.js';
-import { saveLogin } from '../login-store.js';
+import { loadLogin, saveLogin, type Login } from '../login-store.js';
 
 async function readStdinLine(stdin: NodeJS.ReadableStream): Promise<string> {
   let text = '';
@@ -14,26 +15,59 @@ async function readStdinLine(stdin: NodeJS.ReadableStream): Promise<string> {
   return text.split('\n')[0]!.trim();
 }
 
+/** The machine's name, as a token name: what `sessync tokens` shows and `tokens revoke` is chosen by. */
+export function machineName(): string {
+  return (hostname().trim() || 'this machine').slice(0, TOKEN_NAME_MAX);
+}
+
 const command: Command = {
-  summary: 'Log in to a sessync server: checks the server and the token, saves them in $SESSYNC_HOME/login.json (mode 0600).',
-  usage: '<url> [--token T]',
-  help: 'Without --token the token is read from $SESSYNC_TOKEN, else from the first line of stdin (so it stays out of shell history).',
-  options: { token: { type: 'string' } },
+  summary: 'Log in to a sessync server: checks the server and the token, issues this machine its own token (named after it), saves it in $SESSYNC_HOME/login.json (mode 0600).',
+  usage: '<url> [--token T] [--name NAME] [--keep-token]',
+  help: [
+    'Without --token the token is read from $SESSYNC_TOKEN, else from the first line of stdin (so it stays out of shell history).',
+    'The given token only proves the account: login issues a token of this machine\'s own, named after it (--name to choose),',
+    'so a lost machine can be revoked alone (`sessync tokens revoke <id>` from another one). --keep-token saves the given token instead.',
+  ].join('\n'),
+  options: { token: { type: 'string' }, name: { type: 'string' }, 'keep-token': { type: 'boolean', default: false } },
   async run(ctx) {
     const [raw, ...extra] = ctx.args;
-    if (!raw || extra.length) throw new SessyncError('bad_input', 'usage: sessync login <url> [--token T]');
+    if (!raw || extra.length) throw new SessyncError('bad_input', 'usage: sessync login <url> [--token T] [--name NAME] [--keep-token]');
     const url = normaliseUrl(raw);
     let token = typeof ctx.opts.token === 'string' ? ctx.opts.token : ctx.env.SESSYNC_TOKEN;
     if (!token && !(ctx.stdin as NodeJS.ReadStream).isTTY) token = await readStdinLine(ctx.stdin);
     if (!token) throw new SessyncError('bad_input', 'a token is required: sessync login <url> --token T (the server prints one on its first start)');
+    const name = typeof ctx.opts.name === 'string' ? ctx.opts.name.trim() : machineName();
+    if (name === '' || name.length > TOKEN_NAME_MAX) throw new SessyncError('bad_input', `--name must be 1 to ${TOKEN_NAME_MAX} characters`);
     const api = new ApiClient({ url, token, retries: 1 });
     const health = await api.health();
     if (health.api !== API_VERSION) {
       throw new SessyncError('wrong_server', `${url} speaks sessync API ${health.api}; this sessync speaks ${API_VERSION}: upgrade the older side`);
     }
     const who = await api.whoami();
-    const path = await saveLogin({ url, token, account: who.account }, ctx.env);
-    ctx.print(`logged in to ${url} as account ${who.account} (saved in ${path})`, { url, account: who.account, path });
+    let login: Login = { url, token, account: who.account };
+    if (ctx.opts['keep-token'] !== true) {
+      try {
+        const issued = await api.createToken(name);
+        login = { url, token: issued.token, account: who.account, tokenId: issued.id, ...(issued.name ? { tokenName: issued.name } : {}) };
+      } catch (e) {
+        // A server from before per-machine tokens has no /v1/tokens: the given token still works, so keep it.
+        if (!isSessyncError(e, 'not_found')) throw e;
+        ctx.info(`note: ${url} cannot issue tokens (an older server); saving the given token`);
+      }
+    }
+    const previous = await loadLogin(ctx.env).catch(() => null);
+    const path = await saveLogin(login, ctx.env);
+    // This machine's token from an earlier login to the same account is replaced: revoke it so it cannot linger.
+    if (previous?.tokenId && previous.token !== login.token && previous.token !== token && normaliseUrl(previous.url) === url && previous.account === who.account) {
+      try {
+        await new ApiClient({ url, token: previous.token, retries: 1 }).revokeToken('current');
+      } catch (e) {
+        // Already revoked is the goal reached; anything else is said, so the old token does not linger unnoticed.
+        if (!isSessyncError(e, 'unauthorized')) ctx.info(`note: could not revoke this machine's previous token ${previous.tokenId} (${(e as Error).message}); \`sessync tokens revoke ${previous.tokenId}\` does it`);
+      }
+    }
+    const what = login.tokenId ? ` with token ${login.tokenId} "${login.tokenName ?? name}" for this machine` : '';
+    ctx.print(`logged in to ${url} as account ${who.account}${what} (saved in ${path})`, { url, account: who.account, path, ...(login.tokenId ? { tokenId: login.tokenId, tokenName: login.tokenName } : {}) });
   },
 };
 export default command;

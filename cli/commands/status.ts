@@ -3,17 +3,22 @@ import type { Command } from '../command.js';
 import { sessionsRoot } from '../store/paths.js';
 import { scopeOf } from '../sync/run-command.js';
 import { syncStatus, type StatusReport, type StatusRow } from '../sync/sync-status.js';
+import { ApiClient } from '../api-client.js';
 
 function pushText(s: StatusRow): string {
+  if (s.deletedOnServer) return `deleted on the server${s.deletedOnServer.at ? ` at ${s.deletedOnServer.at}` : ''}, kept here and not pushed (${s.unpushedEntries} entries)`;
   const n = s.pendingBatch ? `${s.unpushedEntries} to push + 1 batch unacknowledged` : `${s.unpushedEntries} to push`;
   return s.notOnServer ? `${n}, not on the server yet` : n;
 }
 
 function localLines(r: StatusReport): string[] {
   const rows = r.sessions.filter((s) => !s.remoteOnly);
-  const toPush = rows.filter((s) => s.unpushedEntries > 0 || s.pendingBatch || s.notOnServer).length;
+  const toPush = rows.filter((s) => !s.deletedOnServer && (s.unpushedEntries > 0 || s.pendingBatch || s.notOnServer)).length;
   const lines = [`here: ${rows.length} session(s), ${toPush} to push`];
-  for (const s of rows) lines.push(`  ${s.session}  ${pushText(s)}${s.name ? `  ${s.name}` : ''}`);
+  for (const s of rows) {
+    const damaged = s.damaged?.length ? `; ${s.damaged.length} damaged stored batch(es) or line(s) passed over (status --json lists them)` : '';
+    lines.push(`  ${s.session}  ${pushText(s)}${damaged}${s.name ? `  ${s.name}` : ''}`);
+  }
   for (const f of r.skippedFiles) lines.push(`  skipped ${f.path}: ${f.reason}`);
   return lines;
 }
@@ -29,6 +34,7 @@ function serverLines(r: StatusReport): string[] {
     const pull = s.remoteOnly ? `only on the server (${s.waitingBatches} batches)` : `${s.waitingBatches ?? 0} batch${s.waitingBatches === 1 ? '' : 'es'} to pull`;
     lines.push(`  ${s.session}  ${pull}${behind}`);
   }
+  for (const h of r.ignoredHeads ?? []) lines.push(`  ${ApiClient.ignoredHeadNote(h)}`);
   return lines;
 }
 

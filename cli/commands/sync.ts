@@ -1,15 +1,15 @@
 // `sessync sync`: push then pull; with --watch keeps doing it until Ctrl-C.
 import type { Command } from '../command.js';
-import { syncCommand, mapsOf, scopeOf, SCOPE_OPTIONS } from '../sync/run-command.js';
+import { syncCommand, mapsOf, scopeOf } from '../sync/run-command.js';
 import { WATCH_PULL_MS, WATCH_PUSH_MS, watchCadence, watchSync } from '../sync/watch.js';
 
 const once = syncCommand('sync', 'Push new local entries, then pull remote ones, for this project (or <ref>, or --all).');
 
 const command: Command = {
   ...once,
-  usage: '[<ref> | --all] [--map KEY=PATH]... [--watch]',
+  usage: '[<ref> | --all] [--map KEY=PATH]... [--apply-deletes] [--watch]',
   help: `${once.help}\n--watch: keeps syncing: ${watchCadence()}; keeps going while the server is away; stops on Ctrl-C (SIGINT) or SIGTERM.`,
-  options: { ...SCOPE_OPTIONS, watch: { type: 'boolean', default: false } },
+  options: { ...once.options, watch: { type: 'boolean', default: false } },
   async run(ctx) {
     if (ctx.opts.watch !== true) return once.run(ctx);
     const ac = new AbortController();

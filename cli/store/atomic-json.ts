@@ -1,11 +1,12 @@
 // Files written atomically (temp + rename): a reader sees the old or the new file, never half of one.
-import { mkdir, open, readFile, rename, writeFile } from 'node:fs/promises';
+import { open, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { PRIVATE_FILE, mkdirPrivate } from './private-fs.js';
 
 export async function writeJsonAtomic(file: string, value: unknown): Promise<void> {
-  await mkdir(dirname(file), { recursive: true });
+  await mkdirPrivate(dirname(file));
   const tmp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
-  await writeFile(tmp, JSON.stringify(value));
+  await writeFile(tmp, JSON.stringify(value), { mode: PRIVATE_FILE });
   await rename(tmp, file);
 }
 
@@ -24,9 +25,9 @@ export async function readJsonOrNull<T>(file: string): Promise<T | null> {
  * caller tolerates (sync state: a batch resent or entries re-pulled, both idempotent).
  */
 export async function writeFileAtomic(path: string, data: string): Promise<void> {
-  await mkdir(dirname(path), { recursive: true });
+  await mkdirPrivate(dirname(path));
   const tmp = `${path}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
-  const fh = await open(tmp, 'w', 0o600);
+  const fh = await open(tmp, 'w', PRIVATE_FILE);
   try {
     await fh.writeFile(data);
     await fh.sync();

@@ -2,6 +2,7 @@
 import { link, open, readFile, rename, stat, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { SessyncError } from '../../shared/errors.js';
+import { PRIVATE_FILE } from './private-fs.js';
 
 export interface LockOptions {
   /** How long to wait for another holder before failing with 'locked'. Default $SESSYNC_LOCK_TIMEOUT_MS or 10 s. */
@@ -90,7 +91,7 @@ async function breakStale(lock: string, raw: string): Promise<void> {
 
 async function tryCreate(lock: string): Promise<boolean> {
   try {
-    const fh = await open(lock, 'wx');
+    const fh = await open(lock, 'wx', PRIVATE_FILE);
     try {
       await fh.writeFile(JSON.stringify({ pid: process.pid, host: HOST, at: new Date().toISOString() } satisfies LockInfo));
     } finally {

@@ -1,5 +1,5 @@
 // Migrates an old session file on disk: the new text to a temp file, fsync, rename over; the original kept as `<file>.bak`.
-import { copyFile, rename, stat, unlink } from 'node:fs/promises';
+import { chmod, copyFile, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import { CURRENT_VERSION } from '../../shared/entry.js';
 import { serializeSession } from '../../shared/jsonl.js';
@@ -11,6 +11,7 @@ import { withFileLock } from './file-lock.js';
 import { fsyncPath, writeTemp } from './session-writer.js';
 import { readHeader } from './session-reader.js';
 import { readTailState } from './tail-state.js';
+import { PRIVATE_FILE } from './private-fs.js';
 
 export interface MigrateResult {
   path: string;
@@ -51,6 +52,7 @@ export async function migrateFile(path: string): Promise<MigrateResult> {
     // The backup is durable before the rename, and rename is atomic: at every instant either the original or the
     // migrated file is at `path`, and the original survives beside it.
     await copyFile(path, backup);
+    await chmod(backup, PRIVATE_FILE); // a file sessync makes is private, whatever mode the original had
     await fsyncPath(backup);
     const tmp = await writeTemp(path, serializeSession(m.header, m.entries));
     try {

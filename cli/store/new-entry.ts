@@ -1,6 +1,7 @@
 // Fills what a new entry may leave out (id, parent, timestamp) so that the entries appended become the leaf.
 import type { SessionEntry } from '../../shared/entry.js';
 import { newId } from '../../shared/ids.js';
+import { setOwn } from '../../shared/own-keys.js';
 import { appendWith } from './session-writer.js';
 import type { AppendView } from './session-writer.js';
 import { ensureCurrent } from './migrate-file.js';
@@ -36,10 +37,11 @@ export function completeEntries(view: AppendView, partial: Record<string, unknow
     const ordered: Record<string, unknown> = {
       type: e.type,
       id: typeof e.id === 'string' ? e.id : newId(),
-      parentId: 'parentId' in e ? e.parentId : prev ? prev.id : (firstParent ?? view.leafId),
+      parentId: Object.hasOwn(e, 'parentId') ? e.parentId : prev ? prev.id : (firstParent ?? view.leafId),
       timestamp: typeof e.timestamp === 'string' ? e.timestamp : nextTimestamp(view, prev?.timestamp),
     };
-    for (const k of Object.keys(e)) if (!(k in ordered)) ordered[k] = e[k];
+    // Own keys only: a field called `constructor` or `__proto__` is content, kept like any other.
+    for (const k of Object.keys(e)) if (!Object.hasOwn(ordered, k)) setOwn(ordered, k, e[k]);
     prev = ordered as SessionEntry;
     out.push(prev);
   }

@@ -1,6 +1,6 @@
 // Writes session files: create (temp + fsync + link, never over an existing file) and append (locked, one line
 // per entry, a torn last line ended first, fsync before returning; nothing already written is ever rewritten).
-import { constants, link, mkdir, open, unlink } from 'node:fs/promises';
+import { constants, link, open, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { CURRENT_VERSION } from '../../shared/entry.js';
 import type { SessionEntry, SessionHeader } from '../../shared/entry.js';
@@ -10,6 +10,7 @@ import { withFileLock } from './file-lock.js';
 import type { LockOptions } from './file-lock.js';
 import { advanceTailState, readTailState, saveTailState, tailStateOf } from './tail-state.js';
 import type { TailState } from './tail-state.js';
+import { PRIVATE_FILE, mkdirPrivate } from './private-fs.js';
 
 /** fsync a file, or a folder so a new name in it survives a crash. */
 export async function fsyncPath(path: string): Promise<void> {
@@ -24,7 +25,7 @@ export async function fsyncPath(path: string): Promise<void> {
 /** Writes `data` to a temp file beside `path` and fsyncs it; returns the temp path. */
 export async function writeTemp(path: string, data: string): Promise<string> {
   const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`);
-  const fh = await open(tmp, 'wx', 0o644);
+  const fh = await open(tmp, 'wx', PRIVATE_FILE); // a session holds the user's prompts, code and output: theirs alone
   try {
     await fh.writeFile(data);
     await fh.sync();
@@ -39,7 +40,7 @@ export async function writeTemp(path: string, data: string): Promise<string> {
 
 /** Creates a new session file atomically; fails with 'conflict' when the file already exists. */
 export async function createSessionFile(path: string, header: SessionHeader, entries: SessionEntry[] = []): Promise<void> {
-  await mkdir(dirname(path), { recursive: true });
+  await mkdirPrivate(dirname(path));
   const tmp = await writeTemp(path, serializeSession(header, entries));
   try {
     await link(tmp, path); // link, unlike rename, refuses to replace an existing file

@@ -10,6 +10,7 @@ import { checkEntry, checkHeader } from '../../shared/entry.js';
 import { parseJsonLine } from '../../shared/jsonl.js';
 import type { SessionEntry } from '../../shared/entry.js';
 import { SessyncError } from '../../shared/errors.js';
+import { nullRecord, toNullRecord } from '../../shared/own-keys.js';
 import { cacheDir, cacheKey } from './paths.js';
 
 const FORMAT = 1;
@@ -28,7 +29,7 @@ export interface TailState {
   offset: number;
   headerId: string | null;
   version: number;
-  /** Entries with no child so far: id -> timestamp. */
+  /** Entries with no child so far: id -> timestamp. A null-prototype record: an entry may be called `constructor`. */
   tips: Record<string, string>;
   /** Parent ids that were not tips when referenced (branch points, not-yet-seen parents): an entry with such an id already has a child. */
   pending: string[];
@@ -73,6 +74,13 @@ function pickLeaf(tips: Record<string, string>): string | null {
   return best;
 }
 
+/** A cached state as read from disk, with its tips made a null-prototype record. */
+function loaded(v: TailState | null, path: string): TailState | null {
+  if (!v || v.format !== FORMAT || v.path !== path || typeof v.tips !== 'object' || v.tips === null) return null;
+  // Null prototype: ids like `toString` or `__proto__` are entries, not Object.prototype's.
+  return { ...v, tips: toNullRecord(v.tips) };
+}
+
 function emptyState(path: string): TailState {
   return {
     format: FORMAT,
@@ -83,7 +91,7 @@ function emptyState(path: string): TailState {
     offset: 0,
     headerId: null,
     version: 1,
-    tips: {},
+    tips: nullRecord(),
     pending: [],
     leafId: null,
     lastId: null,
@@ -97,7 +105,7 @@ function emptyState(path: string): TailState {
 export function addEntry(state: TailState, e: SessionEntry, pending: Set<string>): void {
   const p = e.parentId;
   if (p !== null) {
-    if (p in state.tips) delete state.tips[p];
+    if (Object.hasOwn(state.tips, p)) delete state.tips[p];
     else pending.add(p);
   }
   if (pending.has(e.id)) pending.delete(e.id); // something already names it as parent: not a tip
@@ -165,8 +173,7 @@ async function readRange(fh: FileHandle, start: number, end: number): Promise<Bu
 
 export async function peekTailState(path: string): Promise<TailState | null> {
   // A missing or unreadable cache only means a rebuild from the file.
-  const v = await readJsonOrNull<TailState>(statePath(path));
-  return v && v.format === FORMAT && v.path === path ? v : null;
+  return loaded(await readJsonOrNull<TailState>(statePath(path)), path);
 }
 
 /** Sync peek for `list`, which reads thousands of these in a row. */
@@ -177,7 +184,7 @@ export function peekTailStateSync(path: string): TailState | null {
   } catch {
     return null; // no cache (yet): list shows no count for this file
   }
-  return v.format === FORMAT && v.path === path ? v : null;
+  return loaded(v, path);
 }
 
 /**

@@ -2,6 +2,7 @@
 import { execFile } from 'node:child_process';
 import { stat } from 'node:fs/promises';
 import { SessyncError } from '../../shared/errors.js';
+import { nullRecord } from '../../shared/own-keys.js';
 
 /**
  * `git@github.com:Owner/Repo.git`, `https://user@GitHub.com/Owner/Repo`, `ssh://git@github.com:22/Owner/Repo.git/`
@@ -75,7 +76,7 @@ async function computeKey(dir: string): Promise<ProjectKeyInfo> {
 
 /** Parses `--map KEY=PATH` values. */
 export function parseMaps(values: readonly string[]): Record<string, string> {
-  const out: Record<string, string> = {};
+  const out = nullRecord<string>(); // project keys are user input: `__proto__=...` is a key like any other
   for (const v of values) {
     const i = v.lastIndexOf('=');
     if (i <= 0 || i === v.length - 1) throw new SessyncError('bad_input', `--map expects KEY=PATH (e.g. github.com/owner/repo=/home/me/src/repo), got "${v}"`);

@@ -1,29 +1,38 @@
 // Pull of one session: batches after the per-host cursor, merged by id into the local file (appended, never
 // rewritten); the cursor is saved only after the new entries are fsynced, so a kill -9 re-pulls, never skips.
-import { mkdir, open, readFile, stat } from 'node:fs/promises';
+import { open, readFile, stat } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import { dirname, join } from 'node:path';
-import { checkEntry, type SessionEntry, type SessionHeader } from '../../shared/entry.js';
+import { checkEntry, checkHeader, type SessionEntry, type SessionHeader } from '../../shared/entry.js';
 import { SessyncError } from '../../shared/errors.js';
+import { findTooDeepText, findTooDeepValue } from '../../shared/json-limits.js';
+import { toJsonText } from '../../shared/json-stringify.js';
 import { canonicalJson, mergeEntries, type IncomingEntry, type MergeConflict } from '../../shared/merge.js';
-import type { Cursor, SessionMetaResponse, StoredBatch } from '../../shared/wire.js';
+import { ownValue, toNullRecord } from '../../shared/own-keys.js';
+import { LIMITS, type Cursor, type SessionMetaResponse, type StoredBatch } from '../../shared/wire.js';
 import { createSessionFile, appendEntries } from '../store/session-writer.js';
 import { ensureCurrent } from '../store/migrate-file.js';
 import { readSession } from '../store/session-reader.js';
 import { alignLeaf } from '../store/leaf-marker.js';
 import { withLocalParent } from '../store/lineage.js';
 import { projectDir, sessionFileName } from '../store/paths.js';
-import { newSessionState, type SessionSyncState } from './sync-state.js';
+import { newSessionState, rememberBadBatches, type BatchProblem, type SessionSyncState } from './sync-state.js';
 import type { SyncContext } from './sync-context.js';
+import { PRIVATE_FILE, mkdirPrivate } from '../store/private-fs.js';
 
-/** A cursor value past any seq: tells the server not to send this host's own batches back. */
-const OWN_DONE = 1e12;
+/** The highest seq there can be (BatchEnvelopeSchema): tells the server not to send this host's own batches back. */
+const OWN_DONE = 999_999_999_999;
 
 export interface PullOptions {
   /** The local file, when the session exists here. */
   path?: string;
   /** For a session new to this machine: the local project folder to file it under (its header cwd). */
   placeFor?: (meta: SessionMetaResponse) => Promise<string>;
+  /**
+   * Hosts the server's heads name for this session: each gets an explicit cursor entry (0 when none yet), so a
+   * server that reads `cursor[host]` without an own-key check still serves a host called `constructor`.
+   */
+  hosts?: Iterable<string>;
 }
 
 export interface PullResult {
@@ -37,40 +46,55 @@ export interface PullResult {
   created: boolean;
   /** Remote lines that are not valid entries (reported, not merged). */
   skipped: number;
+  /** Stored batches, or lines of them, that could not be merged: named by host and seq, the cursor moved past them. */
+  problems: BatchProblem[];
   /** Id of the checkout marker appended so that pi's leaf (the last line) is sessync's leaf again; it needs a push. */
   marker?: string;
 }
 
-function decode(session: string, b: StoredBatch, note: SyncContext['note']): { entries: IncomingEntry[]; skipped: number } {
+/**
+ * The entries of one stored batch. What an older server may have stored damaged is skipped and named, never
+ * fatal: a body that does not match its sha-256 (the whole batch), and lines that are not JSON, nest deeper
+ * than LIMITS.maxJsonDepth, or are not entries (each line alone). Only an encoding this client cannot read
+ * stops the session's pull: a newer sessync can, so its cursor must not move past it.
+ */
+function decode(session: string, b: StoredBatch, note: SyncContext['note']): { entries: IncomingEntry[]; skipped: number; problems: BatchProblem[] } {
+  const { host, seq } = b.envelope;
   if (b.envelope.encoding !== 'jsonl') {
-    throw new SessyncError('unsupported_version', `session ${session}: batch ${b.envelope.seq} of host ${b.envelope.host} is ${b.envelope.encoding}-encrypted; this sessync cannot read it`);
+    throw new SessyncError('unsupported_version', `session ${session}: batch ${seq} of host ${host} is ${b.envelope.encoding}-encrypted; this sessync cannot read it`);
   }
   const sha = createHash('sha256').update(b.body, 'utf8').digest('hex');
   if (sha !== b.envelope.sha256) {
-    throw new SessyncError('corrupt', `session ${session}: batch ${b.envelope.seq} of host ${b.envelope.host} does not match its sha-256; not merging it`, { retryable: true });
+    const reason = `its body does not match its sha-256 (stored damaged); none of its ${b.envelope.entryCount} entries merged`;
+    note?.(`session ${session}: batch ${seq} of host ${host} skipped: ${reason}`);
+    return { entries: [], skipped: 0, problems: [{ host, seq, reason }] };
   }
   const entries: IncomingEntry[] = [];
-  let skipped = 0;
+  const problems: BatchProblem[] = [];
   let lineNo = 0;
   for (const line of b.body.split('\n')) {
     lineNo++;
     if (line.trim() === '') continue;
     let v: unknown;
     let why: string | null;
-    try {
-      v = JSON.parse(line);
-      why = checkEntry(v);
-    } catch (e) {
-      why = `not JSON (${(e as Error).message})`;
+    // Depth first, on the text: merging, writing and redacting a value this deep is what the limit spares.
+    if (findTooDeepText(line, LIMITS.maxJsonDepth)) why = `it nests JSON deeper than ${LIMITS.maxJsonDepth} levels (the limit)`;
+    else {
+      try {
+        v = JSON.parse(line);
+        why = checkEntry(v);
+      } catch (e) {
+        why = `not JSON (${(e as Error).message})`;
+      }
     }
     if (why) {
-      skipped++;
-      note?.(`session ${session}: line ${lineNo} of batch ${b.envelope.seq} from host ${b.envelope.host} not merged: ${why}`);
+      problems.push({ host, seq, line: lineNo, reason: why.slice(0, 300) });
+      note?.(`session ${session}: line ${lineNo} of batch ${seq} from host ${host} not merged: ${why}`);
       continue;
     }
-    entries.push({ entry: v as SessionEntry, host: b.envelope.host });
+    entries.push({ entry: v as SessionEntry, host });
   }
-  return { entries, skipped };
+  return { entries, skipped: problems.length, problems };
 }
 
 /** Same id, different content: the remote version goes to <home>/sync/conflicts/<session>.jsonl, once. */
@@ -95,11 +119,11 @@ async function setAside(ctx: SyncContext, session: string, conflicts: MergeConfl
     const canon = canonicalJson(c.aside);
     if (have.has(canon)) continue;
     have.add(canon);
-    text += JSON.stringify({ id: c.id, host: c.host ?? null, detected: new Date().toISOString(), kept: c.kept, entry: c.aside }) + '\n';
+    text += toJsonText({ id: c.id, host: c.host ?? null, detected: new Date().toISOString(), kept: c.kept, entry: c.aside }) + '\n';
   }
   if (text) {
-    await mkdir(dirname(p), { recursive: true });
-    const fh = await open(p, 'a', 0o600);
+    await mkdirPrivate(dirname(p));
+    const fh = await open(p, 'a', PRIVATE_FILE);
     try {
       await fh.write(text);
       await fh.sync();
@@ -116,8 +140,10 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
   let path = opts.path ?? st?.path;
   if (path && !(await stat(path).then(() => true, () => false))) path = undefined;
   const creating = path === undefined;
-  const result: PullResult = { session, path: path ?? '', batches: 0, appended: 0, duplicates: 0, conflicts: 0, created: false, skipped: 0 };
-  const cursor: Cursor = { ...(st?.cursor ?? {}) };
+  const result: PullResult = { session, path: path ?? '', batches: 0, appended: 0, duplicates: 0, conflicts: 0, created: false, skipped: 0, problems: [] };
+  // Null prototype: host ids are user input, and a host called `constructor` must read as a host, not Object's function.
+  const cursor: Cursor = toNullRecord(st?.cursor);
+  for (const h of opts.hosts ?? []) if (!Object.hasOwn(cursor, h)) cursor[h] = 0;
   // A file this machine holds has all of its own batches; a session being created here takes them too.
   if (!creating) cursor[ctx.hostId] = OWN_DONE;
   else delete cursor[ctx.hostId];
@@ -128,23 +154,36 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
   for (;;) {
     const res = await ctx.api.pull(session, cursor);
     const incoming: IncomingEntry[] = [];
+    const problems: BatchProblem[] = [];
     for (const b of res.batches) {
       const d = decode(session, b, ctx.note);
       incoming.push(...d.entries);
       result.skipped += d.skipped;
+      problems.push(...d.problems);
     }
+    result.problems.push(...problems);
     result.batches += res.batches.length;
     let bytes = 0;
     for (const b of res.batches) bytes += b.body.length;
 
     if (path === undefined) {
+      if (incoming.length === 0 && problems.length > 0 && !res.more) {
+        // Nothing to create a file from; no cursor is saved, so the next run reports it again.
+        throw new SessyncError('corrupt', `session ${session}: every batch the server holds is damaged (${describeProblems(problems)}); no local file created`, { details: { problems: problems.slice(0, 100) } });
+      }
       // A session announced by an empty batch (only a header so far) is created here with its header alone.
       if (res.batches.length === 0 && !res.more) {
         throw new SessyncError('not_found', `session ${session} has no entries on the server yet`);
       }
       const meta = await ctx.api.sessionMeta(session);
+      // The header becomes the new file's first line: checked like any line a server sends.
+      if (findTooDeepValue(meta.header, LIMITS.maxJsonDepth)) {
+        throw new SessyncError('corrupt', `session ${session}: the server's header nests JSON deeper than ${LIMITS.maxJsonDepth} levels; no local file created`);
+      }
       const cwd = opts.placeFor ? await opts.placeFor(meta) : String(meta.header.cwd ?? meta.cwd ?? '');
       if (!cwd) throw new SessyncError('corrupt', `session ${session}: the server's header has no cwd`);
+      const headerWhy = checkHeader({ ...meta.header, cwd });
+      if (headerWhy) throw new SessyncError('corrupt', `session ${session}: the server's header is not a session header (${headerWhy}); no local file created`);
       // Local facts: the cwd here, and the parent's file here (pi's picker nests a fork under it by path).
       const header = await withLocalParent(ctx.sessionsRoot, { ...meta.header, cwd } as SessionHeader);
       const m = mergeEntries(new Map(), incoming);
@@ -180,14 +219,15 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
         st = { ...st, skipIds: [...skip] };
       }
     }
-    if (creating) ownSeq = Math.max(ownSeq, res.cursor[ctx.hostId] ?? 0);
-    const saved: Cursor = { ...res.cursor };
+    if (creating) ownSeq = Math.max(ownSeq, ownValue(res.cursor, ctx.hostId) ?? 0);
+    const saved: Cursor = toNullRecord(res.cursor);
     delete saved[ctx.hostId];
-    // Our own batches came with the file: the next one we push follows the highest of them.
-    st = { ...st, path, cursor: saved, nextSeq: Math.max(st.nextSeq, ownSeq + 1) };
+    // Our own batches came with the file: the next one we push follows the highest of them. Damaged batches
+    // are passed (the good ones after them are merged) and remembered in the state, reported once here.
+    st = { ...st, path, cursor: saved, nextSeq: Math.max(st.nextSeq, ownSeq + 1), ...rememberBadBatches(st, problems) };
     await ctx.state.save(st); // after the fsync of the entries: a crash before this line only re-pulls
     ctx.onProgress?.({ entries: incoming.length, bytes });
-    Object.assign(cursor, res.cursor);
+    for (const h of Object.keys(res.cursor)) cursor[h] = res.cursor[h]!;
     if (!creating) cursor[ctx.hostId] = OWN_DONE;
     if (!res.more) break;
   }
@@ -197,4 +237,10 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
     if (m) result.marker = m.id;
   }
   return result;
+}
+
+/** "batch 3 of host h1: ..., line 2 of batch 4 of host h1: ..." for the first few. */
+function describeProblems(problems: readonly BatchProblem[]): string {
+  const shown = problems.slice(0, 3).map((p) => `${p.line !== undefined ? `line ${p.line} of ` : ''}batch ${p.seq} of host ${p.host}: ${p.reason}`);
+  return shown.join('; ') + (problems.length > 3 ? `; and ${problems.length - 3} more` : '');
 }

@@ -4,7 +4,8 @@ import { stat } from 'node:fs/promises';
 import { createHash, randomUUID } from 'node:crypto';
 import type { SessionHeader } from '../../shared/entry.js';
 import { isSessyncError, SessyncError } from '../../shared/errors.js';
-import type { PushBatchRequest, SessionMetaInput } from '../../shared/wire.js';
+import { LIMITS, type PushBatchRequest, type SessionMetaInput } from '../../shared/wire.js';
+import { findTooDeepValue } from '../../shared/json-limits.js';
 import { ensureCurrent } from '../store/migrate-file.js';
 import { readHeader } from '../store/session-reader.js';
 import { alignLeaf } from '../store/leaf-marker.js';
@@ -12,6 +13,7 @@ import { newSessionState, type PendingBatch, type SessionSyncState } from './syn
 import { projectKey } from './project-key.js';
 import { readSlice, tailHash } from './read-slice.js';
 import type { SyncContext } from './sync-context.js';
+import { ownValue } from '../../shared/own-keys.js';
 
 /** Bodies up to this size ride inside the state file (which is rewritten per batch anyway). */
 const INLINE_BODY_CHARS = 256 * 1024;
@@ -42,13 +44,17 @@ async function metaFor(target: PushTarget): Promise<SessionMetaInput> {
   const h = await readHeader(target.path);
   if (!h.ok) throw new SessyncError('corrupt', `${target.path}: ${h.reason}`);
   const header: SessionHeader = h.header;
+  if (findTooDeepValue(header, LIMITS.maxJsonDepth)) {
+    // Sending it would only be refused (or, to an older server, be stored and break every pull of the session).
+    throw new SessyncError('bad_input', `${target.path}: the session header nests JSON deeper than ${LIMITS.maxJsonDepth} levels, the server's limit; this session cannot be pushed`);
+  }
   return { header, projectKey: await projectKey(header.cwd), ...(target.name ? { name: target.name.slice(0, 1000) } : {}) };
 }
 
 /** Finds this host's head for the session on the server (0 = none): used when our seq disagrees with it. */
 async function serverHead(ctx: SyncContext, session: string): Promise<number> {
   try {
-    return (await ctx.api.sessionMeta(session)).hosts[ctx.hostId] ?? 0;
+    return ownValue((await ctx.api.sessionMeta(session)).hosts, ctx.hostId) ?? 0;
   } catch (e) {
     if (isSessyncError(e, 'not_found')) return 0;
     throw e;

@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import { checkEntry } from '../../shared/entry.js';
 import { parseJsonLine, serializeLine } from '../../shared/jsonl.js';
 import { ENTRY_ID_RE, LIMITS } from '../../shared/wire.js';
+import { findTooDeepText, findTooDeepValue } from '../../shared/json-limits.js';
 
 /** Body bytes per batch: JSON escaping can double a body, and the whole request must stay under maxRequestBytes. */
 const MAX_BATCH_BYTES = Math.min(LIMITS.maxBatchBytes, Math.floor((LIMITS.maxRequestBytes - 256 * 1024) / 2));
@@ -50,11 +51,18 @@ export async function readSlice(path: string, from: number, size: number, skipId
           out.skipped.push({ offset: lineOffset, reason: `entry of ${lineBytes} bytes is over the ${LIMITS.maxEntryBytes}-byte limit` });
           continue;
         }
+        // Depth on the text first (one cheap scan); only a line too deep as a whole has its values looked at.
+        // The server refuses a whole batch over one such entry: left out here, or the session never gets through.
+        const deepLine = findTooDeepText(text, LIMITS.maxJsonDepth) !== null;
         // A line holding several values (two writers raced) is sent as one line per value, as readers load it.
         const parsed = parseJsonLine(text);
         if (!isHeader) for (const e of parsed.errors) out.skipped.push({ offset: lineOffset, reason: `not JSON (${e})` });
         // An entry glued onto the header line still goes.
         for (const v of isHeader ? parsed.values.slice(1) : parsed.values) {
+          if (deepLine && (parsed.pieces === 1 || findTooDeepValue(v, LIMITS.maxJsonDepth))) {
+            out.skipped.push({ offset: lineOffset, reason: `entry nests JSON deeper than ${LIMITS.maxJsonDepth} levels, the server's limit` });
+            continue;
+          }
           const why = checkEntry(v);
           if (why) {
             out.skipped.push({ offset: lineOffset, reason: why });

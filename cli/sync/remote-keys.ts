@@ -1,5 +1,6 @@
 // Which project each remote session belongs to, from a cache kept in sync state (a session's meta never changes once pushed).
 import { isSessyncError } from '../../shared/errors.js';
+import { ownValue } from '../../shared/own-keys.js';
 import type { SyncContext } from './sync-context.js';
 
 /** Remote sessions' project keys, from a cache kept in state (session meta never changes once pushed). */
@@ -8,7 +9,7 @@ export async function remoteProjectKeys(ctx: SyncContext, sessions: string[]): P
   let dirty = false;
   const out = new Map<string, string>();
   for (const s of sessions) {
-    let m = cache[s];
+    let m = ownValue(cache, s); // a session may be called `constructor`
     if (!m?.projectKey) {
       try {
         const meta = await ctx.api.sessionMeta(s);

@@ -10,6 +10,9 @@ export const SCOPE_OPTIONS = {
   map: { type: 'string', multiple: true },
 } as const;
 
+const UNDELETE_OPTION = { undelete: { type: 'boolean', default: false } } as const;
+const APPLY_DELETES_OPTION = { 'apply-deletes': { type: 'boolean', default: false } } as const;
+
 export function mapsOf(ctx: CommandContext): Record<string, string> {
   const v = ctx.opts.map;
   return parseMaps(Array.isArray(v) ? v : typeof v === 'string' ? [v] : []);
@@ -29,8 +32,13 @@ export function summaryLine(s: RunSummary): string {
     parts.push(`pulled ${s.pulledEntries} entr${s.pulledEntries === 1 ? 'y' : 'ies'} into ${s.pulledSessions} session${s.pulledSessions === 1 ? '' : 's'}${s.createdSessions ? ` (${s.createdSessions} new here)` : ''}`);
   }
   if (s.conflicts) parts.push(`${s.conflicts} conflicting entr${s.conflicts === 1 ? 'y' : 'ies'} kept aside`);
+  if (s.damagedBatches) parts.push(`${s.damagedBatches} damaged stored batch${s.damagedBatches === 1 ? '' : 'es'} skipped`);
   if (s.skippedLines) parts.push(`${s.skippedLines} invalid line${s.skippedLines === 1 ? '' : 's'} skipped`);
   if (s.skippedFiles.length) parts.push(`${s.skippedFiles.length} unreadable session file${s.skippedFiles.length === 1 ? '' : 's'} skipped`);
+  const kept = s.deleted.filter((d) => d.action === 'kept').length;
+  const removed = s.deleted.filter((d) => d.action === 'removed').length;
+  if (kept) parts.push(`${kept} session${kept === 1 ? '' : 's'} deleted on the server kept here, not pushed`);
+  if (removed) parts.push(`${removed} session${removed === 1 ? '' : 's'} deleted on the server removed here`);
   if (s.failed) parts.push(`${s.failed} session${s.failed === 1 ? '' : 's'} failed`);
   return `${s.mode}: ${s.sessionsChecked} session${s.sessionsChecked === 1 ? '' : 's'} checked; ${parts.join('; ')}; ${s.requests} request${s.requests === 1 ? '' : 's'}`;
 }
@@ -38,15 +46,21 @@ export function summaryLine(s: RunSummary): string {
 export function syncCommand(mode: SyncMode, summary: string): Command {
   return {
     summary,
-    usage: `[<ref> | --all] [--map KEY=PATH]...`,
+    usage: `[<ref> | --all] [--map KEY=PATH]... ${mode === 'push' ? '[--undelete]' : '[--apply-deletes]'}`,
     help: [
       'Without a ref: the sessions of this project (--cwd), including ones only the server has (matched by project key:',
       'the git remote, else the root commit, else the path). --all: every session here and on the server.',
       '--map KEY=PATH files sessions of project KEY under PATH on this machine (remembered).',
+      mode === 'push'
+        ? '--undelete: a session deleted on the server (by any machine) is put back, with this machine\'s whole file.'
+        : '--apply-deletes: remove the local files of sessions deleted on the server (by default they are kept, and not pushed).',
     ].join('\n'),
-    options: { ...SCOPE_OPTIONS },
+    options: { ...SCOPE_OPTIONS, ...(mode === 'push' ? UNDELETE_OPTION : APPLY_DELETES_OPTION) },
     async run(ctx) {
+      if (ctx.opts.undelete === true && !ctx.args[0]) throw new SessyncError('bad_input', 'usage: sessync push <ref> --undelete');
       const summary = await runSync({
+        ...(ctx.opts.undelete === true ? { undelete: true } : {}),
+        ...(ctx.opts['apply-deletes'] === true ? { applyDeletes: true } : {}),
         mode,
         ...scopeOf(ctx, mode),
         cwd: ctx.cwd,

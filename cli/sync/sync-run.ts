@@ -1,8 +1,9 @@
 // One push / pull / sync run: scope (ref, this project, --all) -> status -> plan -> push and pull each session.
-import { mkdir, realpath } from 'node:fs/promises';
+import { realpath } from 'node:fs/promises';
 import { SessyncError, isSessyncError } from '../../shared/errors.js';
-import { diffSessions, planSync, type LocalStatus, type SyncOp } from '../../shared/sync-plan.js';
-import type { Head, SessionMetaResponse } from '../../shared/wire.js';
+import { ownValue } from '../../shared/own-keys.js';
+import { diffSessions, headsBySession, planSync, type LocalStatus, type SyncOp } from '../../shared/sync-plan.js';
+import type { Head, SessionMetaResponse, Tombstone } from '../../shared/wire.js';
 import { ApiClient, reportRetries, type WaitReport } from '../api-client.js';
 import { requireLogin } from '../login-store.js';
 import { withFileLock } from '../store/file-lock.js';
@@ -15,9 +16,11 @@ import { remoteProjectKeys } from './remote-keys.js';
 import { projectKeysHere } from './project-scope.js';
 import { pushSession } from './push.js';
 import { pullSession } from './pull.js';
-import { SyncState, serverKey } from './sync-state.js';
+import { SyncState, serverKey, type BatchProblem } from './sync-state.js';
+import { applyTombstones, onPushGone, undelete, type DeletedNote } from './tombstones.js';
 import type { SyncContext } from './sync-context.js';
 import type { Progress } from './progress.js';
+import { mkdirPrivate } from '../store/private-fs.js';
 
 export type SyncMode = 'push' | 'pull' | 'sync';
 
@@ -37,6 +40,10 @@ export interface RunOptions {
   api?: ApiClient;
   /** Note per-session errors as they happen (default); a watcher reports them itself, once per change. */
   noteErrors?: boolean;
+  /** `sync --apply-deletes`: remove local files of sessions deleted on the server (default: keep them, unpushed). */
+  applyDeletes?: boolean;
+  /** `push <ref> --undelete`: put a session deleted on the server back, pushing the whole local file. */
+  undelete?: boolean;
 }
 
 export interface SessionOutcome {
@@ -48,6 +55,8 @@ export interface SessionOutcome {
   skipped?: number;
   /** Why lines were not pushed (the first 100): --json hides the notes printed on stderr. */
   skippedLines?: { offset: number; reason: string }[];
+  /** Stored batches (no `line`) or lines of them the pull passed over as damaged (the first 100), by host and seq. */
+  badBatches?: BatchProblem[];
   error?: { code: string; message: string };
 }
 
@@ -62,11 +71,17 @@ export interface RunSummary {
   createdSessions: number;
   conflicts: number;
   skippedLines: number;
+  /** Whole stored batches passed over as damaged (their bad lines count in skippedLines). */
+  damagedBatches: number;
   failed: number;
   /** Session files not looked at because their header is unreadable (reported, never skipped silently). */
   skippedFiles: { path: string; reason: string }[];
+  /** Heads the server listed with names no sessync server accepts (the first 20): not synced. */
+  ignoredHeads?: Head[];
   requests: number;
   sessions: SessionOutcome[];
+  /** Sessions deleted on the server that this machine has (kept, removed with --apply-deletes, or restored). */
+  deleted: DeletedNote[];
 }
 
 /** Login, client, state, host id: what every network command needs. */
@@ -78,7 +93,7 @@ export async function openSync(env: NodeJS.ProcessEnv, o: { api?: ApiClient; not
   }
   // Server and account from the client itself: a watcher's own client and a one-off sync share one state folder.
   const state = new SyncState(sessyncHome(env), serverKey(api.url, api.account));
-  await mkdir(state.dir, { recursive: true, mode: 0o700 });
+  await mkdirPrivate(state.dir);
   const ctx: SyncContext = { api, state, hostId: await state.hostId(o.note), sessionsRoot: sessionsRoot(env), env };
   if (o.note) ctx.note = o.note;
   return ctx;
@@ -92,10 +107,11 @@ export function withSyncLock<T>(ctx: SyncContext, fn: () => Promise<T>): Promise
 /** Where a session new to this machine goes: --map, this project when the key matches, a saved mapping, else its own cwd. */
 export function placer(ctx: SyncContext, o: { maps?: Record<string, string>; cwdKey?: string; realCwd?: string }): (meta: SessionMetaResponse) => Promise<string> {
   return async (meta) => {
-    const mapped = o.maps?.[meta.projectKey];
+    // Project keys come from the server: own keys only (a key `constructor` must not find Object's function).
+    const mapped = o.maps ? ownValue(o.maps, meta.projectKey) : undefined;
     if (mapped) return realpath(mapped).catch(() => mapped);
     if (o.cwdKey && o.realCwd && o.cwdKey === meta.projectKey) return o.realCwd;
-    const saved = (await ctx.state.projectMap())[meta.projectKey];
+    const saved = ownValue(await ctx.state.projectMap(), meta.projectKey);
     if (saved) return saved;
     return String(meta.header.cwd ?? meta.cwd ?? '');
   };
@@ -158,15 +174,20 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
     }
 
     for (const f of skippedFiles) o.note?.(`skipped ${f.path}: ${f.reason}`);
+    if (o.undelete) {
+      if (o.ref === undefined || locals.length !== 1) throw new SessyncError('bad_input', '--undelete needs the reference of a local session: `sessync push <ref> --undelete`');
+      if (await undelete(ctx, locals[0]!.id, locals[0]!.path)) o.note?.(`session ${locals[0]!.id}: undeleted on the server; pushing it again`);
+    }
     const states = await ctx.state.all();
     const byId = new Map(locals.map((l) => [l.id, l]));
     const status: LocalStatus[] = locals.map((l) => {
       const st = states.get(l.id);
       return { session: l.id, size: l.size, pushedOffset: st?.pushedOffset ?? 0, pendingSeq: st?.pending?.seq ?? null, cursor: st?.cursor ?? {}, nextSeq: st?.nextSeq ?? 1 };
     });
+    let deleted: Tombstone[] | null = null;
     if (wantsPull && heads.length === 0) {
       try {
-        heads = await ctx.api.allHeads();
+        ({ heads, deleted } = await ctx.api.feed());
       } catch (e) {
         if (!isSessyncError(e, 'unavailable')) throw e;
         // The local answer still comes: what this machine holds that the server has not seen.
@@ -175,13 +196,16 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
       }
     }
     const headsKnown = wantsPull; // push alone does not ask for heads (a no-op push costs no request)
+    for (const h of ctx.api.ignoredHeads.slice(0, 20)) o.note?.(ApiClient.ignoredHeadNote(h));
     if (wantsPull && only && o.ref === undefined && cwdKey) {
       // This project's sessions that only the server has: matched by project key, not by path.
       const remoteOnly = [...new Set(heads.map((h) => h.session))].filter((s) => !byId.has(s));
       const here = rc ? await projectKeysHere(ctx, rc, maps) : new Set([cwdKey]);
       for (const [s, k] of await remoteProjectKeys(ctx, remoteOnly)) if (here.has(k)) only.add(s);
     }
-    const ops: SyncOp[] = planSync(diffSessions(status, heads, ctx.hostId), { push: wantsPush, pull: wantsPull, fetchRemoteOnly, headsKnown, ...(only ? { only } : {}) });
+    const gone = await applyTombstones(ctx, { deleted, heads, locals, states, applyDeletes: o.applyDeletes === true });
+    const hostsBySession = headsBySession(heads);
+    const ops: SyncOp[] = planSync(diffSessions(status.filter((x) => !gone.skip.has(x.session)), heads, ctx.hostId), { push: wantsPush, pull: wantsPull, fetchRemoteOnly, headsKnown, ...(only ? { only } : {}) });
 
     const outcomes = new Map<string, SessionOutcome>();
     const outcome = (s: string) => {
@@ -207,17 +231,19 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
             out.skippedLines = r.skipped.slice(0, 100);
           }
           const key = await projectKey(l.cwd);
-          if (!key.startsWith('path:') && projectMap[key] === undefined) {
+          if (!key.startsWith('path:') && ownValue(projectMap, key) === undefined) {
             projectMap[key] = l.cwd;
             mapDirty = true;
           }
         } else {
           const l = byId.get(op.session);
-          const r = await pullSession(ctx, op.session, { ...(l ? { path: l.path } : {}), placeFor: place });
+          const hosts = hostsBySession.get(op.session)?.keys();
+          const r = await pullSession(ctx, op.session, { ...(l ? { path: l.path } : {}), placeFor: place, ...(hosts ? { hosts } : {}) });
           out.path = r.path;
           out.pulled = { batches: r.batches, entries: r.appended, duplicates: r.duplicates, created: r.created };
           if (r.conflicts) out.conflicts = r.conflicts;
           if (r.skipped) out.skipped = (out.skipped ?? 0) + r.skipped;
+          if (r.problems.length) out.badBatches = r.problems.slice(0, 100);
           if (r.marker && wantsPush) {
             // The leaf marker the merge needed goes out in this run, so the other machines get the same leaf.
             const p = await pushSession(ctx, { session: op.session, path: r.path });
@@ -225,11 +251,15 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
           }
         }
       } catch (e) {
+        if (op.kind === 'push' && (await onPushGone(ctx, op.session, byId.get(op.session)!.path, e))) return;
         // The server gone or the token refused: stop, the next run resumes. Anything about this one session (its
-        // file locked by a writer, a corrupt batch, a refused line): reported for it, the other sessions go on.
-        if (!isSessyncError(e) || ABORTS_RUN.has(e.code)) throw e;
-        out.error = { code: e.code, message: e.message };
-        if (o.noteErrors !== false) o.note?.(`session ${op.session}: ${e.message}`);
+        // file locked by a writer, a corrupt batch, a refused line, even a fault of this client on its content):
+        // reported for it, the other sessions go on.
+        if (isSessyncError(e) && ABORTS_RUN.has(e.code)) throw e;
+        out.error = isSessyncError(e) ? { code: e.code, message: e.message } : { code: 'internal', message: `unexpected error: ${(e as Error)?.message ?? String(e)}` };
+        const problems = isSessyncError(e) ? (e.details as { problems?: BatchProblem[] } | undefined)?.problems : undefined;
+        if (problems?.length) out.badBatches = problems;
+        if (o.noteErrors !== false) o.note?.(`session ${op.session}: ${out.error.message}`);
       }
       if (op.kind !== 'push' || !ops.some((x) => x !== op && x.session === op.session)) o.progress?.sessionDone();
     };
@@ -254,10 +284,13 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
       createdSessions: sessions.filter((s) => s.pulled?.created).length,
       conflicts: sum(sessions, (s) => s.conflicts ?? 0),
       skippedLines: sum(sessions, (s) => s.skipped ?? 0),
+      damagedBatches: sum(sessions, (s) => (s.badBatches ?? []).filter((b) => b.line === undefined).length),
       failed: sessions.filter((s) => s.error).length,
       skippedFiles,
+      ...(ctx.api.ignoredHeads.length ? { ignoredHeads: ctx.api.ignoredHeads.slice(0, 20) } : {}),
       requests: ctx.api.requestCount - before,
       sessions,
+      deleted: gone.notes,
     };
   });
 }

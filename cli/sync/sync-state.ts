@@ -1,11 +1,13 @@
 // Sync state beside the session files (never inside them): host id, per-session offsets, seqs, cursors, pending batches.
-import { mkdir, readFile, rm, readdir, stat } from 'node:fs/promises';
+import { readFile, rm, readdir, stat } from 'node:fs/promises';
 import { createHash, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { SessyncError } from '../../shared/errors.js';
+import { nullRecord, toNullRecord } from '../../shared/own-keys.js';
 import { writeFileAtomic } from '../store/atomic-json.js';
 import { withFileLock } from '../store/file-lock.js';
 import type { Cursor } from '../../shared/wire.js';
+import { mkdirPrivate } from '../store/private-fs.js';
 
 /** A batch written down before it is sent: after a crash the SAME batch (seq, batchId, body) is resent. */
 export interface PendingBatch {
@@ -37,10 +39,41 @@ export interface SessionSyncState {
   /** The session metadata went with an acknowledged batch. */
   metaSent: boolean;
   projectKey?: string;
+  /** The session was deleted on the server (its tombstone): not pushed or pulled until `push --undelete`. */
+  deleted?: { at: string; host: string };
+  /** Damaged stored batches (or lines) a pull passed over, newest last, at most MAX_BAD_BATCHES. */
+  badBatches?: BadBatchRecord[];
+}
+
+/** A stored batch, or one line of it, that a pull could not merge. */
+export interface BatchProblem {
+  host: string;
+  seq: number;
+  /** 1-based line of the batch body; absent when the whole batch was refused. */
+  line?: number;
+  reason: string;
+}
+
+export interface BadBatchRecord extends BatchProblem {
+  /** When the pull met it. */
+  at: string;
+}
+
+const MAX_BAD_BATCHES = 100;
+
+/**
+ * The state's record of damaged batches after a pull met `found`: each is reported by the run that meets it,
+ * and the cursor moves past it (so the good batches after it are merged, and it is not fetched again). The
+ * record keeps what was passed over, for `sessync status` and for anyone repairing the server's copy.
+ */
+export function rememberBadBatches(st: SessionSyncState, found: readonly BatchProblem[]): { badBatches?: BadBatchRecord[] } {
+  if (found.length === 0) return st.badBatches ? { badBatches: st.badBatches } : {};
+  const at = new Date().toISOString();
+  return { badBatches: [...(st.badBatches ?? []), ...found.map((p) => ({ ...p, at }))].slice(-MAX_BAD_BATCHES) };
 }
 
 export function newSessionState(session: string, path: string): SessionSyncState {
-  return { session, path, pushedOffset: 0, nextSeq: 1, cursor: {}, skipIds: [], pending: null, metaSent: false };
+  return { session, path, pushedOffset: 0, nextSeq: 1, cursor: nullRecord(), skipIds: [], pending: null, metaSent: false };
 }
 
 async function readJson<T>(path: string): Promise<T | null> {
@@ -135,7 +168,7 @@ export class SyncState {
 
   /** Inode and creation time of the sync folder: unchanged by renames and restarts, new in a copy. */
   private async folderMark(): Promise<string> {
-    await mkdir(this.dir, { recursive: true, mode: 0o700 });
+    await mkdirPrivate(this.dir);
     const st = await stat(this.dir, { bigint: true });
     return `${st.ino}:${st.birthtimeMs}`;
   }
@@ -171,7 +204,8 @@ export class SyncState {
     if (s && (typeof s.pushedOffset !== 'number' || typeof s.nextSeq !== 'number' || typeof s.path !== 'string')) {
       throw new SessyncError('corrupt', `sync state of session ${session} lacks fields; move ${this.sessionPath(session)} away to rebuild it`);
     }
-    return s ? { ...s, skipIds: s.skipIds ?? [], cursor: s.cursor ?? {} } : null;
+    // Null-prototype cursor: host ids are user input, and `cursor[host]` must not find Object.prototype's members.
+    return s ? { ...s, skipIds: s.skipIds ?? [], cursor: toNullRecord(s.cursor) } : null;
   }
 
   async save(s: SessionSyncState): Promise<void> {
@@ -196,6 +230,14 @@ export class SyncState {
     return out;
   }
 
+  /** Drops the session's state and pending body (the session was removed here). */
+  async forget(session: string): Promise<void> {
+    // A corrupt state file is removed all the same (that is the point); only its pending body may then stay behind.
+    const st = await this.load(session).catch(() => null);
+    await rm(this.sessionPath(session), { force: true });
+    if (st?.pending && st.pending.body === undefined) await this.dropPendingBody(session, st.pending.seq);
+  }
+
   async writePendingBody(session: string, seq: number, body: string): Promise<void> {
     await writeFileAtomic(this.pendingBodyPath(session, seq), body);
   }
@@ -215,7 +257,7 @@ export class SyncState {
 
   /** projectKey -> local project path on this machine. */
   async projectMap(): Promise<Record<string, string>> {
-    return (await readJson<Record<string, string>>(join(this.dir, 'projects.json'))) ?? {};
+    return toNullRecord(await readJson<Record<string, string>>(join(this.dir, 'projects.json')));
   }
 
   async saveProjectMap(m: Record<string, string>): Promise<void> {
@@ -224,7 +266,7 @@ export class SyncState {
 
   /** Cache of remote sessions' project keys and headers (immutable once pushed): spares a request per sync. */
   async remoteMeta(): Promise<Record<string, { projectKey: string; cwd?: string; name?: string; timestamp?: string }>> {
-    return (await readJson(join(this.serverDir, 'remote-meta.json'))) ?? {};
+    return toNullRecord(await readJson(join(this.serverDir, 'remote-meta.json')));
   }
 
   async saveRemoteMeta(m: Record<string, { projectKey: string; cwd?: string; name?: string; timestamp?: string }>): Promise<void> {

@@ -11,6 +11,7 @@ import type { WaitReport } from '../api-client.js';
 import { openSync } from './sync-run.js';
 import { projectKeysHere } from './project-scope.js';
 import { remoteProjectKeys } from './remote-keys.js';
+import type { BadBatchRecord } from './sync-state.js';
 
 export interface StatusRow {
   session: string;
@@ -28,6 +29,10 @@ export interface StatusRow {
   notOnServer?: boolean;
   /** The server holds fewer of this machine's batches than the state says it acknowledged: the next sync pushes it again. */
   serverBehind?: boolean;
+  /** Deleted on the server (its tombstone seen by a sync): kept here, not pushed. */
+  deletedOnServer?: { at: string; host: string };
+  /** Damaged stored batches (or lines of them) pulls passed over, as the sync state records them (newest last). */
+  damaged?: BadBatchRecord[];
 }
 
 export interface StatusReport {
@@ -37,6 +42,8 @@ export interface StatusReport {
   sessions: StatusRow[];
   /** Session files not looked at because their header is unreadable. */
   skippedFiles: { path: string; reason: string }[];
+  /** Heads the server listed with names no sessync server accepts (the first 20): never synced. */
+  ignoredHeads?: Head[];
 }
 
 /** Counts complete entry lines after `from`, skipping the header and ids a pull appended. */
@@ -111,7 +118,9 @@ export async function syncStatus(o: StatusOptions): Promise<StatusReport> {
       remoteOnly: false,
     };
     if (l.name) row.name = l.name;
-    if (!st?.metaSent) row.notOnServer = true;
+    if (st?.deleted) row.deletedOnServer = st.deleted;
+    else if (!st?.metaSent) row.notOnServer = true;
+    if (st?.badBatches?.length) row.damaged = st.badBatches;
     report.sessions.push(row);
   }
   if (!ctx) report.serverError = { code: 'unauthorized', message: 'not logged in: run `sessync login <url> --token <token>`' };
@@ -121,6 +130,7 @@ export async function syncStatus(o: StatusOptions): Promise<StatusReport> {
   let heads: Head[];
   try {
     heads = await ctx.api.allHeads();
+    if (ctx.api.ignoredHeads.length) report.ignoredHeads = ctx.api.ignoredHeads.slice(0, 20);
   } catch (e) {
     if (!isSessyncError(e)) throw e;
     report.serverError = { code: e.code, message: e.message }; // the local figures stand
@@ -148,7 +158,7 @@ export async function syncStatus(o: StatusOptions): Promise<StatusReport> {
     const known = rows.get(d.session);
     if (known) {
       known.waitingBatches = d.waitingBatches;
-      if (d.serverBehind) known.serverBehind = true;
+      if (d.serverBehind && !known.deletedOnServer) known.serverBehind = true;
       continue;
     }
     if (o.ref || (!o.all && !mine.has(d.session))) continue;

@@ -1,10 +1,11 @@
-// Headless Chromium opens real share links from a real local server: messages, an expanded tool call, errors, a 10 MB session.
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+// Headless Chromium opens real share links from a real local server: messages, an expanded tool call, errors, deep arguments, a 10 MB session.
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { REPO_ROOT } from '../helpers/cli.js';
+import { projectDir, sessionFileName } from '../../cli/store/paths.js';
 import { branchySession, startHarness, type Harness } from '../share/share-harness.js';
 
 const CANDIDATES = ['/usr/lib/chromium/chromium', '/usr/bin/chromium'];
@@ -155,6 +156,38 @@ describe.skipIf(!executablePath && !CI)('share viewer in headless Chromium', () 
     expect(pageErrors).toEqual([]);
     await page.close();
   });
+
+  it('renders a tool call whose arguments are nested 100,000 deep (share, redaction, payload and viewer all depth-safe)', async () => {
+    const DEEP = 100_000;
+    const id = '019a0000-0000-7000-8000-0000000000e5';
+    const header = { type: 'session', version: 3, id, timestamp: '2026-01-06T00:00:00.000Z', cwd: h.project };
+    const args = '{"a":'.repeat(DEEP) + '"innermost value"' + '}'.repeat(DEEP);
+    const call = `{"type":"message","id":"d2","parentId":"d1","timestamp":"2026-01-06T00:00:02.000Z","message":{"role":"assistant","content":[{"type":"toolCall","id":"c1","name":"deep_tool","arguments":${args}}]}}`;
+    const lines = [
+      JSON.stringify(header),
+      JSON.stringify({ type: 'message', id: 'd1', parentId: null, timestamp: '2026-01-06T00:00:01.000Z', message: { role: 'user', content: 'call the deep tool' } }),
+      call,
+    ];
+    // Written as text: JSON.stringify itself overflows the stack on such a value.
+    const dir = projectDir(h.env.SESSYNC_SESSIONS_DIR!, h.project);
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, sessionFileName(header.timestamp, id)), lines.join('\n') + '\n');
+    const page = await open(await shareUrl([id]));
+    await page.waitForSelector('body[data-rendered]', { timeout: 60_000 });
+    expect(await page.getAttribute('body', 'data-rendered')).toBe('2');
+    const tool = page.locator('details.tool', { hasText: 'deep_tool' });
+    await tool.locator('summary').click();
+    const pre = tool.locator('pre').first();
+    await pre.waitFor({ timeout: 30_000 });
+    expect((await pre.innerText()).startsWith('{\n  "a": {\n    "a": {')).toBe(true);
+    // Past 64 levels the arguments are compact; the rest of the long text waits behind "Show more".
+    const more = tool.locator('button.more');
+    for (let i = 0; i < 10 && (await more.count()) > 0; i++) await more.click();
+    expect(await more.count()).toBe(0);
+    expect(await pre.innerText()).toContain('{"a":"innermost value"}');
+    expect(pageErrors).toEqual([]);
+    await page.close();
+  }, 120_000);
 
   it('stays usable for a 10 MB session: renders every entry in chunks and keeps tool output collapsed', async () => {
     const header = { type: 'session', version: 3, id: '019a0000-0000-7000-8000-0000000000e3', timestamp: '2026-01-04T00:00:00.000Z', cwd: h.project };

@@ -12,6 +12,8 @@ export interface TestServer {
   url: string;
   token: string;
   kind: 'node' | 'workerd';
+  /** The file store of a Node server (`--data DIR`): tests plant what an older server would have stored. */
+  dataDir?: string;
   /** Stops the server (SIGKILL of its process group). */
   stop(): Promise<void>;
   /** Stops it and starts it again on the same port and data. */
@@ -78,6 +80,7 @@ export async function startNodeServer(): Promise<TestServer & { cleanup(): void 
     url: s.url,
     token: s.token,
     kind: 'node',
+    dataDir: data,
     stop: () => killGroup(s.child),
     async restart() {
       await killGroup(s.child);

@@ -105,7 +105,7 @@ describe('share routes in workerd on R2', () => {
     expect(html).not.toContain(created.token);
   });
 
-  it('DELETE revokes: the blob answers 410 after, and R2 keeps no ciphertext', async () => {
+  it('DELETE revokes: the blob answers 410 after, R2 keeps no ciphertext, the share leaves the list', async () => {
     const { ciphertext, created } = await share(alice, 'revoke me');
     const del = await alice.call('DELETE', `/v1/shares/${created.id}`);
     expect(del.status, del.text).toBe(200);
@@ -117,7 +117,9 @@ describe('share routes in workerd on R2', () => {
     expect(rec).not.toBeNull();
     expect(await rec!.text()).not.toContain(ciphertext);
     const list = ListSharesResponseSchema.parse((await alice.call('GET', '/v1/shares')).json);
-    expect(list.shares.find((s) => s.id === created.id)?.revoked).toBe(true);
+    // A revoked share leaves the list and the account's index.
+    expect(list.shares.find((s) => s.id === created.id)).toBeUndefined();
+    expect(await bucket.get(keys.accountShare(aliceAccount, created.id))).toBeNull();
   });
 
   it('revoking by token works the same as by id', async () => {

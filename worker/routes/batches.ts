@@ -7,6 +7,7 @@ import { keys, parseHeadKey } from '../../shared/keys.js';
 import { LIMITS, PushBatchRequestSchema, type BatchEnvelope, type PushBatchResponse, type SessionMetaInput } from '../../shared/wire.js';
 import { requireAccount } from '../auth.js';
 import { validateBatch, validateMeta } from '../batch-validate.js';
+import { guardPush } from '../push-guard.js';
 import { readJson } from '../request-body.js';
 import { encodeJson, keyExists, listAll, nameParam, readBatch, sessionHeads, type StoredMeta } from '../session-data.js';
 
@@ -66,6 +67,7 @@ batchesRoutes.post('/v1/sessions/:session/batches', requireAccount, async (c) =>
   // Gapless per host: a pull walks seqs 1..head, so a hole would stall every reader. The head usually proves
   // batch seq-1 exists; only when it lags (a crash before its write) is the batch itself looked up.
   const heads = await hostHeads(store, account, env);
+  const afterStore = await guardPush(store, account, session, { hostHasHead: heads.length > 0, body: req.body });
   // A host new to the session: every reader lists all hosts' heads (Workers allows ~50 list pages per request).
   if (heads.length === 0 && env.seq === 1) {
     const hosts = (await sessionHeads(store, account, session)).size;
@@ -97,6 +99,7 @@ batchesRoutes.post('/v1/sessions/:session/batches', requireAccount, async (c) =>
   // and the client's retry, which carries the meta again, completes both).
   if (meta) await storeMeta(store, account, session, meta);
   await advanceHead(store, account, env, heads);
+  await afterStore(status === 'created');
   const res: PushBatchResponse = { status, session, host: env.host, seq: env.seq };
   return c.json(res, status === 'created' ? 201 : 200);
 });

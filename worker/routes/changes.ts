@@ -5,6 +5,7 @@ import { SessyncError } from '../../shared/errors.js';
 import { keys, parseHeadKey } from '../../shared/keys.js';
 import { LIMITS, type ChangesResponse, type Head } from '../../shared/wire.js';
 import { requireAccount } from '../auth.js';
+import { listTombstones } from '../session-delete.js';
 
 export const changesRoutes = new Hono<AppEnv>();
 
@@ -20,6 +21,9 @@ changesRoutes.get('/v1/changes', requireAccount, async (c) => {
     throw new SessyncError('bad_input', 'page token is not one this server returned: pass nextPage from the previous /v1/changes answer, or omit it');
   }
   // startAfter (not the store's opaque cursor) keeps the token meaningful on every backend and confined to the prefix.
+  // Deleted sessions: their heads are hidden (a deletion in progress never shows half a session) and the
+  // tombstones listed, so one request still answers a no-op sync and tells every machine what was deleted.
+  const tombstones = await listTombstones(store, account);
   const bySessionHost = new Map<string, Head>();
   let lastKey: string | undefined;
   let cursor: string | undefined;
@@ -36,7 +40,7 @@ changesRoutes.get('/v1/changes', requireAccount, async (c) => {
       lastKey = key;
       count++;
       const h = parseHeadKey(account, key);
-      if (!h) continue; // not a head key (nothing else lives under the prefix today)
+      if (!h || tombstones.has(h.session)) continue; // not a head key, or a session being deleted
       const id = `${h.session}/${h.host}`;
       const prev = bySessionHost.get(id);
       if (!prev || prev.seq < h.seq) bySessionHost.set(id, h);
@@ -48,6 +52,7 @@ changesRoutes.get('/v1/changes', requireAccount, async (c) => {
     }
   }
   const body: ChangesResponse = { heads: [...bySessionHost.values()] };
+  if (tombstones.size) body.deleted = [...tombstones.values()];
   if (more && lastKey) body.nextPage = lastKey.slice(prefix.length);
   return c.json(body);
 });

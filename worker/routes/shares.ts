@@ -3,6 +3,7 @@ import { Hono, type Context } from 'hono';
 import type { AppEnv } from '../app-env.js';
 import type { BlobStore } from '../store/blob-store.js';
 import { requireAccount } from '../auth.js';
+import { findTombstone, goneSession, type SessionSharePointer } from '../session-delete.js';
 import { readJson } from '../request-body.js';
 import { sha256Hex } from '../sha256.js';
 import { SessyncError } from '../../shared/errors.js';
@@ -26,6 +27,8 @@ interface ShareRecord {
   expiresAt: string;
   ciphertext?: string;
   revoked?: string;
+  /** Why it was revoked when not by its owner: `session_deleted` (the session was deleted everywhere), `expired` (purged). */
+  reason?: 'session_deleted' | 'expired';
 }
 
 /** What keys.accountShare(account, id) holds: the account's index, for listing and revoking by id. */
@@ -96,6 +99,13 @@ sharesRoutes.post('/v1/shares', requireAccount, async (c) => {
     expiresAt,
     revoked: false,
   };
+  if (req.session !== undefined) {
+    const tomb = await findTombstone(store, account, req.session);
+    if (tomb) throw goneSession(tomb);
+    // The session's pointer first: deleting the session finds (and revokes) every share that may have gone live.
+    const pointer: SessionSharePointer = { id, tokenHash };
+    await store.put(keys.sessionShare(account, req.session, id), encoder.encode(JSON.stringify(pointer)));
+  }
   // Index first: a failure between the two writes leaves a listed share with no blob (404), never an unlisted live one.
   if (!(await store.putIfAbsent(keys.accountShare(account, id), encoder.encode(JSON.stringify(index))))) {
     throw new SessyncError('conflict', 'share id collision: try again', { retryable: true });
@@ -119,11 +129,29 @@ sharesRoutes.get('/v1/shares', requireAccount, async (c) => {
   if (page !== undefined && !SHARE_ID_RE.test(page)) throw new SessyncError('bad_input', 'page is not a page token from a previous GET /v1/shares');
   const listed = await store.list({ prefix, limit: SHARES_PER_PAGE, ...(page === undefined ? {} : { startAfter: keys.accountShare(c.var.account, page) }) });
   const recs = await Promise.all(listed.keys.map((k) => getJson<ShareIndexRecord>(store, k, 'share index record')));
-  const shares = recs.filter((r): r is ShareIndexRecord => r !== null).map(info);
+  // Housekeeping, lazily here: an expired or revoked share loses its ciphertext and leaves the list.
+  const now = Date.now();
+  const live = recs.filter((r): r is ShareIndexRecord => r !== null && !r.revoked && Date.parse(r.expiresAt) > now);
+  const dead = recs.filter((r): r is ShareIndexRecord => r !== null && !live.includes(r));
+  await Promise.all(dead.map((r) => purgeShare(store, c.var.account, r, r.revoked ? undefined : 'expired')));
+  const shares = live.map(info);
   shares.sort((a, b) => (a.created < b.created ? 1 : a.created > b.created ? -1 : 0));
   const last = listed.keys[listed.keys.length - 1];
   return c.json(listed.cursor === undefined || last === undefined ? { shares } : { shares, nextPage: last.slice(prefix.length) });
 });
+
+/**
+ * Revokes (or, for `expired`, purges) a share: the record keeps only its dates and the reason, so the link answers
+ * 410 and the server holds nothing of the shared session; the index entry and the session's pointer go, so it
+ * leaves the share list. Record first: a failure after it leaves a listed share that is already dead, and the
+ * next list purges it.
+ */
+async function purgeShare(store: BlobStore, account: string, index: ShareIndexRecord, reason?: ShareRecord['reason']): Promise<void> {
+  const tomb: ShareRecord = { id: index.id, account, created: index.created, expiresAt: index.expiresAt, revoked: new Date().toISOString(), ...(reason ? { reason } : {}) };
+  await putJson(store, keys.share(index.tokenHash), tomb);
+  await store.delete(keys.accountShare(account, index.id));
+  if (index.session !== undefined) await store.delete(keys.sessionShare(account, index.session, index.id));
+}
 
 /** The caller's index record for an id or a token; null when it is not theirs (callers answer 404 either way). */
 async function findOwnShare(store: BlobStore, account: string, idOrToken: string): Promise<ShareIndexRecord | null> {
@@ -138,12 +166,8 @@ sharesRoutes.delete('/v1/shares/:idOrToken', requireAccount, async (c) => {
   const store = c.var.store;
   const account = c.var.account;
   const index = await findOwnShare(store, account, c.req.param('idOrToken'));
-  if (!index) throw new SessyncError('not_found', 'no share of yours has that id or token; `sessync shares` lists them');
-  const revoked = new Date().toISOString();
-  // The tombstone drops the ciphertext: after revocation the server holds nothing of the shared session.
-  const tomb: ShareRecord = { id: index.id, account, created: index.created, expiresAt: index.expiresAt, revoked };
-  await putJson(store, keys.share(index.tokenHash), tomb);
-  if (!index.revoked) await putJson(store, keys.accountShare(account, index.id), { ...index, revoked: true });
+  if (!index) throw new SessyncError('not_found', 'no share of yours has that id or token (revoked and expired shares leave the list); `sessync shares` lists them');
+  await purgeShare(store, account, index);
   return c.json({ revoked: true as const, id: index.id });
 });
 
@@ -153,8 +177,13 @@ async function liveShare(store: BlobStore, token: string): Promise<ShareRecord> 
   if (!SHARE_TOKEN_RE.test(token)) throw missing;
   const rec = await getJson<ShareRecord>(store, keys.share(await sha256Hex(token)), 'share record');
   if (!rec) throw missing;
+  if (rec.reason === 'session_deleted') throw new SessyncError('gone', 'the session of this share was deleted by its owner');
+  if (rec.reason === 'expired' || (!rec.revoked && Date.parse(rec.expiresAt) <= Date.now())) {
+    // Housekeeping, lazily here too: an expired share read by its link loses its ciphertext now.
+    if (rec.ciphertext !== undefined) await purgeShare(store, rec.account, { id: rec.id, tokenHash: await sha256Hex(token), created: rec.created, expiresAt: rec.expiresAt, revoked: false }, 'expired');
+    throw new SessyncError('gone', `this share expired at ${rec.expiresAt}`);
+  }
   if (rec.revoked) throw new SessyncError('gone', 'this share was revoked by its owner');
-  if (Date.parse(rec.expiresAt) <= Date.now()) throw new SessyncError('gone', `this share expired at ${rec.expiresAt}`);
   return rec;
 }
 

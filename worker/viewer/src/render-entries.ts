@@ -1,4 +1,5 @@
 // Turns session entries into DOM, with textContent only: session text is never parsed as HTML.
+import { jsonStringify } from '../../../shared/json-stringify.js';
 
 type Obj = Record<string, unknown>;
 
@@ -70,12 +71,12 @@ function oneLine(s: string, max = 120): string {
   return t.length > max ? t.slice(0, max - 1) + '…' : t;
 }
 
+/** Levels of tool arguments shown indented; deeper ones are compact (indenting n levels costs n² characters). */
+const INDENT_LEVELS = 64;
+
+/** Tool arguments as indented JSON, at any depth: a share may hold arguments nested far deeper than the stack. */
 function json(v: unknown): string {
-  try {
-    return JSON.stringify(v, null, 2) ?? String(v);
-  } catch {
-    return String(v);
-  }
+  return jsonStringify(v, { indent: 2, indentLevels: INDENT_LEVELS }) ?? String(v);
 }
 
 /** Text of a content field: a string, or the text parts of an array (images become a note). */

@@ -1,0 +1,81 @@
+// `sessync rm <ref> [--remote] [--keep-local]`: removes a session's local file; with --remote deletes it from the server first, everywhere.
+import { rm } from 'node:fs/promises';
+import type { Command, CommandContext } from '../command.js';
+import { SessyncError, isSessyncError } from '../../shared/errors.js';
+import { withFileLock } from '../store/file-lock.js';
+import { positionals, sessionOf } from '../store/locate.js';
+import type { SessionSummary } from '../store/session-index.js';
+import { matchRemote, openSync, withSyncLock } from '../sync/sync-run.js';
+import { forgetEverywhere, markDeleted, removeLocal } from '../sync/tombstones.js';
+import { sessyncHome } from '../store/paths.js';
+
+const USAGE = 'sessync rm <ref> [--remote] [--keep-local]';
+
+/** The local session, or null when only the server has it (allowed with --remote). */
+async function localOf(ctx: CommandContext, ref: string, remote: boolean): Promise<SessionSummary | null> {
+  try {
+    return (await sessionOf(ctx, ref)).session;
+  } catch (e) {
+    if (remote && isSessyncError(e, 'not_found')) return null;
+    throw e;
+  }
+}
+
+const command: Command = {
+  summary: 'Remove a session: its local file; with --remote also from the server (batches, heads, meta, its shares), leaving a tombstone other machines see.',
+  usage: '<ref> [--remote] [--keep-local]',
+  help: [
+    '--remote deletes the session on the server first: its shares answer 410, other machines stop pushing it on their',
+    'next sync and keep their own file unless they run `sessync rm` or `sync --apply-deletes`. It cannot reach copies',
+    'already on other machines or shares already downloaded. An interrupted deletion is finished by running it again.',
+    '--keep-local keeps this machine\'s file (not pushed again unless `sessync push <ref> --undelete`).',
+    'Without --remote only this machine\'s file goes; the server and the other machines keep the session.',
+  ].join('\n'),
+  options: { remote: { type: 'boolean', default: false }, 'keep-local': { type: 'boolean', default: false } },
+  async run(ctx) {
+    const [ref] = positionals(ctx, ['<ref>'], USAGE);
+    const remote = ctx.opts.remote === true;
+    const keepLocal = ctx.opts['keep-local'] === true;
+    if (keepLocal && !remote) throw new SessyncError('bad_input', `--keep-local only makes sense with --remote. Usage: ${USAGE}`);
+    const local = await localOf(ctx, ref!, remote);
+    if (!remote) {
+      // Only this machine's copy. Its sync state goes too, so that if it is pulled again it comes whole.
+      await withFileLock(local!.path, () => rm(local!.path, { force: true }));
+      await forgetEverywhere(sessyncHome(ctx.env), local!.id);
+      ctx.print(`removed ${local!.path} (the server's copy, if any, is untouched: \`sessync rm ${local!.id} --remote\` deletes it there)`, { session: local!.id, path: local!.path, remote: false });
+      return;
+    }
+    const sync = await openSync(ctx.env, { note: (t) => ctx.info(t) });
+    return withSyncLock(sync, async () => {
+      let session = local?.id;
+      if (!session) {
+        const { heads, deleted } = await sync.api.feed();
+        // Only the server has it, or a deletion of it was interrupted (its tombstone is listed): retrying finishes it.
+        const m = [...new Set([...matchRemote(heads, ref!), ...deleted.filter((t) => t.session.startsWith(ref!)).map((t) => t.session)])];
+        if (m.length === 0) throw new SessyncError('not_found', `no session matches "${ref}" here or on the server`);
+        if (m.length > 1) throw new SessyncError('ambiguous', `"${ref}" matches ${m.length} sessions on the server: ${m.slice(0, 10).join(', ')}; give more characters`, { details: { candidates: m } });
+        session = m[0]!;
+      }
+      const r = await sync.api.deleteSession(session, sync.hostId);
+      let localNote = '';
+      if (local && keepLocal) {
+        await markDeleted(sync, session, local.path, { at: r.deletedAt, host: r.host });
+        localNote = `; kept ${local.path} (not pushed again unless \`sessync push ${session} --undelete\`)`;
+      } else if (local) {
+        await removeLocal(sync, session, local.path);
+        localNote = `; removed ${local.path}`;
+      }
+      const shares = r.sharesRevoked ? `, ${r.sharesRevoked} share${r.sharesRevoked === 1 ? '' : 's'} revoked` : '';
+      ctx.print(`deleted session ${session} from the server (${r.removed} objects${shares})${localNote}; other machines stop pushing it on their next sync and keep their own copies`, {
+        session,
+        remote: true,
+        deletedAt: r.deletedAt,
+        host: r.host,
+        removed: r.removed,
+        sharesRevoked: r.sharesRevoked,
+        ...(local ? { path: local.path, localRemoved: !keepLocal } : {}),
+      });
+    });
+  },
+};
+export default command;

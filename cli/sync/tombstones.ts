@@ -1,0 +1,143 @@
+// Sessions deleted on the server: stop pushing them, keep (or with --apply-deletes remove) the local file, and undelete on request.
+import { readdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { isSessyncError } from '../../shared/errors.js';
+import type { Head, Tombstone } from '../../shared/wire.js';
+import { withFileLock } from '../store/file-lock.js';
+import type { SessionSummary } from '../store/session-index.js';
+import { SyncState, newSessionState, type SessionSyncState } from './sync-state.js';
+import type { SyncContext } from './sync-context.js';
+
+/** What happened here to a session deleted on the server, for the run summary. */
+export interface DeletedNote {
+  session: string;
+  deletedAt: string;
+  host: string;
+  /** kept: the local file stays, unpushed; removed: --apply-deletes removed it; restored: undeleted on the server, syncing again. */
+  action: 'kept' | 'removed' | 'restored';
+  path?: string;
+}
+
+/**
+ * Forgets what the state says the server holds (the server's copy is gone) and records the tombstone; the file's
+ * bytes all count as unpushed again, so a deliberate `push --undelete` sends everything.
+ */
+export async function markDeleted(ctx: SyncContext, session: string, path: string, t: { at: string; host: string } | null): Promise<SessionSyncState> {
+  const old = await ctx.state.load(session);
+  const { tail: _tail, deleted: _deleted, ...rest } = old ?? newSessionState(session, path);
+  const st: SessionSyncState = { ...rest, path, pushedOffset: 0, nextSeq: 1, cursor: {}, skipIds: [], pending: null, metaSent: false, ...(t ? { deleted: t } : {}) };
+  await ctx.state.save(st); // the state first: a crash before the body is gone leaves an orphan body, not a pending without one
+  if (old?.pending && old.pending.body === undefined) await ctx.state.dropPendingBody(session, old.pending.seq);
+  return st;
+}
+
+/**
+ * After `rm` of the local file only: forgets the session's state for every server, under the sync lock, so a
+ * later pull that brings it back fetches all of it (cursors kept would fetch only the newest batches).
+ */
+export async function forgetEverywhere(home: string, session: string): Promise<void> {
+  const servers = join(home, 'sync', 'servers');
+  const probe = new SyncState(home, '-'); // only for the machine-wide lock path, which names no server
+  await withFileLock(probe.lockTarget(), async () => {
+    let names: string[];
+    try {
+      names = await readdir(servers);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return; // never synced: nothing to forget
+      throw e;
+    }
+    for (const name of names) await new SyncState(home, name).forget(session);
+  }, { timeoutMs: 60_000 });
+}
+
+/** Removes a local session file under its lock (no append can interleave) and its sync state on this server. */
+export async function removeLocal(ctx: SyncContext, session: string, path: string): Promise<void> {
+  await withFileLock(path, async () => {
+    await rm(path, { force: true });
+  });
+  await ctx.state.forget(session);
+}
+
+function keptMessage(t: Tombstone, path: string): string {
+  return `session ${t.session} was deleted on the server at ${t.deletedAt} (asked by host ${t.host}): it is not pushed from here any more; the local file ${path} is kept (\`sessync rm ${t.session}\` removes it, \`sessync sync --apply-deletes\` removes every such file, \`sessync push ${t.session} --undelete\` puts it back on the server)`;
+}
+
+/**
+ * Applies the feed's tombstones to this machine. Returns the sessions the run must leave alone (neither pushed
+ * nor pulled). A session whose state carries a tombstone the feed no longer lists, while the server has heads for
+ * it again, was undeleted elsewhere: its state starts over (seqs from 1) and it syncs like any other.
+ */
+export async function applyTombstones(
+  ctx: SyncContext,
+  o: {
+    deleted: readonly Tombstone[] | null;
+    heads: readonly Head[];
+    locals: readonly SessionSummary[];
+    /** The run's states, already read: a push of many sessions reads no file more for this. */
+    states: ReadonlyMap<string, SessionSyncState>;
+    applyDeletes: boolean;
+  },
+): Promise<{ skip: Set<string>; notes: DeletedNote[] }> {
+  const skip = new Set<string>();
+  const notes: DeletedNote[] = [];
+  const byId = new Map(o.locals.map((l) => [l.id, l]));
+  const tombs = new Map((o.deleted ?? []).map((t) => [t.session, t]));
+  for (const t of tombs.values()) {
+    skip.add(t.session);
+    const local = byId.get(t.session);
+    if (!local) continue;
+    const st = o.states.get(t.session);
+    const fresh = st?.deleted?.at !== t.deletedAt;
+    if (fresh) await markDeleted(ctx, t.session, local.path, { at: t.deletedAt, host: t.host });
+    if (o.applyDeletes) {
+      await removeLocal(ctx, t.session, local.path);
+      ctx.note?.(`session ${t.session} was deleted on the server at ${t.deletedAt} (asked by host ${t.host}): removed ${local.path} (--apply-deletes)`);
+      notes.push({ session: t.session, deletedAt: t.deletedAt, host: t.host, action: 'removed', path: local.path });
+      continue;
+    }
+    if (fresh) ctx.note?.(keptMessage(t, local.path));
+    notes.push({ session: t.session, deletedAt: t.deletedAt, host: t.host, action: 'kept', path: local.path });
+  }
+  // Without the feed (push alone asks for no heads), the tombstones recorded earlier still hold.
+  const live = new Set(o.heads.map((h) => h.session));
+  for (const l of o.locals) {
+    if (tombs.has(l.id)) continue;
+    const st = o.states.get(l.id);
+    if (!st?.deleted) continue;
+    if (o.deleted !== null && live.has(l.id)) {
+      await markDeleted(ctx, l.id, l.path, null);
+      ctx.note?.(`session ${l.id} was put back on the server (undeleted); syncing it again`);
+      notes.push({ session: l.id, deletedAt: st.deleted.at, host: st.deleted.host, action: 'restored', path: l.path });
+      continue;
+    }
+    skip.add(l.id);
+  }
+  return { skip, notes };
+}
+
+/** A push refused with 410: the session was deleted on the server meanwhile. Recorded, so the next runs do not ask again. */
+export async function onPushGone(ctx: SyncContext, session: string, path: string, e: unknown): Promise<boolean> {
+  if (!isSessyncError(e, 'gone')) return false;
+  // The time and host come with the next feed; until then the marker says only that it is deleted.
+  await markDeleted(ctx, session, path, { at: '', host: '' });
+  ctx.note?.(`session ${session}: ${e.message}; the local file ${path} is kept`);
+  return true;
+}
+
+/**
+ * `push <ref> --undelete`: lifts the server's tombstone (finishing a deletion that was interrupted first), and
+ * starts the session's state over so the whole local file is pushed again.
+ */
+export async function undelete(ctx: SyncContext, session: string, path: string): Promise<boolean> {
+  let r: { undeleted: boolean };
+  try {
+    r = await ctx.api.undeleteSession(session);
+  } catch (e) {
+    if (!isSessyncError(e, 'conflict')) throw e;
+    await ctx.api.deleteSession(session, ctx.hostId);
+    r = await ctx.api.undeleteSession(session);
+  }
+  const st = await ctx.state.load(session);
+  if (r.undeleted || st?.deleted) await markDeleted(ctx, session, path, null);
+  return r.undeleted;
+}

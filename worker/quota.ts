@@ -1,0 +1,107 @@
+// Optional per-account quota (bytes of stored batches, sessions), set by the admin; off unless a quota object exists.
+import type { BlobStore } from './store/blob-store.js';
+import { SessyncError } from '../shared/errors.js';
+import { keys, parseHeadKey } from '../shared/keys.js';
+import type { Quota, QuotaResponse } from '../shared/wire.js';
+import { decodeJson, encodeJson, listAll, readBatch } from './session-data.js';
+
+export interface Usage {
+  bytes: number;
+  sessions: number;
+}
+
+const utf8 = new TextEncoder();
+
+export async function readQuota(store: BlobStore, account: string): Promise<Quota | null> {
+  const key = keys.quota(account);
+  const obj = await store.get(key);
+  if (!obj) return null;
+  const q = decodeJson(key, obj.body) as Quota;
+  return q.maxBytes === undefined && q.maxSessions === undefined ? null : q;
+}
+
+/** The account's sessions, from the heads (list calls only, one per thousand heads). */
+async function sessionIds(store: BlobStore, account: string): Promise<Set<string>> {
+  const sessions = new Set<string>();
+  for (const k of await listAll(store, keys.headsPrefix(account))) {
+    const h = parseHeadKey(account, k);
+    if (h) sessions.add(h.session);
+  }
+  return sessions;
+}
+
+/** Counts what the account stores now by reading every batch: run when the admin sets a quota, never per push. */
+export async function countUsage(store: BlobStore, account: string): Promise<Usage> {
+  const sessions = await sessionIds(store, account);
+  let bytes = 0;
+  for (const session of sessions) {
+    const batchKeys = (await listAll(store, keys.sessionPrefix(account, session) + 'b/'));
+    for (let i = 0; i < batchKeys.length; i += 8) {
+      const got = await Promise.all(batchKeys.slice(i, i + 8).map((k) => readBatch(store, k)));
+      for (const b of got) if (b) bytes += utf8.encode(b.body).length;
+    }
+  }
+  return { bytes, sessions: sessions.size };
+}
+
+/** Bytes from the counter (counted when the quota was set, kept up by pushes and deletions). */
+async function readBytes(store: BlobStore, account: string): Promise<number> {
+  const key = keys.usage(account);
+  const obj = await store.get(key);
+  if (obj) return (decodeJson(key, obj.body) as { bytes: number }).bytes;
+  const counted = await countUsage(store, account);
+  await store.put(key, encodeJson({ bytes: counted.bytes }));
+  return counted.bytes;
+}
+
+/** Adds `delta` (negative after a deletion) to the bytes counter of an account that has a quota. */
+export async function addBytes(store: BlobStore, account: string, delta: number): Promise<void> {
+  const bytes = await readBytes(store, account);
+  await store.put(keys.usage(account), encodeJson({ bytes: Math.max(0, bytes + delta) }));
+}
+
+export async function quotaReport(store: BlobStore, account: string): Promise<QuotaResponse> {
+  const quota = (await readQuota(store, account)) ?? {};
+  if (quota.maxBytes === undefined && quota.maxSessions === undefined) return { account, quota, usage: await countUsage(store, account) };
+  return { account, quota, usage: { bytes: await readBytes(store, account), sessions: (await sessionIds(store, account)).size } };
+}
+
+/** Sets the limits ({} clears them) and recounts the usage, so the counter starts from what is really stored. */
+export async function setQuota(store: BlobStore, account: string, quota: Quota): Promise<QuotaResponse> {
+  const usage = await countUsage(store, account);
+  await store.put(keys.usage(account), encodeJson({ bytes: usage.bytes }));
+  await store.put(keys.quota(account), encodeJson(quota));
+  return { account, quota, usage };
+}
+
+function megabytes(n: number): string {
+  return `${(n / 1e6).toFixed(n < 1e6 ? 3 : 1)} MB`;
+}
+
+/**
+ * Refuses a batch that would take the account over its quota (413, naming the limit); returns what to add to the
+ * usage once the batch is stored, or null when the account has no quota. The counter is read-modify-write, so
+ * pushes racing each other may overshoot the limit by the batches in flight.
+ */
+export async function checkQuota(store: BlobStore, account: string, o: { bodyBytes: number; newSession: () => Promise<boolean> }): Promise<((stored: boolean) => Promise<void>) | null> {
+  const quota = await readQuota(store, account);
+  if (!quota) return null;
+  // Sessions are counted from the heads, and only for the first batch of a new session: exact, and no counter to drift.
+  if (quota.maxSessions !== undefined && (await o.newSession())) {
+    const sessions = (await sessionIds(store, account)).size;
+    if (sessions + 1 > quota.maxSessions) {
+      throw new SessyncError('too_large', `account quota exceeded (maxSessions): the account holds ${sessions} of its ${quota.maxSessions} sessions; delete one (\`sessync rm <session> --remote\`) or ask the server's admin for a larger quota`, {
+        details: { quota: 'maxSessions', limit: quota.maxSessions, used: sessions },
+      });
+    }
+  }
+  const bytes = await readBytes(store, account);
+  if (quota.maxBytes !== undefined && bytes + o.bodyBytes > quota.maxBytes) {
+    throw new SessyncError('too_large', `account quota exceeded (maxBytes): this batch of ${megabytes(o.bodyBytes)} would bring the account to ${megabytes(bytes + o.bodyBytes)} of its ${megabytes(quota.maxBytes)}; delete sessions (\`sessync rm <session> --remote\`) or ask the server's admin for a larger quota`, {
+      details: { quota: 'maxBytes', limit: quota.maxBytes, used: bytes },
+    });
+  }
+  return async (stored) => {
+    if (stored) await addBytes(store, account, o.bodyBytes);
+  };
+}

@@ -1,0 +1,160 @@
+// Deleting a session everywhere: tombstone first, then its shares, heads, batches and meta, in bounded steps a retry resumes.
+import type { BlobStore } from './store/blob-store.js';
+import { SessyncError } from '../shared/errors.js';
+import { keys } from '../shared/keys.js';
+import { NAME_RE, type DeleteSessionResponse, type Tombstone } from '../shared/wire.js';
+import { decodeJson, encodeJson, listAll, notFoundSession, readBatch, readMeta, sessionHeads } from './session-data.js';
+import { addBytes, readQuota } from './quota.js';
+
+/**
+ * Store operations one step may make: a Workers request may make about 50 subrequests, so a session of many
+ * batches is deleted over several calls (each answers `complete: false` until the last).
+ */
+export const DELETE_STEP_OPS = 32;
+/** Deletes sent at once. */
+const PARALLEL = 8;
+const utf8 = new TextEncoder();
+
+/** What keys.sessionShare(account, session, id) holds. */
+export interface SessionSharePointer {
+  id: string;
+  tokenHash: string;
+}
+
+/**
+ * The tombstone lives in its key, `deleted/<session>/<ms>/<host>`, so the changes feed lists every deleted
+ * session with its time and host without reading an object per session.
+ */
+function tombstoneKey(account: string, t: { session: string; ms: number; host: string }): string {
+  return `${keys.tombstone(account, t.session)}/${String(t.ms).padStart(13, '0')}/${t.host}`;
+}
+
+function parseTombstoneKey(account: string, key: string): Tombstone | null {
+  const rest = key.slice(keys.tombstonesPrefix(account).length).split('/');
+  if (rest.length !== 3) return null;
+  const [session, ms, host] = rest as [string, string, string];
+  if (!NAME_RE.test(session) || !NAME_RE.test(host) || !/^\d{13}$/.test(ms)) return null;
+  return { session, deletedAt: new Date(Number(ms)).toISOString(), host };
+}
+
+/** Every tombstone of the account (one list call per thousand deleted sessions), the first per session. */
+export async function listTombstones(store: BlobStore, account: string): Promise<Map<string, Tombstone>> {
+  const out = new Map<string, Tombstone>();
+  for (const k of await listAll(store, keys.tombstonesPrefix(account))) {
+    const t = parseTombstoneKey(account, k);
+    if (t && !out.has(t.session)) out.set(t.session, t);
+  }
+  return out;
+}
+
+export async function findTombstone(store: BlobStore, account: string, session: string): Promise<Tombstone | null> {
+  const page = await store.list({ prefix: `${keys.tombstone(account, session)}/`, limit: 1 });
+  return page.keys[0] === undefined ? null : parseTombstoneKey(account, page.keys[0]);
+}
+
+/** The 410 a deleted session answers with; details let a client record the tombstone. */
+export function goneSession(t: Tombstone): SessyncError {
+  return new SessyncError(
+    'gone',
+    `session ${t.session} was deleted from the server at ${t.deletedAt} (asked by host ${t.host}); it is not pushed again unless you run \`sessync push ${t.session} --undelete\``,
+    { details: { tombstone: t } },
+  );
+}
+
+/** What is still stored of the session, up to `limit` keys: shares pointers first, then heads, batches, meta. */
+async function remaining(store: BlobStore, account: string, session: string, limit: number): Promise<{ shares: string[]; objects: string[] }> {
+  const sharesPage = await store.list({ prefix: `${keys.sessionPrefix(account, session)}shares/`, limit });
+  if (sharesPage.keys.length) return { shares: sharesPage.keys, objects: [] };
+  // Heads before batches: a head names batches below it, so no step leaves a head whose batches are gone.
+  const heads = await store.list({ prefix: keys.sessionHeadsPrefix(account, session), limit });
+  if (heads.keys.length) return { shares: [], objects: heads.keys };
+  const batches = await store.list({ prefix: `${keys.sessionPrefix(account, session)}b/`, limit });
+  if (batches.keys.length) return { shares: [], objects: batches.keys };
+  const meta = keys.sessionMeta(account, session);
+  const metaPage = await store.list({ prefix: meta, limit: 1 });
+  return { shares: [], objects: metaPage.keys[0] === meta ? [meta] : [] };
+}
+
+/** Revokes one share of the deleted session: its ciphertext goes, the link answers 410, it leaves the share list. */
+async function revokeSessionShare(store: BlobStore, account: string, pointerKey: string): Promise<void> {
+  const obj = await store.get(pointerKey);
+  if (obj) {
+    const p = decodeJson(pointerKey, obj.body) as SessionSharePointer;
+    const now = new Date().toISOString();
+    const recKey = keys.share(p.tokenHash);
+    const rec = await store.get(recKey);
+    const old = rec ? (decodeJson(recKey, rec.body) as { created?: string; expiresAt?: string }) : {};
+    await store.put(recKey, encodeJson({ id: p.id, account, created: old.created ?? now, expiresAt: old.expiresAt ?? now, revoked: now, reason: 'session_deleted' }));
+    await store.delete(keys.accountShare(account, p.id));
+  }
+  await store.delete(pointerKey);
+}
+
+async function inChunks(items: readonly string[], fn: (k: string) => Promise<void>): Promise<void> {
+  for (let i = 0; i < items.length; i += PARALLEL) await Promise.all(items.slice(i, i + PARALLEL).map(fn));
+}
+
+/**
+ * One step of deleting `session`. The tombstone is written before anything is removed: from then on the changes
+ * feed hides the session and pushes to it are refused, so an interruption at any later point leaves a session
+ * nobody is offered, and the next call (the client retries) carries on from what is left. Before the tombstone
+ * nothing is touched, so an interruption there leaves the session whole and listed.
+ */
+export async function deleteSessionStep(store: BlobStore, account: string, session: string, host: string, budget = DELETE_STEP_OPS): Promise<DeleteSessionResponse> {
+  let tomb = await findTombstone(store, account, session);
+  if (!tomb) {
+    const [meta, heads] = await Promise.all([readMeta(store, account, session), sessionHeads(store, account, session)]);
+    if (!meta && heads.size === 0) throw notFoundSession(session);
+    const ms = Date.now();
+    await store.putIfAbsent(tombstoneKey(account, { session, ms, host }), encodeJson({ session, host }));
+    // Two deletions at once each write one; the first in key order is the one everybody reports.
+    tomb = (await findTombstone(store, account, session)) ?? { session, deletedAt: new Date(ms).toISOString(), host };
+  }
+  let removed = 0;
+  let sharesRevoked = 0;
+  // With a quota, each batch is read before it goes, so the bytes counter drops by what the deletion frees.
+  const quotaOn = (await readQuota(store, account)) !== null;
+  const perObject = quotaOn ? 2 : 1;
+  let freed = 0;
+  // Counted so far: the tombstone lookup (and write), the quota read; below, each look at what is left is up to 4 lists.
+  let ops = 4;
+  const batchPrefix = `${keys.sessionPrefix(account, session)}b/`;
+  const finish = async (complete: boolean): Promise<DeleteSessionResponse> => {
+    if (freed > 0) await addBytes(store, account, -freed);
+    return { session, deletedAt: tomb.deletedAt, host: tomb.host, complete, removed, sharesRevoked };
+  };
+  for (;;) {
+    const left = await remaining(store, account, session, Math.max(1, Math.min(100, budget - ops)));
+    ops += 4;
+    if (left.shares.length === 0 && left.objects.length === 0) return finish(true);
+    if (ops >= budget) break;
+    const shares = left.shares.slice(0, Math.max(1, Math.floor((budget - ops) / 5)));
+    await inChunks(shares, (k) => revokeSessionShare(store, account, k));
+    sharesRevoked += shares.length;
+    ops += shares.length * 5;
+    const objects = left.objects.slice(0, Math.max(0, Math.floor((budget - ops) / perObject)));
+    await inChunks(objects, async (k) => {
+      if (quotaOn && k.startsWith(batchPrefix)) {
+        const size = utf8.encode((await readBatch(store, k))?.body ?? '').length;
+        freed += size; // after the await: `freed += await ...` would read freed before it and lose parallel adds
+      }
+      await store.delete(k);
+    });
+    removed += objects.length;
+    ops += objects.length * perObject;
+    if (ops >= budget) break;
+  }
+  return finish(false);
+}
+
+/** Drops the tombstone of a fully deleted session so it can be pushed again (`push --undelete`). */
+export async function undeleteSession(store: BlobStore, account: string, session: string): Promise<boolean> {
+  const tombKeys = await listAll(store, `${keys.tombstone(account, session)}/`);
+  if (tombKeys.length === 0) return false;
+  const left = await remaining(store, account, session, 1);
+  if (left.shares.length || left.objects.length) {
+    throw new SessyncError('conflict', `session ${session} is still being deleted on the server: run \`sessync rm ${session} --remote\` again to finish, then undelete`);
+  }
+  await Promise.all(tombKeys.map((k) => store.delete(k)));
+  return true;
+}
