@@ -22,6 +22,11 @@ export async function remoteProjectKeys(ctx: SyncContext, sessions: string[]): P
         dirty = true;
       } catch (e) {
         if (isSessyncError(e, 'not_found')) continue; // heads before meta: a push in progress elsewhere
+        if (isSessyncError(e, 'corrupt')) {
+          // Its meta is stored damaged, so its project is unknown: named, and the run goes on with the others.
+          ctx.note?.(`session ${s}: ${e.message}; not matched to a project`);
+          continue;
+        }
         throw e;
       }
     }
