@@ -153,7 +153,7 @@ function startupBench(): BenchRow[] {
     if (r.status !== 0) throw new Error(`${args.join(' ')} failed: ${r.stderr}`);
     return now() - t;
   };
-  run(['cli/bin.mjs', 'version']); // builds dist/ when missing
+  run(['cli/bin.mjs', 'version']); // warm-up run (dist/ is built by `npm run bench` first)
   const bare: number[] = [];
   const cli: number[] = [];
   for (let i = 0; i < 7; i++) {

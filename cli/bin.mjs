@@ -1,13 +1,15 @@
 #!/usr/bin/env node
-// Launcher for the `sessync` bin: runs the bundled CLI, building it first when it is missing.
+// Launcher for the `sessync` bin: runs the bundled CLI in dist/, which npm run build (and npm pack, npm start, npm test) produce.
 import { existsSync } from 'node:fs';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { dirname, join } from 'node:path';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const bundle = join(root, 'dist/cli.mjs');
-if (!existsSync(bundle) || process.env.SESSYNC_REBUILD === '1') {
-  await import(pathToFileURL(join(root, 'scripts/build.mjs')).href);
+const bundle = new URL('../dist/cli.mjs', import.meta.url);
+// Nothing is compiled here: a user's install has no build tools, and starting must stay fast.
+if (!existsSync(bundle)) {
+  process.stderr.write(
+    'sessync: the bundled CLI (dist/cli.mjs) is missing. In a checkout of sessync run `npm run build`' +
+      ' (npm start and npm test do it too); an installed package always has it, so reinstall it (npm i -g sessync).\n',
+  );
+  process.exit(1);
 }
-const { main } = await import(pathToFileURL(bundle).href);
+const { main } = await import(bundle.href);
 process.exitCode = await main(process.argv.slice(2));

@@ -4,6 +4,7 @@ import { commands } from 'sessync:commands';
 import type { Command, CommandContext, OptionSpec } from './command.js';
 import { SessyncError, isSessyncError } from '../shared/errors.js';
 import { toJsonText } from '../shared/json-stringify.js';
+import { version } from '../package.json';
 
 const COMMON: OptionSpec = {
   json: { type: 'boolean', default: false },
@@ -76,7 +77,7 @@ export async function main(argv: string[]): Promise<number> {
   const { name, rest } = splitCommand(argv);
   const wantsJson = rest.includes('--json');
   if (!name && rest.includes('--version')) {
-    process.stdout.write('sessync 0.1.0\n');
+    process.stdout.write(`sessync ${version}\n`);
     return 0;
   }
   const helpFlag = rest.includes('--help') || rest.includes('-h');

@@ -1,5 +1,8 @@
 // Bundles the CLI into one ESM file so `sessync` starts fast without a TypeScript loader.
 // Every file in cli/commands/ is a command named after the file; the registry is generated here.
+// Runs as `prepack` (the package ships dist/, never the sources), before `npm start` and `npm run bench`,
+// and in the test suites' global setup. Not as `prepare`: npm lists that as an install script of the
+// published package and warns every user who installs it.
 import { build } from 'esbuild';
 import { readdirSync, renameSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';

@@ -1,4 +1,4 @@
-// The local server behind `sessync serve` / `npm start`: the Node entry on the file-system store, with first-start credentials.
+// The local server behind `sessync serve` / `npm start`: the Node entry on the file-system store (or the one --store names), with first-start credentials.
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -16,6 +16,10 @@ export interface LocalServerOptions {
   /** Holds the blobs and credentials.json (created with mode 0700). */
   dataDir: string;
   host?: string;
+  /** Where the objects live instead of dataDir/blobs (`serve --store`); credentials.json stays in dataDir. */
+  store?: BlobStore;
+  /** Names that store in credentials.json (e.g. `s3://bucket/prefix/`), so another store's credentials are never overwritten. */
+  storeName?: string;
 }
 
 export interface LocalServer {
@@ -36,6 +40,8 @@ interface Credentials {
   account: string;
   token: string;
   created: string;
+  /** The store the account lives in; absent in files from before `--store` (then it is dataDir/blobs). */
+  store?: string;
 }
 
 export const CREDENTIALS_FILE = 'credentials.json';
@@ -74,16 +80,20 @@ async function writeCredentials(path: string, c: Credentials): Promise<void> {
 }
 
 /** Loads the credentials, creating the admin secret and first account on the first start (or when the store lost them). */
-async function ensureCredentials(store: BlobStore, path: string): Promise<{ creds: Credentials; created: boolean }> {
+async function ensureCredentials(store: BlobStore, path: string, storeName: string, defaultName: string): Promise<{ creds: Credentials; created: boolean }> {
   const existing = await readCredentials(path);
   if (existing && (await accountOfToken(store, existing.token)) === existing.account) return { creds: existing, created: false };
+  const of = existing ? (existing.store ?? defaultName) : storeName;
+  if (of !== storeName) {
+    throw new SessyncError('bad_input', `${path} holds the credentials of ${of}, not ${storeName}: give this store a data folder of its own with --data DIR (credentials.json is left as it was)`);
+  }
   const adminSecret = existing?.adminSecret ?? randomBytes(32).toString('base64url');
   // The saved token was revoked (`sessync tokens revoke`) but its account is there: a new token for that account,
   // not a new empty account that would hide the sessions.
   const { account, token } = existing && (await accountExists(store, existing.account))
     ? { account: existing.account, token: await issueToken(store, existing.account, 'sessync serve') }
     : await createAccount(store, 'local');
-  const creds: Credentials = { adminSecret, account, token, created: new Date().toISOString() };
+  const creds: Credentials = { adminSecret, account, token, created: new Date().toISOString(), store: storeName };
   await writeCredentials(path, creds);
   return { creds, created: true };
 }
@@ -117,10 +127,15 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
   if (weak) throw new SessyncError('bad_input', weak);
   await ensurePrivateDir(opts.dataDir);
   await removeCredentialTemps(opts.dataDir);
-  const store = new FsStore(join(opts.dataDir, BLOBS_DIR));
-  await store.open();
+  let store = opts.store;
+  if (!store) {
+    const fsStore = new FsStore(join(opts.dataDir, BLOBS_DIR));
+    await fsStore.open();
+    store = fsStore;
+  }
   const credentialsPath = join(opts.dataDir, CREDENTIALS_FILE);
-  const { creds, created } = await ensureCredentials(store, credentialsPath);
+  const defaultName = `fs:${join(opts.dataDir, BLOBS_DIR)}`;
+  const { creds, created } = await ensureCredentials(store, credentialsPath, opts.storeName ?? defaultName, defaultName);
   // credentials.json from an older version may be wider than 0600.
   await chmod(credentialsPath, 0o600);
   const adminSecret = envSecret || creds.adminSecret;

@@ -1,11 +1,12 @@
-// `sessync version`: prints the CLI version.
+// `sessync version`: prints the CLI version (the package's, inlined by the bundler).
 import type { Command } from '../command.js';
+import { version } from '../../package.json';
 
 const command: Command = {
   summary: 'Print the version.',
   usage: '',
   async run(ctx) {
-    ctx.print('sessync 0.1.0', { version: '0.1.0' });
+    ctx.print(`sessync ${version}`, { version });
   },
 };
 export default command;

@@ -1,5 +1,6 @@
 // The CLI entry itself: help lists every command with its summary, unknown commands and options exit 2, a closed pipe is not an error.
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { CLI_BIN, runCli, tempDir } from '../helpers/cli.js';
 
@@ -9,6 +10,15 @@ describe('sessync entry', () => {
     expect(r.code).toBe(0);
     for (const name of ['new', 'append', 'resume', 'fork', 'serve', 'sync', 'share', 'import']) {
       expect(r.stdout).toMatch(new RegExp(`^  ${name} +\\S`, 'm'));
+    }
+  });
+
+  it('--version and `version` print the package version', async () => {
+    const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+    for (const args of [['--version'], ['version']]) {
+      const r = await runCli(args);
+      expect(r.code).toBe(0);
+      expect(r.stdout.trim()).toBe(`sessync ${version}`);
     }
   });
 
