@@ -135,9 +135,17 @@ export type PullRequest = z.infer<typeof PullRequestSchema>;
 export const StoredBatchSchema = z.object({ envelope: BatchEnvelopeSchema, body: z.string() });
 export type StoredBatch = z.infer<typeof StoredBatchSchema>;
 
+/**
+ * A batch as a pull serves it. `damaged`: the stored object does not parse (an older server wrote it); its envelope
+ * then names only host and seq, with an empty body and a sha-256 that does not match it, so a client that does not
+ * know the field still skips it as damaged.
+ */
+export const PulledBatchSchema = StoredBatchSchema.extend({ damaged: z.string().max(300).optional() });
+export type PulledBatch = z.infer<typeof PulledBatchSchema>;
+
 /** Batches after the cursor, ordered by host then seq; `more` says call again with `cursor`. */
 export const PullResponseSchema = z.object({
-  batches: z.array(StoredBatchSchema),
+  batches: z.array(PulledBatchSchema),
   cursor: CursorSchema,
   more: z.boolean(),
 });

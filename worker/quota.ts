@@ -3,14 +3,12 @@ import type { BlobStore } from './store/blob-store.js';
 import { SessyncError } from '../shared/errors.js';
 import { keys, parseHeadKey } from '../shared/keys.js';
 import type { Quota, QuotaResponse } from '../shared/wire.js';
-import { decodeJson, encodeJson, listAll, readBatch } from './session-data.js';
+import { batchBytes, decodeJson, encodeJson, listAll, readBatch } from './session-data.js';
 
 export interface Usage {
   bytes: number;
   sessions: number;
 }
-
-const utf8 = new TextEncoder();
 
 export async function readQuota(store: BlobStore, account: string): Promise<Quota | null> {
   const key = keys.quota(account);
@@ -38,7 +36,7 @@ export async function countUsage(store: BlobStore, account: string): Promise<Usa
     const batchKeys = (await listAll(store, keys.sessionPrefix(account, session) + 'b/'));
     for (let i = 0; i < batchKeys.length; i += 8) {
       const got = await Promise.all(batchKeys.slice(i, i + 8).map((k) => readBatch(store, k)));
-      for (const b of got) if (b) bytes += utf8.encode(b.body).length;
+      for (const b of got) bytes += batchBytes(b);
     }
   }
   return { bytes, sessions: sessions.size };

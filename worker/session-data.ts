@@ -3,7 +3,9 @@ import type { Context } from 'hono';
 import type { BlobStore } from './store/blob-store.js';
 import { SessyncError } from '../shared/errors.js';
 import { keys, parseHeadKey } from '../shared/keys.js';
-import { NAME_RE, StoredBatchSchema, type StoredBatch } from '../shared/wire.js';
+import { findTooDeepText } from '../shared/json-limits.js';
+import { LIMITS, NAME_RE, StoredBatchSchema, type StoredBatch } from '../shared/wire.js';
+import { z } from 'zod';
 
 const decoder = new TextDecoder();
 const encoder = new TextEncoder();
@@ -67,18 +69,68 @@ export async function sessionHeads(store: BlobStore, account: string, session: s
   return heads;
 }
 
-export async function readBatch(store: BlobStore, key: string): Promise<StoredBatch | null> {
+/** A stored batch object that an older server wrote damaged: served as damaged (host and seq), never a 5xx. */
+export interface DamagedBatch {
+  damaged: string;
+  /** Bytes of the stored object, for quota accounting. */
+  bytes: number;
+}
+
+export function isDamaged(b: StoredBatch | DamagedBatch | null): b is DamagedBatch {
+  return b !== null && 'damaged' in b;
+}
+
+/** Bytes a batch counts for the quota: its body's UTF-8; a damaged one counts what it occupies. */
+export function batchBytes(b: StoredBatch | DamagedBatch | null): number {
+  if (b === null) return 0;
+  return isDamaged(b) ? b.bytes : encoder.encode(b.body).length;
+}
+
+/** The batch at `key`; null when absent; a DamagedBatch when the object does not parse or is not a batch. */
+export async function readBatch(store: BlobStore, key: string): Promise<StoredBatch | DamagedBatch | null> {
   const obj = await store.get(key);
   if (!obj) return null;
-  const parsed = StoredBatchSchema.safeParse(decodeJson(key, obj.body));
-  if (!parsed.success) throw new SessyncError('internal', `stored batch ${key} does not match the batch schema`);
+  let value: unknown;
+  try {
+    value = JSON.parse(decoder.decode(obj.body));
+  } catch (e) {
+    return { damaged: `the stored object is not JSON (${(e as Error).message.slice(0, 120)})`, bytes: obj.body.length };
+  }
+  const parsed = StoredBatchSchema.safeParse(value);
+  if (!parsed.success) return { damaged: 'the stored object does not match the batch schema', bytes: obj.body.length };
   return parsed.data;
 }
 
+/** What a stored meta must look like to be served; zod drops unknown keys, so only these reach an answer. */
+const StoredMetaSchema = z.object({
+  header: z.record(z.string(), z.unknown()),
+  projectKey: z.string(),
+  name: z.string().optional(),
+  created: z.string(),
+});
+
+/**
+ * The session's meta, or null. A meta an older server stored damaged (not JSON, not a meta, a header nested
+ * deeper than LIMITS.maxJsonDepth, which no answer could carry) is a non-retryable `corrupt` for this session only.
+ */
 export async function readMeta(store: BlobStore, account: string, session: string): Promise<StoredMeta | null> {
   const key = keys.sessionMeta(account, session);
   const obj = await store.get(key);
-  return obj ? (decodeJson(key, obj.body) as StoredMeta) : null;
+  if (!obj) return null;
+  const text = decoder.decode(obj.body);
+  const damaged = (why: string) =>
+    new SessyncError('corrupt', `session ${session}: the metadata stored on this server is damaged (${why}); the server cannot serve it; \`sessync rm ${session} --remote\` deletes it`, { retryable: false });
+  // The meta object is level 1 and its header level 2, so the header's own limit is one more here.
+  if (findTooDeepText(text, LIMITS.maxJsonDepth + 1)) throw damaged(`its header nests JSON deeper than ${LIMITS.maxJsonDepth} levels`);
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    throw damaged(`not JSON: ${(e as Error).message.slice(0, 120)}`);
+  }
+  const parsed = StoredMetaSchema.safeParse(value);
+  if (!parsed.success) throw damaged('not a session meta');
+  return parsed.data as StoredMeta;
 }
 
 export function notFoundSession(session: string): SessyncError {

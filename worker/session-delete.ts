@@ -3,7 +3,7 @@ import type { BlobStore } from './store/blob-store.js';
 import { SessyncError } from '../shared/errors.js';
 import { keys } from '../shared/keys.js';
 import { NAME_RE, type DeleteSessionResponse, type Tombstone } from '../shared/wire.js';
-import { decodeJson, encodeJson, listAll, notFoundSession, readBatch, readMeta, sessionHeads } from './session-data.js';
+import { batchBytes, decodeJson, encodeJson, keyExists, listAll, notFoundSession, readBatch, sessionHeads } from './session-data.js';
 import { addBytes, readQuota } from './quota.js';
 
 /**
@@ -13,7 +13,6 @@ import { addBytes, readQuota } from './quota.js';
 export const DELETE_STEP_OPS = 32;
 /** Deletes sent at once. */
 const PARALLEL = 8;
-const utf8 = new TextEncoder();
 
 /** What keys.sessionShare(account, session, id) holds. */
 export interface SessionSharePointer {
@@ -103,7 +102,8 @@ async function inChunks(items: readonly string[], fn: (k: string) => Promise<voi
 export async function deleteSessionStep(store: BlobStore, account: string, session: string, host: string, budget = DELETE_STEP_OPS): Promise<DeleteSessionResponse> {
   let tomb = await findTombstone(store, account, session);
   if (!tomb) {
-    const [meta, heads] = await Promise.all([readMeta(store, account, session), sessionHeads(store, account, session)]);
+    // Only whether the meta exists: a session whose meta an older server stored damaged must still be deletable.
+    const [meta, heads] = await Promise.all([keyExists(store, keys.sessionMeta(account, session)), sessionHeads(store, account, session)]);
     if (!meta && heads.size === 0) throw notFoundSession(session);
     const ms = Date.now();
     await store.putIfAbsent(tombstoneKey(account, { session, ms, host }), encodeJson({ session, host }));
@@ -135,7 +135,7 @@ export async function deleteSessionStep(store: BlobStore, account: string, sessi
     const objects = left.objects.slice(0, Math.max(0, Math.floor((budget - ops) / perObject)));
     await inChunks(objects, async (k) => {
       if (quotaOn && k.startsWith(batchPrefix)) {
-        const size = utf8.encode((await readBatch(store, k))?.body ?? '').length;
+        const size = batchBytes(await readBatch(store, k));
         freed += size; // after the await: `freed += await ...` would read freed before it and lose parallel adds
       }
       await store.delete(k);

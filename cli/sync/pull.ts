@@ -9,7 +9,7 @@ import { findTooDeepText, findTooDeepValue } from '../../shared/json-limits.js';
 import { toJsonText } from '../../shared/json-stringify.js';
 import { canonicalJson, mergeEntries, type IncomingEntry, type MergeConflict } from '../../shared/merge.js';
 import { ownValue, toNullRecord } from '../../shared/own-keys.js';
-import { LIMITS, type Cursor, type SessionMetaResponse, type StoredBatch } from '../../shared/wire.js';
+import { LIMITS, type Cursor, type PulledBatch, type SessionMetaResponse } from '../../shared/wire.js';
 import { createSessionFile, appendEntries } from '../store/session-writer.js';
 import { ensureCurrent } from '../store/migrate-file.js';
 import { readSession } from '../store/session-reader.js';
@@ -58,8 +58,14 @@ export interface PullResult {
  * than LIMITS.maxJsonDepth, or are not entries (each line alone). Only an encoding this client cannot read
  * stops the session's pull: a newer sessync can, so its cursor must not move past it.
  */
-function decode(session: string, b: StoredBatch, note: SyncContext['note']): { entries: IncomingEntry[]; skipped: number; problems: BatchProblem[] } {
+function decode(session: string, b: PulledBatch, note: SyncContext['note']): { entries: IncomingEntry[]; skipped: number; problems: BatchProblem[] } {
   const { host, seq } = b.envelope;
+  if (b.damaged !== undefined) {
+    // The server could not read the object it stores (an older server wrote it): it names host and seq only.
+    const reason = `the server cannot read it (stored damaged: ${b.damaged})`;
+    note?.(`session ${session}: batch ${seq} of host ${host} skipped: ${reason}`);
+    return { entries: [], skipped: 0, problems: [{ host, seq, reason: reason.slice(0, 300) }] };
+  }
   if (b.envelope.encoding !== 'jsonl') {
     throw new SessyncError('unsupported_version', `session ${session}: batch ${seq} of host ${host} is ${b.envelope.encoding}-encrypted; this sessync cannot read it`);
   }

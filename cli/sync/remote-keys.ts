@@ -36,6 +36,11 @@ async function remoteMetaRows(ctx: SyncContext, sessions: string[]): Promise<Map
         dirty = true;
       } catch (e) {
         if (isSessyncError(e, 'not_found')) continue; // heads before meta: a push in progress elsewhere
+        if (isSessyncError(e, 'corrupt')) {
+          // Its meta is stored damaged, so its project is unknown: named, and the run goes on with the others.
+          ctx.note?.(`session ${s}: ${e.message}; not matched to a project`);
+          continue;
+        }
         throw e;
       }
     }

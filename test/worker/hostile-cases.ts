@@ -12,6 +12,11 @@ export interface HostileContext {
   aliceAccount: string;
   liveShareId: string;
   revokedShareToken: string;
+  bobAccount: string;
+  /** Id of a second token of alice's (not the one the cases send). */
+  aliceTokenId: string;
+  /** A token of alice's that was revoked. */
+  revokedToken: string;
 }
 
 export interface HostileRequest {
@@ -60,6 +65,9 @@ const raw = (method: string, path: string, body?: string, auth?: HostileRequest[
 const pull = (body: string, session = 's1', auth?: HostileRequest['auth']) => raw('POST', `/v1/sessions/${session}/pull`, body, auth);
 const share = (body: Record<string, unknown>) => raw('POST', '/v1/shares', JSON.stringify({ ciphertext: 'AAAA', expiresAt: FUTURE(), ...body }));
 const admin = (path: string, body?: string) => raw('POST', path, body, 'admin');
+const newToken = (body: string, auth?: HostileRequest['auth']) => raw('POST', '/v1/tokens', body, auth);
+const quota = (body: string, account: (c: HostileContext) => string = (c) => c.aliceAccount) => (c: HostileContext) => raw('PUT', `/v1/admin/accounts/${account(c)}/quota`, body, 'admin');
+const delSession = (session: string, body?: string, auth?: HostileRequest['auth']) => raw('DELETE', `/v1/sessions/${session}`, body, auth);
 
 export const HOSTILE_CASES: HostileCase[] = [
   // Poison content (issue 9, defects 1 and 2): refused with the limit named, before anything is stored.
@@ -184,6 +192,51 @@ export const HOSTILE_CASES: HostileCase[] = [
   { name: 'admin: body nested 100 levels', status: 400, message: /deeper than 66 levels/, request: () => admin('/v1/admin/accounts', `{"name":${deepArray(100)}}`) },
   { name: 'admin: token for a missing account', status: 404, message: /account acct-missing not found/, request: () => admin('/v1/admin/accounts/acct-missing/tokens') },
   { name: 'admin: account with a traversal', status: 400, message: /account id/, request: () => admin('/v1/admin/accounts/..%2Ftokens/tokens') },
+  // Own tokens (list, new, revoke).
+  { name: 'token list without a token', status: 401, message: /missing bearer token/, request: () => raw('GET', '/v1/tokens', undefined, 'none') },
+  { name: 'token list with a revoked token', status: 401, message: /was revoked at/, request: (c) => raw('GET', '/v1/tokens', undefined, { header: `Bearer ${c.revokedToken}` }) },
+  { name: 'new token with an empty name', status: 400, message: /create token.*name/, request: () => newToken('{"name":""}') },
+  { name: 'new token name over 100 characters', status: 400, message: /create token.*name/, request: () => newToken(JSON.stringify({ name: 'n'.repeat(101) })) },
+  { name: 'new token with an unknown field', status: 400, message: /unrecognized key/i, request: () => newToken('{"name":"x","account":"other"}') },
+  { name: 'new token with a __proto__ key', status: 400, message: /"__proto__" is not allowed/, request: () => newToken('{"__proto__":{"name":"x"}}') },
+  { name: 'new token body nested 100 levels', status: 400, message: /deeper than 66 levels/, request: () => newToken(`{"name":${deepObject(100)}}`) },
+  { name: 'new token body over 1 MiB', status: 413, message: /larger than/, request: () => newToken(JSON.stringify({ name: 'n'.repeat(1024 * 1024) })) },
+  { name: 'new token body not JSON', status: 400, message: /not valid JSON/, request: () => newToken('{"name":') },
+  { name: 'new token without a token', status: 401, message: /missing bearer token/, request: () => newToken('{}', 'none') },
+  { name: 'revoke of an unknown token id', status: 404, message: /no token of this account has id/, request: () => raw('DELETE', '/v1/tokens/tok_00000000000000000000') },
+  { name: 'revoke of a token id named __proto__', status: 404, message: /no token of this account has id "__proto__"/, request: () => raw('DELETE', '/v1/tokens/__proto__') },
+  { name: 'revoke of a token id with a traversal', status: 404, message: /no token of this account has id/, request: () => raw('DELETE', '/v1/tokens/..%2F..%2Faccounts') },
+  { name: "revoke of another account's token", status: 404, message: /no token of this account has id/, request: (c) => raw('DELETE', `/v1/tokens/${c.aliceTokenId}`, undefined, 'bob') },
+  // Admin token routes.
+  { name: 'admin: token list of a missing account', status: 404, message: /account acct-missing not found/, request: () => raw('GET', '/v1/admin/accounts/acct-missing/tokens', undefined, 'admin') },
+  { name: 'admin: token list of account __proto__', status: 400, message: /account id "__proto__" is not valid/, request: () => raw('GET', '/v1/admin/accounts/__proto__/tokens', undefined, 'admin') },
+  { name: 'admin: token list with a user token', status: 401, message: /admin secret does not match/, request: (c) => raw('GET', `/v1/admin/accounts/${c.aliceAccount}/tokens`) },
+  { name: 'admin: token name over 100 characters', status: 400, message: /create token.*name/, request: (c) => admin(`/v1/admin/accounts/${c.aliceAccount}/tokens`, JSON.stringify({ name: 'n'.repeat(101) })) },
+  { name: 'admin: token body with a __proto__ key', status: 400, message: /"__proto__" is not allowed/, request: (c) => admin(`/v1/admin/accounts/${c.aliceAccount}/tokens`, '{"__proto__":{}}') },
+  { name: 'admin: revoke of an unknown token', status: 404, message: /has no token "tok_none"/, request: (c) => raw('DELETE', `/v1/admin/accounts/${c.aliceAccount}/tokens/tok_none`, undefined, 'admin') },
+  { name: "admin: revoke of a token under another account", status: 404, message: /has no token/, request: (c) => raw('DELETE', `/v1/admin/accounts/${c.bobAccount}/tokens/${c.aliceTokenId}`, undefined, 'admin') },
+  { name: 'admin: revoke with an account traversal', status: 400, message: /account id/, request: (c) => raw('DELETE', `/v1/admin/accounts/..%2F${c.aliceAccount}/tokens/${c.aliceTokenId}`, undefined, 'admin') },
+  // Quotas.
+  { name: 'quota maxBytes negative', status: 400, message: /set quota.*maxBytes/, request: quota('{"maxBytes":-1}') },
+  { name: 'quota maxBytes not an integer', status: 400, message: /set quota.*maxBytes/, request: quota('{"maxBytes":1.5}') },
+  { name: 'quota maxBytes past the safe integers', status: 400, message: /set quota.*maxBytes/, request: quota('{"maxBytes":1e300}') },
+  { name: 'quota maxSessions as a string', status: 400, message: /set quota.*maxSessions/, request: quota('{"maxSessions":"10"}') },
+  { name: 'quota with an unknown field', status: 400, message: /unrecognized key/i, request: quota('{"maxBytes":10,"maxFiles":3}') },
+  { name: 'quota with a __proto__ key', status: 400, message: /"__proto__" is not allowed/, request: quota('{"__proto__":{"maxBytes":1}}') },
+  { name: 'quota body empty', status: 400, message: /body is empty/, request: quota('') },
+  { name: 'quota body nested 100 levels', status: 400, message: /deeper than 66 levels/, request: quota(`{"maxBytes":${deepArray(100)}}`) },
+  { name: 'quota of a missing account', status: 404, message: /account acct-missing not found/, request: quota('{"maxBytes":10}', () => 'acct-missing') },
+  { name: 'quota set with a user token', status: 401, message: /admin secret does not match/, request: (c) => raw('PUT', `/v1/admin/accounts/${c.aliceAccount}/quota`, '{"maxBytes":10}') },
+  { name: 'quota read of account __proto__', status: 400, message: /account id "__proto__" is not valid/, request: () => raw('GET', '/v1/admin/accounts/__proto__/quota', undefined, 'admin') },
+  // Session delete and undelete.
+  { name: "delete of another account's session", status: 404, message: /session s1 not found/, request: () => delSession('s1', '{"host":"h"}', 'bob') },
+  { name: 'delete of a missing session', status: 404, message: /session nope not found/, request: () => delSession('nope', '{"host":"h"}') },
+  { name: 'delete without a body', status: 400, message: /body is empty/, request: () => delSession('s1') },
+  { name: 'delete with a host traversal', status: 400, message: /host/, request: () => delSession('s1', '{"host":"../h"}') },
+  { name: 'delete with an unknown field', status: 400, message: /unrecognized key/i, request: () => delSession('s1', '{"host":"h","force":true}') },
+  { name: 'delete of session __proto__', status: 400, message: /session id "__proto__" is not valid/, request: () => delSession('__proto__', '{"host":"h"}') },
+  { name: 'delete without a token', status: 401, message: /missing bearer token/, request: () => delSession('s1', '{"host":"h"}', 'none') },
+  { name: 'undelete of a session id with dots', status: 400, message: /session id "s\.\.1" is not valid/, request: () => raw('POST', '/v1/sessions/s..1/undelete') },
   // Routing.
   { name: 'unknown route', status: 404, message: /no route GET \/v1\/nope/, request: () => raw('GET', '/v1/nope') },
   { name: 'wrong method on a route', status: 404, message: /no route GET/, request: () => raw('GET', '/v1/sessions/s1/batches') },
@@ -215,7 +268,13 @@ export async function setUpHostile(fetcher: { fetch(req: Request): Promise<Respo
   const live = await call('POST', '/v1/shares', a.token, { ciphertext: 'AAAA', expiresAt: FUTURE() });
   const revoked = await call('POST', '/v1/shares', a.token, { ciphertext: 'BBBB', expiresAt: FUTURE() });
   await call('DELETE', `/v1/shares/${revoked.id}`, a.token);
-  return { alice: a.token, bob: b.token, adminSecret, aliceAccount: a.account, liveShareId: live.id, revokedShareToken: revoked.token };
+  const second = await call('POST', '/v1/tokens', a.token, { name: 'second' });
+  const gone = await call('POST', '/v1/tokens', a.token, { name: 'gone' });
+  await call('DELETE', `/v1/tokens/${gone.id}`, a.token);
+  return {
+    alice: a.token, bob: b.token, adminSecret, aliceAccount: a.account, liveShareId: live.id, revokedShareToken: revoked.token,
+    bobAccount: b.account, aliceTokenId: second.id, revokedToken: gone.token,
+  };
 }
 
 /** Asserts the answer a case must get: its status, and its clear message (or the share page) with retryable false. */

@@ -9,7 +9,7 @@ import { requireAccount } from '../auth.js';
 import { validateBatch, validateMeta } from '../batch-validate.js';
 import { guardPush } from '../push-guard.js';
 import { readJson } from '../request-body.js';
-import { encodeJson, keyExists, listAll, nameParam, readBatch, sessionHeads, type StoredMeta } from '../session-data.js';
+import { encodeJson, isDamaged, keyExists, listAll, nameParam, readBatch, sessionHeads, type StoredMeta } from '../session-data.js';
 
 export const batchesRoutes = new Hono<AppEnv>();
 
@@ -85,6 +85,9 @@ batchesRoutes.post('/v1/sessions/:session/batches', requireAccount, async (c) =>
   if (!(await store.putIfAbsent(batchKey, batchRecord))) {
     const stored = await readBatch(store, batchKey);
     if (!stored) throw new SessyncError('unavailable', `batch ${env.seq} of host ${env.host} was reported present but cannot be read; retry`, { retryable: true });
+    if (isDamaged(stored)) {
+      throw new SessyncError('conflict', `batch ${env.seq} of host ${env.host} in session ${session} is stored damaged on this server (${stored.damaged}); stored batches are never replaced: push new entries at a later seq`);
+    }
     if (!sameBatch(stored.envelope, env)) {
       throw new SessyncError(
         'conflict',

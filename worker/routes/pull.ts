@@ -3,12 +3,15 @@ import { Hono } from 'hono';
 import type { AppEnv } from '../app-env.js';
 import { SessyncError } from '../../shared/errors.js';
 import { keys } from '../../shared/keys.js';
-import { LIMITS, PullRequestSchema, type Cursor, type PullResponse, type StoredBatch } from '../../shared/wire.js';
+import { LIMITS, PullRequestSchema, type Cursor, type PulledBatch, type PullResponse } from '../../shared/wire.js';
 import { requireAccount } from '../auth.js';
 import { readJson, SMALL_BODY_BYTES } from '../request-body.js';
-import { nameParam, notFoundSession, readBatch, sessionHeads } from '../session-data.js';
+import { isDamaged, nameParam, notFoundSession, readBatch, sessionHeads } from '../session-data.js';
 
 export const pullRoutes = new Hono<AppEnv>();
+
+/** The sha-256 a damaged batch is served with: no body hashes to it, so every client skips the batch. */
+const NO_SHA = '0'.repeat(64);
 
 /** Batches fetched at once: enough to hide store latency, few enough for Workers' subrequest limits. */
 const PARALLEL_GETS = 8;
@@ -31,7 +34,7 @@ pullRoutes.post('/v1/sessions/:session/pull', requireAccount, async (c) => {
     for (let seq = (cursor.get(host) ?? 0) + 1; seq <= head && wanted.length < LIMITS.maxBatchesPerPull; seq++) wanted.push({ host, seq });
   }
 
-  const batches: StoredBatch[] = [];
+  const batches: PulledBatch[] = [];
   const next = new Map(cursor);
   let bytes = 0;
   outer: for (let i = 0; i < wanted.length; i += PARALLEL_GETS) {
@@ -42,6 +45,12 @@ pullRoutes.post('/v1/sessions/:session/pull', requireAccount, async (c) => {
       const b = got[j];
       // Batches are written before their head, so a missing one below a head means lost data, not bad input.
       if (!b) throw new SessyncError('internal', `batch ${w.seq} of host ${w.host} in session ${session} is missing below its head ${heads.get(w.host)}`);
+      if (isDamaged(b)) {
+        // Served as damaged, never a 500: the client names it by host and seq and the cursor moves past it.
+        batches.push({ envelope: { session, host: w.host, seq: w.seq, batchId: 'damaged', entryCount: 0, sha256: NO_SHA, encoding: 'jsonl' }, body: '', damaged: b.damaged });
+        next.set(w.host, w.seq);
+        continue;
+      }
       batches.push(b);
       next.set(w.host, w.seq);
       bytes += b.body.length;
