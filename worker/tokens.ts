@@ -134,7 +134,7 @@ export async function touchToken(store: BlobStore, t: Extract<TokenLookup, { ok:
   return false;
 }
 
-/** The account's tokens, oldest first, `current` marking the one with id `currentId`. */
+/** The account's tokens, oldest first (ties by id, so every read lists them alike), `current` marking the one with id `currentId`. */
 export async function listTokens(store: BlobStore, account: string, currentId?: string): Promise<TokenInfo[]> {
   const prefix = keys.accountTokensPrefix(account);
   const indexKeys: string[] = [];
@@ -160,7 +160,7 @@ export async function listTokens(store: BlobStore, account: string, currentId?: 
       return info;
     }),
   );
-  return rows.filter((r): r is TokenInfo => r !== null).sort((a, b) => (a.created < b.created ? -1 : a.created > b.created ? 1 : 0));
+  return rows.filter((r): r is TokenInfo => r !== null).sort((a, b) => (a.created < b.created ? -1 : a.created > b.created ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
 
 /**

@@ -227,7 +227,9 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
     for (const d of dropped.values()) {
       if (d.newOnServer > 0 && planned.some((x) => x.session === d.session)) o.note?.(`session ${d.session} was deleted here (${d.path}); the server has ${d.newOnServer} newer batch(es) of it, not pulled back (\`sessync restore ${d.session}\` brings it back)`);
     }
-    const ops = planned.filter((x) => !dropped.has(x.session) && (!agentOf || byId.has(x.session) || agentOf.get(x.session) === o.agent));
+    // A session whose meta could not be read (damaged, or not landed yet) has no known agent: it goes with pi's run,
+    // the agent of a meta that names none, so its pull is tried there and its error reported, never dropped silently.
+    const ops = planned.filter((x) => !dropped.has(x.session) && (!agentOf || byId.has(x.session) || (agentOf.get(x.session) ?? 'pi') === o.agent));
 
     const outcomes = new Map<string, SessionOutcome>();
     const outcome = (s: string) => {
