@@ -4,6 +4,7 @@ import { SessyncError } from '../shared/errors.js';
 import { keys } from '../shared/keys.js';
 import { NAME_RE, type TokenInfo } from '../shared/wire.js';
 import { sha256Hex } from './sha256.js';
+import { readJsonRecord } from './store/json-record.js';
 
 /** What keys.token(hash) holds. `id` and `name` are absent in records written before tokens could be listed. */
 export interface TokenRecord {
@@ -35,7 +36,6 @@ const TOKEN_PREFIX = 'sst_';
 const MAX_BEARER = 512;
 
 const encoder = new TextEncoder();
-const decoder = new TextDecoder();
 
 function base64url(bytes: Uint8Array): string {
   let s = '';
@@ -66,15 +66,6 @@ function encode(v: unknown): Uint8Array {
   return encoder.encode(JSON.stringify(v));
 }
 
-async function readRecord<T>(store: BlobStore, key: string, what: string): Promise<T | null> {
-  const obj = await store.get(key);
-  if (!obj) return null;
-  try {
-    return JSON.parse(decoder.decode(obj.body)) as T;
-  } catch (e) {
-    throw new SessyncError('internal', `${what} at ${key} is unreadable: ${(e as Error).message}`);
-  }
-}
 
 export interface IssuedToken {
   account: string;
@@ -103,7 +94,7 @@ export async function issueTokenRecord(store: BlobStore, account: string, name?:
 export async function lookupToken(store: BlobStore, token: string): Promise<TokenLookup> {
   if (token.length > MAX_BEARER) return { ok: false };
   const hash = await sha256Hex(token);
-  const rec = await readRecord<TokenRecord>(store, keys.token(hash), 'token record');
+  const rec = await readJsonRecord<TokenRecord>(store, keys.token(hash), 'token record');
   if (!rec || typeof rec.account !== 'string' || !NAME_RE.test(rec.account)) return { ok: false };
   const id = rec.id ?? tokenIdOf(hash);
   if (rec.revoked) return { ok: false, revoked: { at: rec.revoked, id, ...(rec.name === undefined ? {} : { name: rec.name }) } };
@@ -129,7 +120,7 @@ export async function touchToken(store: BlobStore, t: Extract<TokenLookup, { ok:
   // Revocation writes the revoked record, drops the index entry, then writes the revoked record again: if the index
   // is still here, that last write comes after ours; if it is gone, ours may have undone the first, so redo it.
   if (await store.get(indexKey)) return true;
-  const again = await readRecord<TokenRecord>(store, keys.token(t.hash), 'token record');
+  const again = await readJsonRecord<TokenRecord>(store, keys.token(t.hash), 'token record');
   await store.put(keys.token(t.hash), encode({ ...updated, revoked: again?.revoked ?? new Date(now).toISOString() }));
   return false;
 }
@@ -146,9 +137,9 @@ export async function listTokens(store: BlobStore, account: string, currentId?: 
   } while (cursor !== undefined);
   const rows = await Promise.all(
     indexKeys.map(async (k) => {
-      const index = await readRecord<TokenIndexRecord>(store, k, 'token index record');
+      const index = await readJsonRecord<TokenIndexRecord>(store, k, 'token index record');
       if (!index) return null;
-      const rec = await readRecord<TokenRecord>(store, keys.token(index.tokenHash), 'token record');
+      const rec = await readJsonRecord<TokenRecord>(store, keys.token(index.tokenHash), 'token record');
       // An index entry without a live record: a revocation that stopped half way (the token is already refused).
       if (!rec || rec.revoked) return null;
       const info: TokenInfo = { id: index.id, created: index.created, current: index.id === currentId };
@@ -170,10 +161,10 @@ export async function listTokens(store: BlobStore, account: string, currentId?: 
 export async function revokeToken(store: BlobStore, account: string, id: string): Promise<boolean> {
   if (!TOKEN_ID_RE.test(id)) return false;
   const indexKey = keys.accountToken(account, id);
-  const index = await readRecord<TokenIndexRecord>(store, indexKey, 'token index record');
+  const index = await readJsonRecord<TokenIndexRecord>(store, indexKey, 'token index record');
   if (!index) return false;
   const recordKey = keys.token(index.tokenHash);
-  const rec = await readRecord<TokenRecord>(store, recordKey, 'token record');
+  const rec = await readJsonRecord<TokenRecord>(store, recordKey, 'token record');
   if (rec && rec.account !== account) return false;
   const revoked: TokenRecord = { ...(rec ?? { account, created: index.created }), id, revoked: rec?.revoked ?? new Date().toISOString() };
   await store.put(recordKey, encode(revoked));

@@ -18,6 +18,7 @@ import {
 } from '../../shared/wire.js';
 import { VIEWER_CSS, VIEWER_PAGE, viewerHeaders } from '../viewer/page.js';
 import { VIEWER_SCRIPT } from '../viewer/viewer-bundle.js';
+import { readJsonRecord } from '../store/json-record.js';
 
 /** What keys.share(sha256(token)) holds. After revocation the ciphertext is gone and `revoked` says when. */
 interface ShareRecord {
@@ -44,17 +45,7 @@ const SHARES_PER_PAGE = 40;
 const ENVELOPE_BYTES = 64 * 1024;
 
 const encoder = new TextEncoder();
-const decoder = new TextDecoder();
 
-async function getJson<T>(store: BlobStore, key: string, what: string): Promise<T | null> {
-  const obj = await store.get(key);
-  if (!obj) return null;
-  try {
-    return JSON.parse(decoder.decode(obj.body)) as T;
-  } catch (e) {
-    throw new SessyncError('internal', `${what} at ${key} is unreadable: ${(e as Error).message}`);
-  }
-}
 
 function putJson(store: BlobStore, key: string, value: unknown): Promise<void> {
   return store.put(key, encoder.encode(JSON.stringify(value)));
@@ -128,7 +119,7 @@ sharesRoutes.get('/v1/shares', requireAccount, async (c) => {
   const page = c.req.query('page');
   if (page !== undefined && !SHARE_ID_RE.test(page)) throw new SessyncError('bad_input', 'page is not a page token from a previous GET /v1/shares');
   const listed = await store.list({ prefix, limit: SHARES_PER_PAGE, ...(page === undefined ? {} : { startAfter: keys.accountShare(c.var.account, page) }) });
-  const recs = await Promise.all(listed.keys.map((k) => getJson<ShareIndexRecord>(store, k, 'share index record')));
+  const recs = await Promise.all(listed.keys.map((k) => readJsonRecord<ShareIndexRecord>(store, k, 'share index record')));
   // Housekeeping, lazily here: an expired or revoked share loses its ciphertext and leaves the list.
   const now = Date.now();
   const live = recs.filter((r): r is ShareIndexRecord => r !== null && !r.revoked && Date.parse(r.expiresAt) > now);
@@ -155,11 +146,11 @@ async function purgeShare(store: BlobStore, account: string, index: ShareIndexRe
 
 /** The caller's index record for an id or a token; null when it is not theirs (callers answer 404 either way). */
 async function findOwnShare(store: BlobStore, account: string, idOrToken: string): Promise<ShareIndexRecord | null> {
-  if (SHARE_ID_RE.test(idOrToken)) return getJson<ShareIndexRecord>(store, keys.accountShare(account, idOrToken), 'share index record');
+  if (SHARE_ID_RE.test(idOrToken)) return readJsonRecord<ShareIndexRecord>(store, keys.accountShare(account, idOrToken), 'share index record');
   if (!SHARE_TOKEN_RE.test(idOrToken)) return null;
-  const rec = await getJson<ShareRecord>(store, keys.share(await sha256Hex(idOrToken)), 'share record');
+  const rec = await readJsonRecord<ShareRecord>(store, keys.share(await sha256Hex(idOrToken)), 'share record');
   if (!rec || rec.account !== account) return null;
-  return getJson<ShareIndexRecord>(store, keys.accountShare(account, rec.id), 'share index record');
+  return readJsonRecord<ShareIndexRecord>(store, keys.accountShare(account, rec.id), 'share index record');
 }
 
 sharesRoutes.delete('/v1/shares/:idOrToken', requireAccount, async (c) => {
@@ -175,7 +166,7 @@ sharesRoutes.delete('/v1/shares/:idOrToken', requireAccount, async (c) => {
 async function liveShare(store: BlobStore, token: string): Promise<ShareRecord> {
   const missing = new SessyncError('not_found', 'this share link does not exist: check that the whole link was copied');
   if (!SHARE_TOKEN_RE.test(token)) throw missing;
-  const rec = await getJson<ShareRecord>(store, keys.share(await sha256Hex(token)), 'share record');
+  const rec = await readJsonRecord<ShareRecord>(store, keys.share(await sha256Hex(token)), 'share record');
   if (!rec) throw missing;
   if (rec.reason === 'session_deleted') throw new SessyncError('gone', 'the session of this share was deleted by its owner');
   if (rec.reason === 'expired' || (!rec.revoked && Date.parse(rec.expiresAt) <= Date.now())) {
