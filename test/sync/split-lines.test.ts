@@ -1,7 +1,7 @@
 // A line holding two entries (two writers raced) is pushed as two lines: the other machine gets both, whole.
 import { describe, expect, it } from 'vitest';
 import { appendFileSync } from 'node:fs';
-import { Machine, readLog, useServer } from './helpers.js';
+import { pairWithSession, readLog, useServer } from './helpers.js';
 
 const REMOTE = 'git@github.com:acme/split-lines.git';
 
@@ -9,12 +9,7 @@ describe('a damaged line holding two entries', () => {
   const rig = useServer(undefined, 'sessync-split-');
 
   it('reaches the other machine as two entries, each on its own line; both machines resume the same', async () => {
-    const a = new Machine(rig.root, 'a', { remote: REMOTE });
-    const b = new Machine(rig.root, 'b', { remote: REMOTE });
-    await a.login(rig.server);
-    await b.login(rig.server);
-    const id = await a.newSession();
-    await a.say(id, 'first');
+    const { a, b, id } = await pairWithSession(rig.root, ['a', 'b'], [REMOTE, REMOTE], rig.server, 'first');
     const first = readLog(a.fileOf(id)).ids[0]!;
     const e = (eid: string, parentId: string, s: number) =>
       JSON.stringify({ type: 'message', id: eid, parentId, timestamp: new Date(Date.now() + s * 1000).toISOString(), message: { role: 'user', content: eid } });
