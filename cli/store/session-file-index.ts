@@ -27,6 +27,15 @@ export function indexPath(path: string): string {
   return join(cacheDir('index'), `${cacheKey(path)}.idx`);
 }
 
+/** What the last sessionFileIndex call in this process did, and from which byte it indexed: for tests and doctor output. */
+export const lastIndexUpdate = { mode: 'none' as 'none' | 'current' | 'append' | 'cut' | 'rebuild', from: 0, to: 0 };
+
+function note(mode: typeof lastIndexUpdate.mode, from: number, to: number): void {
+  lastIndexUpdate.mode = mode;
+  lastIndexUpdate.from = from;
+  lastIndexUpdate.to = to;
+}
+
 export function kindOf(e: SessionEntry): number {
   switch (e.type) {
     case 'message': {
@@ -308,10 +317,18 @@ export async function sessionFileIndex(path: string): Promise<IndexState> {
     const file = indexPath(path);
     const loaded = loadIndex(file, path);
     const s = loaded?.state;
-    const tailAgrees = s !== undefined && s.covered <= st.size && tailHashAt(fd, s.covered) === s.tailHash;
-    if (s && tailAgrees && s.size === st.size && s.mtimeMs === st.mtimeMs) return s;
+    let tailAgrees = s !== undefined && s.covered <= st.size && tailHashAt(fd, s.covered) === s.tailHash;
+    const unchanged = s !== undefined && s.size === st.size && s.mtimeMs === st.mtimeMs;
+    // Changed: the last entry's line must still say what was indexed (ids sit at the start of a line, beyond the hashed bytes).
+    const last = s?.entries[s.entries.length - 1];
+    if (tailAgrees && !unchanged && last !== undefined && !entryAgrees(fd, last, st.size)) tailAgrees = false;
+    if (s && tailAgrees && unchanged) {
+      note('current', s.covered, s.covered);
+      return s;
+    }
     if (s && tailAgrees && s.unsupported === null && headerAgrees(fd, s, st.size)) {
       const mark = { fromEntry: s.entries.length, fromProblem: s.problems.length, prevCovered: s.covered };
+      note('append', s.covered, st.size);
       indexLines(s, fd, st.size);
       commit(s, fd, st);
       await appendIndex(file, loaded!, encodeBatch(s, { withMagic: false, withHeader: false, ...mark }));
@@ -321,8 +338,10 @@ export async function sessionFileIndex(path: string): Promise<IndexState> {
     if (s && s.unsupported === null && headerAgrees(fd, s, st.size)) {
       cutToAgreement(s, fd, st.size);
       fresh = s;
+      note('cut', s.covered, st.size);
     } else {
       fresh = emptyState(path);
+      note('rebuild', 0, st.size);
     }
     indexLines(fresh, fd, st.size);
     commit(fresh, fd, st);
