@@ -48,7 +48,11 @@ function text(r: () => number, words: number): string {
   return out;
 }
 
-export function generate(path: string): { bytes: number; entries: number } {
+/**
+ * `compactEvery` > 0 adds a compaction after every so many entries, keeping the last few turns (pi compacts when the
+ * context nears the model's window, so a long session is mostly compacted history).
+ */
+export function generate(path: string, target = TARGET_BYTES, compactEvery = 0): { bytes: number; entries: number } {
   const r = rng(42);
   const fd = openSync(path, 'w');
   const start = Date.UTC(2026, 0, 1);
@@ -73,9 +77,16 @@ export function generate(path: string): { bytes: number; entries: number } {
   add({ type: 'model_change', provider: 'anthropic', modelId: 'claude-sonnet-4-5' });
   add({ type: 'thinking_level_change', thinkingLevel: 'medium' });
   let turn = 0;
-  while (bytes + buf.length < TARGET_BYTES) {
+  const userIds: string[] = [];
+  let sinceCompaction = 0;
+  while (bytes + buf.length < target) {
     const ts = start + count * 1000;
-    add({ type: 'message', message: { role: 'user', content: [{ type: 'text', text: text(r, 10 + Math.floor(r() * 60)) }], timestamp: ts } });
+    if (compactEvery > 0 && sinceCompaction >= compactEvery) {
+      add({ type: 'compaction', summary: text(r, 300), firstKeptEntryId: userIds[userIds.length - 3]!, tokensBefore: 180_000 });
+      sinceCompaction = 0;
+    }
+    const before = count;
+    userIds.push(add({ type: 'message', message: { role: 'user', content: [{ type: 'text', text: text(r, 10 + Math.floor(r() * 60)) }], timestamp: ts } }));
     for (let k = 0; k < 3; k++) {
       const callId = `toolu_${turn}_${k}`;
       add({
@@ -101,6 +112,7 @@ export function generate(path: string): { bytes: number; entries: number } {
       });
     }
     turn++;
+    sinceCompaction += count - before;
   }
   bytes += writeSync(fd, buf);
   closeSync(fd);

@@ -15,11 +15,11 @@ const command: Command = {
     const branch = await s.branch();
     const labels = labelsOf(await s.labels());
     for (const p of s.problems) ctx.info(`line ${p.line} not loaded: ${p.reason}`);
-    for (const p of s.tree.problems) ctx.info(`entry ${shortId(p.entryId)}: ${p.reason}`);
+    for (const p of s.treeProblems) ctx.info(`entry ${shortId(p.entryId)}: ${p.reason}`);
     const human = branch.length
       ? branch.map((e) => `${shortId(e.id)}  ${shortTime(e.timestamp)}  ${describeEntry(e)}${labels.has(e.id) ? `  [${labels.get(e.id)}]` : ''}`).join('\n')
       : '(no entries)';
-    ctx.print(human, { id: s.header.id, leafId: s.tree.leafId, entries: branch });
+    ctx.print(human, { id: s.header.id, leafId: s.leafId, entries: branch });
   },
 };
 export default command;

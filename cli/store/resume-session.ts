@@ -36,12 +36,12 @@ export async function resumeSession(path: string): Promise<{ info: ResumeInfo; m
   }
   if (before?.messageCount !== after.messageCount || before?.name !== after.name) await forgetSummary(path);
   const ctx = await s.context();
-  const problems: SessionProblem[] = [...s.problems, ...s.tree.problems];
+  const problems: SessionProblem[] = [...s.problems, ...s.treeProblems];
   return {
     info: {
       id: s.header.id,
       path,
-      leafId: s.tree.leafId,
+      leafId: s.leafId,
       model: ctx.model,
       thinkingLevel: ctx.thinkingLevel,
       messageCount: ctx.messages.length,

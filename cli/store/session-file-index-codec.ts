@@ -1,49 +1,151 @@
-// The session index's bytes: a magic, then batches of records, each batch closed by a commit that a hash and the previous commit vouch for.
+// The session index's bytes and columns: a magic, then batches of entry records, each batch closed by a commit that a hash and the previous commit vouch for.
 import { createHash } from 'node:crypto';
 import type { Problem } from '../../shared/jsonl.js';
 
-const MAGIC = Buffer.from('SSYNCIX1');
+const MAGIC = Buffer.from('SSYNCIX2');
 const TAG_HEADER = 1;
 const TAG_ENTRY = 2;
 const TAG_PROBLEM = 3;
 const TAG_UNSUPPORTED = 4;
 const TAG_COMMIT = 9;
-const NULL_PARENT = 0xffff;
-/** The parent is the entry record just before, in the same batch: a linear session stores each parent once. */
-const PREV_PARENT = 0xfffe;
 const HASH_BYTES = 8;
+/** Entry flags: the parent id is not an earlier entry (stored as text); the timestamp is not the canonical ISO form of its time. */
+const F_PARENT_TEXT = 1;
+const F_TS_TEXT = 2;
 
-/** What the index knows of one entry line: enough for the tree, the leaf rule and the context plan, plus where to read it. */
-export type IndexedEntry = {
-  id: string;
-  parentId: string | null;
-  timestamp: string;
-  /** Entry kind (ENTRY_KINDS), finer than `type` where the context projection needs it. */
-  kind: number;
-  /** Set from kind for SessionTree and the tail state; '' for types the index does not tell apart. */
-  type: string;
-  /** 1-based line number (counting the header), byte offset of the line and its length without the newline. */
-  line: number;
-  offset: number;
-  length: number;
-};
+/** Parent column: no parent; a parent id that names no earlier entry (kept as text in `parentText`). */
+export const NO_PARENT = -1;
+export const OTHER_PARENT = -2;
 
 /** Kinds of entry. An assistant message naming its provider and model is apart: the context takes the model from the latest one. */
-export const ENTRY_KINDS = [
-  '', // a type this index does not tell apart
-  'message',
-  'message', // assistant message with provider and model strings
-  'thinking_level_change',
-  'model_change',
-  'compaction',
-  'branch_summary',
-  'custom',
-  'custom_message',
-  'label',
-  'session_info',
-  'session_info', // with a name string
-] as const;
 export const KIND = { other: 0, message: 1, assistantModel: 2, thinking: 3, model: 4, compaction: 5, branchSummary: 6, custom: 7, customMessage: 8, label: 9, sessionInfo: 10, sessionName: 11 } as const;
+/** The entry type of each kind ('' for types the index does not tell apart). */
+export const KIND_TYPES = ['', 'message', 'message', 'thinking_level_change', 'model_change', 'compaction', 'branch_summary', 'custom', 'custom_message', 'label', 'session_info', 'session_info'] as const;
+
+/**
+ * Entries as columns (one typed array per field): loading a million entries makes no object per entry, and
+ * ids become strings only for the entries a command touches.
+ */
+export class EntryColumns {
+  n = 0;
+  offset: Float64Array;
+  length: Uint32Array;
+  line: Uint32Array;
+  /** Position of the parent entry, or NO_PARENT / OTHER_PARENT. */
+  parent: Int32Array;
+  kind: Uint8Array;
+  /** Date.parse of the timestamp (NaN when it does not parse). */
+  ms: Float64Array;
+  idHash: Uint32Array;
+  /** Ids decoded so far; the rest are read from `raw` at `idAt` on first use. */
+  ids: (string | undefined)[] = [];
+  idAt: Float64Array;
+  raw: Buffer | null = null;
+  parentText = new Map<number, string>();
+  tsText = new Map<number, string>();
+  /** Position by id, made when lookups by scanning would add up (a fresh build makes it from the start). */
+  byId: Map<string, number> | null = null;
+  private scans = 0;
+
+  constructor(capacity = 64) {
+    const n = Math.max(64, capacity);
+    this.offset = new Float64Array(n);
+    this.length = new Uint32Array(n);
+    this.line = new Uint32Array(n);
+    this.parent = new Int32Array(n);
+    this.kind = new Uint8Array(n);
+    this.ms = new Float64Array(n);
+    this.idHash = new Uint32Array(n);
+    this.idAt = new Float64Array(n);
+  }
+
+  private grow(): void {
+    const cap = this.offset.length * 2;
+    const more = <T extends Float64Array | Uint32Array | Int32Array | Uint8Array>(a: T): T => {
+      const b = new (a.constructor as new (n: number) => T)(cap);
+      b.set(a);
+      return b;
+    };
+    this.offset = more(this.offset);
+    this.length = more(this.length);
+    this.line = more(this.line);
+    this.parent = more(this.parent);
+    this.kind = more(this.kind);
+    this.ms = more(this.ms);
+    this.idHash = more(this.idHash);
+    this.idAt = more(this.idAt);
+  }
+
+  /** A new row whose fields the caller sets (the decoder, which makes no strings). */
+  reserve(): number {
+    if (this.n === this.offset.length) this.grow();
+    return this.n++;
+  }
+
+  push(id: string, parent: number, parentText: string | null, timestamp: string, kind: number, line: number, offset: number, length: number): void {
+    if (this.n === this.offset.length) this.grow();
+    const i = this.n++;
+    this.offset[i] = offset;
+    this.length[i] = length;
+    this.line[i] = line;
+    this.parent[i] = parent;
+    this.kind[i] = kind;
+    const ms = Date.parse(timestamp);
+    this.ms[i] = ms;
+    if (!(Number.isFinite(ms) && new Date(ms).toISOString() === timestamp)) this.tsText.set(i, timestamp);
+    this.idHash[i] = hashId(id);
+    this.ids[i] = id;
+    this.idAt[i] = -1;
+    if (parentText !== null) this.parentText.set(i, parentText);
+    this.byId?.set(id, i);
+  }
+
+  /** The position of the entry with this id, or -1. A few lookups scan the hash column; more build the map once. */
+  find(id: string): number {
+    if (this.byId === null && this.scans++ >= 32) {
+      this.byId = new Map();
+      for (let i = 0; i < this.n; i++) this.byId.set(this.id(i), i);
+    }
+    if (this.byId !== null) return this.byId.get(id) ?? -1;
+    const h = hashId(id);
+    for (let j = this.n - 1; j >= 0; j--) if (this.idHash[j] === h && this.id(j) === id) return j;
+    return -1;
+  }
+
+  id(i: number): string {
+    let s = this.ids[i];
+    if (s === undefined) {
+      const at = this.idAt[i]!;
+      s = this.raw!.toString('utf8', at + 2, at + 2 + this.raw!.readUInt16LE(at));
+      this.ids[i] = s;
+    }
+    return s;
+  }
+
+  parentId(i: number): string | null {
+    const p = this.parent[i]!;
+    return p >= 0 ? this.id(p) : p === NO_PARENT ? null : this.parentText.get(i)!;
+  }
+
+  timestamp(i: number): string {
+    return this.tsText.get(i) ?? new Date(this.ms[i]!).toISOString();
+  }
+
+  /** Drops entries from position n on (a file cut back to where it still agrees). */
+  truncate(n: number): void {
+    this.n = n;
+    this.byId = null;
+    this.ids.length = Math.min(this.ids.length, n);
+    for (const m of [this.parentText, this.tsText]) for (const k of [...m.keys()]) if (k >= n) m.delete(k);
+  }
+}
+
+/** FNV-1a over the UTF-16 code units: finds a repeated id among a million without making their strings. */
+export function hashId(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+  return h >>> 0;
+}
 
 export interface IndexState {
   /** The session file this index describes (a hash of it names the index file; kept to rule out a collision). */
@@ -52,7 +154,7 @@ export interface IndexState {
   version: number;
   /** Bytes of the header line, its newline included. */
   headerEnd: number;
-  entries: IndexedEntry[];
+  entries: EntryColumns;
   /** Complete lines after the header that were not loaded, as the full reader reports them. */
   problems: Problem[];
   /** Bytes indexed: the end of the last complete line (its newline included). */
@@ -64,15 +166,18 @@ export interface IndexState {
   mtimeMs: number;
   /** Hash of the (at most 64) bytes before `covered`: a rewrite of the indexed part shows there first. */
   tailHash: string;
-  /** Why this file is read whole instead (a split line, an old format, no header at the start); null when the index serves it. */
+  /** Why this file is read whole instead (a split line, an old format, a repeated id...); null when the index serves it. */
   unsupported: string | null;
 }
+
+/** The longest id, parent id or timestamp the format stores; a file with a longer one is read whole. */
+export const MAX_FIELD_BYTES = 0xfff0;
 
 /** A growable byte buffer for encoding. */
 class Out {
   buf = Buffer.allocUnsafe(1 << 16);
   n = 0;
-  private room(k: number): void {
+  room(k: number): void {
     if (this.n + k <= this.buf.length) return;
     const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.n + k));
     this.buf.copy(next, 0, 0, this.n);
@@ -82,13 +187,13 @@ class Out {
     this.room(1);
     this.buf[this.n++] = v;
   }
-  u16(v: number): void {
-    this.room(2);
-    this.n = this.buf.writeUInt16LE(v, this.n);
-  }
   u32(v: number): void {
     this.room(4);
     this.n = this.buf.writeUInt32LE(v, this.n);
+  }
+  i32(v: number): void {
+    this.room(4);
+    this.n = this.buf.writeInt32LE(v, this.n);
   }
   f64(v: number): void {
     this.room(8);
@@ -98,20 +203,13 @@ class Out {
     this.room(b.length);
     this.n += b.copy(this.buf, this.n);
   }
-  /** A string of at most 65,533 UTF-8 bytes with a u16 length (longer ones are cut; the caller rules them out first). */
   str(s: string): void {
     const len = Buffer.byteLength(s);
     this.room(2 + len);
     this.n = this.buf.writeUInt16LE(len, this.n);
     this.n += this.buf.write(s, this.n, len, 'utf8');
   }
-  done(): Buffer {
-    return this.buf.subarray(0, this.n);
-  }
 }
-
-/** The longest id, parent id or timestamp the format stores; a file with a longer one is read whole. */
-export const MAX_FIELD_BYTES = 0xfff0;
 
 function batchHash(buf: Buffer, start: number, end: number): Buffer {
   return createHash('sha1').update(buf.subarray(start, end)).digest().subarray(0, HASH_BYTES);
@@ -137,20 +235,22 @@ export function encodeBatch(s: IndexState, opts: { withMagic: boolean; withHeade
     o.u8(TAG_UNSUPPORTED);
     o.str(s.unsupported.slice(0, 1000));
   }
-  let prevId: string | null = null;
-  for (let i = opts.fromEntry; i < s.entries.length; i++) {
-    const e = s.entries[i]!;
+  const c = s.entries;
+  for (let i = opts.fromEntry; i < c.n; i++) {
+    const pText = c.parentText.get(i);
+    const tText = c.tsText.get(i);
     o.u8(TAG_ENTRY);
-    o.u8(e.kind);
-    o.u32(e.line);
-    o.f64(e.offset);
-    o.u32(e.length);
-    o.str(e.id);
-    if (e.parentId === null) o.u16(NULL_PARENT);
-    else if (e.parentId === prevId) o.u16(PREV_PARENT);
-    else o.str(e.parentId);
-    o.str(e.timestamp);
-    prevId = e.id;
+    o.u8(c.kind[i]!);
+    o.u32(c.line[i]!);
+    o.f64(c.offset[i]!);
+    o.u32(c.length[i]!);
+    o.i32(c.parent[i]!);
+    o.f64(c.ms[i]!);
+    o.u32(c.idHash[i]!);
+    o.str(c.id(i));
+    o.u8((pText !== undefined ? F_PARENT_TEXT : 0) | (tText !== undefined ? F_TS_TEXT : 0));
+    if (pText !== undefined) o.str(pText);
+    if (tText !== undefined) o.str(tText);
   }
   for (let i = opts.fromProblem; i < s.problems.length; i++) {
     o.u8(TAG_PROBLEM);
@@ -164,60 +264,12 @@ export function encodeBatch(s: IndexState, opts: { withMagic: boolean; withHeade
   o.f64(s.size);
   o.f64(s.mtimeMs);
   o.bytes(Buffer.from(s.tailHash, 'hex'));
-  const buf = o.done();
-  const h = batchHash(buf, start, buf.length);
-  const out = Buffer.allocUnsafe(buf.length + HASH_BYTES);
-  buf.copy(out);
-  h.copy(out, buf.length);
-  return out;
+  o.bytes(batchHash(o.buf, start, o.n));
+  return o.buf.subarray(0, o.n);
 }
 
 /** Thrown inside decode for bytes that end mid-record: the batch is torn. */
 class Torn extends Error {}
-
-class In {
-  pos: number;
-  constructor(
-    readonly buf: Buffer,
-    start: number,
-  ) {
-    this.pos = start;
-  }
-  private need(k: number): void {
-    if (this.pos + k > this.buf.length) throw new Torn();
-  }
-  u8(): number {
-    this.need(1);
-    return this.buf[this.pos++]!;
-  }
-  u16(): number {
-    this.need(2);
-    const v = this.buf.readUInt16LE(this.pos);
-    this.pos += 2;
-    return v;
-  }
-  u32(): number {
-    this.need(4);
-    const v = this.buf.readUInt32LE(this.pos);
-    this.pos += 4;
-    return v;
-  }
-  f64(): number {
-    this.need(8);
-    const v = this.buf.readDoubleLE(this.pos);
-    this.pos += 8;
-    return v;
-  }
-  strOfLength(len: number): string {
-    this.need(len);
-    const s = this.buf.toString('utf8', this.pos, this.pos + len);
-    this.pos += len;
-    return s;
-  }
-  str(): string {
-    return this.strOfLength(this.u16());
-  }
-}
 
 export interface Decoded {
   state: IndexState;
@@ -227,70 +279,102 @@ export interface Decoded {
 
 /**
  * The index as of its last commit that verifies: its batch hash matches and it continues the commit before it.
- * A torn batch (a writer killed mid-write) or any damage ends the index there. null when not even one batch verifies.
+ * A torn batch (a writer killed mid-write) or any damage ends the index there. null when not even one batch
+ * verifies. Ids are not decoded: the columns keep where each one is in `buf`.
  */
 export function decodeIndex(buf: Buffer): Decoded | null {
   if (buf.length < MAGIC.length || !buf.subarray(0, MAGIC.length).equals(MAGIC)) return null;
   let state: IndexState | null = null;
   let validLength = 0;
-  const r = new In(buf, MAGIC.length);
+  const cols = new EntryColumns(Math.ceil(buf.length / 60)); // an entry record takes about 60 bytes or more: no regrowth
+  cols.raw = buf;
+  let pos = MAGIC.length;
+  let committed = 0;
+  // DataView reads compile to plain loads; Buffer's readDoubleLE assembles each number byte by byte.
+  const dv = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+  const need = (k: number) => {
+    if (pos + k > buf.length) throw new Torn();
+  };
+  const str = (): string => {
+    need(2);
+    const len = buf.readUInt16LE(pos);
+    need(2 + len);
+    const s = buf.toString('utf8', pos + 2, pos + 2 + len);
+    pos += 2 + len;
+    return s;
+  };
   try {
-    for (;;) {
-      if (r.pos === buf.length) break;
-      const start = r.pos;
-      const entries: IndexedEntry[] = [];
+    while (pos < buf.length) {
+      const start = pos;
       const problems: Problem[] = [];
       let header: Pick<IndexState, 'path' | 'headerId' | 'version' | 'headerEnd'> | null = null;
       let unsupported: string | null = null;
-      let prevId: string | null = null;
-      let tag = r.u8();
-      for (; tag !== TAG_COMMIT; tag = r.u8()) {
+      for (;;) {
+        need(1);
+        const tag = buf[pos++]!;
+        if (tag === TAG_COMMIT) break;
         if (tag === TAG_ENTRY) {
-          const kind = r.u8();
-          const line = r.u32();
-          const offset = r.f64();
-          const length = r.u32();
-          const id = r.str();
-          const p = r.u16();
-          const parentId = p === NULL_PARENT ? null : p === PREV_PARENT ? prevId : r.strOfLength(p);
-          const timestamp = r.str();
-          entries.push({ id, parentId, timestamp, kind, type: ENTRY_KINDS[kind] ?? '', line, offset, length });
-          prevId = id;
+          need(33 + 2);
+          const i = cols.reserve();
+          cols.kind[i] = buf[pos]!;
+          cols.line[i] = dv.getUint32(pos + 1, true);
+          cols.offset[i] = dv.getFloat64(pos + 5, true);
+          cols.length[i] = dv.getUint32(pos + 13, true);
+          cols.parent[i] = dv.getInt32(pos + 17, true);
+          cols.ms[i] = dv.getFloat64(pos + 21, true);
+          cols.idHash[i] = dv.getUint32(pos + 29, true);
+          cols.ids[i] = undefined;
+          pos += 33;
+          cols.idAt[i] = pos;
+          need(2);
+          pos += 2 + dv.getUint16(pos, true);
+          need(1);
+          const flags = buf[pos++]!;
+          if (flags & F_PARENT_TEXT) cols.parentText.set(i, str());
+          if (flags & F_TS_TEXT) cols.tsText.set(i, str());
         } else if (tag === TAG_PROBLEM) {
-          problems.push({ line: r.u32(), reason: r.str() });
+          need(4);
+          const line = buf.readUInt32LE(pos);
+          pos += 4;
+          problems.push({ line, reason: str() });
         } else if (tag === TAG_HEADER) {
-          header = { path: r.str(), headerId: r.str(), version: r.u32(), headerEnd: r.f64() };
+          const path = str();
+          const headerId = str();
+          need(12);
+          header = { path, headerId, version: buf.readUInt32LE(pos), headerEnd: buf.readDoubleLE(pos + 4) };
+          pos += 12;
         } else if (tag === TAG_UNSUPPORTED) {
-          unsupported = r.str();
+          unsupported = str();
         } else {
-          return state && { state, validLength }; // an unknown tag: not a record this format wrote
+          throw new Torn(); // an unknown tag: not a record this format wrote
         }
       }
-      const prevCovered = r.f64();
-      const covered = r.f64();
-      const lines = r.u32();
-      const size = r.f64();
-      const mtimeMs = r.f64();
-      const tailStart = r.pos;
-      r.pos += 20;
-      if (r.pos + HASH_BYTES > buf.length) break;
-      const tailHash = buf.toString('hex', tailStart, tailStart + 20);
-      if (!batchHash(buf, start, r.pos).equals(buf.subarray(r.pos, r.pos + HASH_BYTES))) break;
-      r.pos += HASH_BYTES;
+      need(36 + 20 + HASH_BYTES);
+      const prevCovered = buf.readDoubleLE(pos);
+      const covered = buf.readDoubleLE(pos + 8);
+      const lines = buf.readUInt32LE(pos + 16);
+      const size = buf.readDoubleLE(pos + 20);
+      const mtimeMs = buf.readDoubleLE(pos + 28);
+      const tailHash = buf.toString('hex', pos + 36, pos + 56);
+      pos += 56;
+      if (!batchHash(buf, start, pos).equals(buf.subarray(pos, pos + HASH_BYTES))) throw new Torn();
+      pos += HASH_BYTES;
       if (state === null) {
-        if (header === null || prevCovered !== 0) break;
-        state = { ...header, entries, problems, covered, lines, size, mtimeMs, tailHash, unsupported };
+        if (header === null || prevCovered !== 0) throw new Torn();
+        state = { ...header, entries: cols, problems, covered, lines, size, mtimeMs, tailHash, unsupported };
       } else {
-        if (header !== null || prevCovered !== state.covered || covered < state.covered) break; // not a continuation of this index
-        for (const e of entries) state.entries.push(e);
+        if (header !== null || prevCovered !== state.covered || covered < state.covered) throw new Torn(); // not a continuation
         for (const p of problems) state.problems.push(p);
         Object.assign(state, { covered, lines, size, mtimeMs, tailHash, unsupported: unsupported ?? state.unsupported });
       }
-      validLength = r.pos;
+      validLength = pos;
+      committed = cols.n;
     }
   } catch (e) {
     if (!(e instanceof Torn)) throw e;
-    // A batch cut off mid-record: everything before it stands, as validLength says.
+    // A batch cut off or damaged: everything before it stands, as validLength says; its entries are dropped.
   }
-  return state && { state, validLength };
+  if (state === null) return null;
+  cols.truncate(committed);
+  return { state, validLength };
 }

@@ -4,9 +4,9 @@ import { unlink } from 'node:fs/promises';
 import { buildContext, contextOfBranch, type SessionContext } from '../../shared/context.js';
 import { checkEntry, checkHeader, type SessionEntry, type SessionHeader } from '../../shared/entry.js';
 import { splitJsonValues, type Problem } from '../../shared/jsonl.js';
-import { SessionTree } from '../../shared/tree.js';
-import { ENTRY_KINDS, KIND, type IndexState, type IndexedEntry } from './session-file-index-codec.js';
-import { clip, decode, indexPath, kindOf, readAt, sessionFileIndex } from './session-file-index.js';
+import { SessionTree, type TreeProblem } from '../../shared/tree.js';
+import { hashId, KIND, KIND_TYPES, NO_PARENT, OTHER_PARENT, type EntryColumns, type IndexState } from './session-file-index-codec.js';
+import { clip, decode, indexPath, kindOf, readAt, sameEntry, sessionFileIndex } from './session-file-index.js';
 import { readSession } from './session-reader.js';
 import { tailStateFromIndex } from './session-file-index-tail.js';
 import type { TailState } from './tail-state.js';
@@ -15,12 +15,15 @@ import type { TailState } from './tail-state.js';
 export interface SessionView {
   path: string;
   header: SessionHeader;
-  /** Every entry's place in the tree. From the index its entries carry only id, parentId, timestamp and type. */
-  tree: SessionTree;
+  leafId: string | null;
+  /** Damage the tree repaired (dangling parents, cycles, repeated ids), as SessionTree reports it. */
+  treeProblems: TreeProblem[];
   /** Lines not loaded, as the full reader reports them. */
   problems: Problem[];
   /** The index this view reads from; null when the file was read whole. */
   index: IndexState | null;
+  /** Every entry's place in the tree; from the index its entries carry only id, parentId, timestamp and type (made on first use). */
+  tree(): SessionTree;
   /** The context projection of the branch ending at leafId (default: the leaf). */
   context(leafId?: string): Promise<SessionContext>;
   /** Whole entries, root to leafId (default: the leaf). */
@@ -39,17 +42,52 @@ const NL = 0x0a;
 const MAX_GAP = 64 << 10;
 const MAX_SPAN = 8 << 20;
 
-/** Opened from the index; null when the index does not serve this file (the caller reads it whole). */
-interface Indexed {
+/** The index opened: the header, and a last line without its newline that parses (not indexed: it may still grow), kept whole. */
+interface Opened {
   header: SessionHeader;
-  tree: SessionTree;
+  c: EntryColumns;
   problems: Problem[];
-  /** A last line without its newline that parses: not indexed (it may still grow), kept whole here. */
+  /** Position of the unterminated last entry in the columns (pushed for this view only), or -1. */
+  tailAt: number;
   tail: SessionEntry | null;
+  leaf: number;
+  treeProblems: TreeProblem[];
 }
 
-function fromIndex(path: string, s: IndexState): Indexed | null {
+function timeAt(c: EntryColumns, i: number): number {
+  const t = c.ms[i]!;
+  return Number.isNaN(t) ? -Infinity : t;
+}
+
+/** SessionTree's leaf rule on the columns: the newest tip; equal times by timestamp text, then id. */
+function leafOf(c: EntryColumns): number {
+  const hasChild = new Uint8Array(c.n);
+  for (let i = 0; i < c.n; i++) {
+    const p = c.parent[i]!;
+    if (p >= 0) hasChild[p] = 1;
+  }
+  let best = -1;
+  let bestTime = 0;
+  for (let i = 0; i < c.n; i++) {
+    if (hasChild[i]) continue;
+    const t = timeAt(c, i);
+    if (best < 0 || t > bestTime || (t === bestTime && laterTie(c, i, best))) {
+      best = i;
+      bestTime = t;
+    }
+  }
+  return best;
+}
+
+function laterTie(c: EntryColumns, a: number, b: number): boolean {
+  const ta = c.timestamp(a);
+  const tb = c.timestamp(b);
+  return ta !== tb ? ta > tb : c.id(a) > c.id(b);
+}
+
+function open(path: string, s: IndexState): Opened | null {
   if (s.unsupported !== null || s.headerEnd === 0) return null;
+  const c = s.entries;
   const fd = openSync(path, 'r');
   try {
     const hb = readAt(fd, 0, s.headerEnd);
@@ -62,7 +100,7 @@ function fromIndex(path: string, s: IndexState): Indexed | null {
     if (checkHeader(header) !== null || header.id !== s.headerId) return null;
     const problems = [...s.problems];
     let tail: SessionEntry | null = null;
-    let stubs: readonly IndexedEntry[] = s.entries;
+    let tailAt = -1;
     if (s.size > s.covered) {
       // The full reader's rule for a last line without a newline: an entry when it parses, else a torn write.
       const b = readAt(fd, s.covered, s.size);
@@ -81,52 +119,58 @@ function fromIndex(path: string, s: IndexState): Indexed | null {
           if (why !== null) problems.push({ line, reason: clip(why) });
           else {
             tail = v as SessionEntry;
-            const kind = kindOf(tail);
-            stubs = [...s.entries, { id: tail.id, parentId: tail.parentId, timestamp: tail.timestamp, kind, type: ENTRY_KINDS[kind]!, line, offset: s.covered, length: b.length }];
+            if (c.find(tail.id) >= 0 || [...c.parentText.values()].includes(tail.id)) return null; // the full reader's case
+            const p = tail.parentId === null ? NO_PARENT : c.find(tail.parentId);
+            const parent = p === -1 ? OTHER_PARENT : p;
+            tailAt = c.n;
+            c.push(tail.id, parent, parent === OTHER_PARENT ? tail.parentId : null, tail.timestamp, kindOf(tail), line, s.covered, b.length);
           }
         }
       }
     }
-    const tree = SessionTree.from(stubs);
-    // Two lines with one id: the full reader compares their content to word its problem, so it reads them.
-    if (tree.size !== stubs.length) return null;
-    return { header, tree, problems, tail };
+    const treeProblems: TreeProblem[] = [];
+    // In file order: the map is filled in file order.
+    for (const [i, p] of c.parentText) treeProblems.push({ entryId: c.id(i), reason: `dangling parent: ${p} is not in this session (entry kept as a root)` });
+    return { header, c, problems, tailAt, tail, leaf: leafOf(c), treeProblems };
   } finally {
     closeSync(fd);
   }
 }
 
-/** Whole entries for index entries, in the order given; neighbouring lines are read together. Throws StaleIndex. */
-function readEntries(path: string, s: IndexState, tail: SessionEntry | null, stubs: readonly IndexedEntry[]): SessionEntry[] {
-  const out: SessionEntry[] = new Array(stubs.length);
-  const order = stubs.map((_, i) => i).sort((a, b) => stubs[a]!.offset - stubs[b]!.offset);
+/** Whole entries at positions `at`, in that order; neighbouring lines are read together. Throws StaleIndex. */
+function readEntries(path: string, o: Opened, at: readonly number[]): SessionEntry[] {
+  const c = o.c;
+  const out: SessionEntry[] = new Array(at.length);
+  const order = at.map((_, k) => k).sort((a, b) => c.offset[at[a]!]! - c.offset[at[b]!]!);
   const fd = openSync(path, 'r');
   try {
     for (let k = 0; k < order.length; ) {
-      const first = stubs[order[k]!]!;
-      if (first.offset >= s.covered) {
-        out[order[k++]!] = tail!;
+      const first = at[order[k]!]!;
+      if (first === o.tailAt) {
+        out[order[k++]!] = o.tail!;
         continue;
       }
-      let end = first.offset + first.length;
+      const start = c.offset[first]!;
+      let end = start + c.length[first]!;
       let j = k + 1;
       for (; j < order.length; j++) {
-        const e = stubs[order[j]!]!;
-        if (e.offset >= s.covered || e.offset - end > MAX_GAP || e.offset + e.length - first.offset > MAX_SPAN) break;
-        end = Math.max(end, e.offset + e.length);
+        const e = at[order[j]!]!;
+        if (e === o.tailAt || c.offset[e]! - end > MAX_GAP || c.offset[e]! + c.length[e]! - start > MAX_SPAN) break;
+        end = Math.max(end, c.offset[e]! + c.length[e]!);
       }
-      const b = readAt(fd, first.offset, end + 1);
+      const b = readAt(fd, start, end + 1);
       for (; k < j; k++) {
-        const e = stubs[order[k]!]!;
-        const at = e.offset - first.offset;
-        if (b[at + e.length] !== NL) throw new StaleIndex();
+        const e = at[order[k]!]!;
+        const from = c.offset[e]! - start;
+        const to = from + c.length[e]!;
+        if (b[to] !== NL) throw new StaleIndex();
         let v: SessionEntry;
         try {
-          v = JSON.parse(decode(b, at, at + e.length)) as SessionEntry;
+          v = JSON.parse(decode(b, from, to)) as SessionEntry;
         } catch {
           throw new StaleIndex();
         }
-        if (checkEntry(v) !== null || v.id !== e.id || v.parentId !== e.parentId || v.timestamp !== e.timestamp) throw new StaleIndex();
+        if (checkEntry(v) !== null || !sameEntry(c, e, v)) throw new StaleIndex();
         out[order[k]!] = v;
       }
     }
@@ -136,18 +180,25 @@ function readEntries(path: string, s: IndexState, tail: SessionEntry | null, stu
   }
 }
 
+/** Positions root to `leaf`. */
+function branchAt(c: EntryColumns, leaf: number): number[] {
+  const out: number[] = [];
+  for (let j = leaf; j >= 0; j = c.parent[j]!) out.push(j);
+  return out.reverse();
+}
+
 const IN_CONTEXT = new Set<number>([KIND.message, KIND.assistantModel, KIND.customMessage, KIND.branchSummary]);
 
 /**
  * The context projection reading only what it needs: the latest compaction, model source and thinking-level change
  * on the branch, the compaction's first kept entry, and the entries it puts in context after that.
  */
-function indexedContext(read: (stubs: readonly IndexedEntry[]) => SessionEntry[], header: SessionHeader, path: readonly IndexedEntry[]): SessionContext {
+function indexedContext(read: (at: readonly number[]) => SessionEntry[], c: EntryColumns, header: SessionHeader, path: readonly number[]): SessionContext {
   let comp = -1;
   let think = -1;
   let model = -1;
   for (let i = 0; i < path.length; i++) {
-    const k = path[i]!.kind;
+    const k = c.kind[path[i]!]!;
     if (k === KIND.compaction) comp = i;
     else if (k === KIND.thinking) think = i;
     else if (k === KIND.model || k === KIND.assistantModel) model = i;
@@ -156,9 +207,12 @@ function indexedContext(read: (stubs: readonly IndexedEntry[]) => SessionEntry[]
   let from = 0;
   const need = new Set<number>();
   if (comp >= 0) {
-    const c = read([path[comp]!])[0]!;
-    for (let i = 0; i < comp; i++) {
-      if (path[i]!.id === c.firstKeptEntryId) {
+    const first = read([path[comp]!])[0]!.firstKeptEntryId;
+    // Ids are unique here (a repeated one is read whole), so searching back from the compaction finds the same
+    // entry as buildContext's forward search, sooner; the hash column spares making an id string per entry.
+    const h = typeof first === 'string' ? hashId(first) : -1;
+    for (let i = comp - 1; i >= 0 && h >= 0; i--) {
+      if (c.idHash[path[i]!] === h && c.id(path[i]!) === first) {
         kept = i;
         break;
       }
@@ -168,13 +222,13 @@ function indexedContext(read: (stubs: readonly IndexedEntry[]) => SessionEntry[]
   }
   if (think >= 0) need.add(think);
   if (model >= 0) need.add(model);
-  for (let i = from; i < path.length; i++) if (IN_CONTEXT.has(path[i]!.kind)) need.add(i);
+  for (let i = from; i < path.length; i++) if (IN_CONTEXT.has(c.kind[path[i]!]!)) need.add(i);
   const at = [...need].sort((a, b) => a - b);
   const full = read(at.map((i) => path[i]!));
   const byPos = new Map(at.map((i, k) => [i, full[k]!]));
   if (kept >= 0 && !byPos.has(kept)) {
     const e = path[kept]!;
-    byPos.set(kept, { type: '', id: e.id, parentId: e.parentId, timestamp: e.timestamp }); // matched by id only
+    byPos.set(kept, { type: '', id: c.id(e), parentId: c.parentId(e), timestamp: c.timestamp(e) }); // matched by id only
   }
   const trimmed = [...byPos.keys()].sort((a, b) => a - b).map((i) => byPos.get(i)!);
   return contextOfBranch(trimmed, header);
@@ -184,14 +238,22 @@ function wholeView(path: string, s: Awaited<ReturnType<typeof readSession>>): Se
   return {
     path,
     header: s.header,
-    tree: s.tree,
+    leafId: s.tree.leafId,
+    treeProblems: s.tree.problems,
     problems: s.problems,
     index: null,
+    tree: () => s.tree,
     context: async (leafId) => buildContext(s.tree, { leafId, header: s.header }),
     branch: async (leafId) => s.tree.branch(leafId),
     labels: async () => s.tree.entries.filter((e) => e.type === 'label'),
     tailState: async () => null,
   };
+}
+
+function stubTree(c: EntryColumns): SessionTree {
+  const stubs: SessionEntry[] = new Array(c.n);
+  for (let i = 0; i < c.n; i++) stubs[i] = { id: c.id(i), parentId: c.parentId(i), timestamp: c.timestamp(i), type: KIND_TYPES[c.kind[i]!] ?? '' };
+  return SessionTree.from(stubs);
 }
 
 /**
@@ -201,9 +263,10 @@ function wholeView(path: string, s: Awaited<ReturnType<typeof readSession>>): Se
  */
 export async function openSessionView(path: string, retried = false): Promise<SessionView> {
   const s = await sessionFileIndex(path);
-  const o = fromIndex(path, s);
+  const o = open(path, s);
   if (o === null) return wholeView(path, await readSession(path));
-  const read = (stubs: readonly IndexedEntry[]) => readEntries(path, s, o.tail, stubs);
+  const c = o.c;
+  const read = (at: readonly number[]) => readEntries(path, o, at);
   // On a stale read: rebuild and ask again (a fresh view), or read whole after one rebuild.
   const again = async <T>(fn: () => T, redo: (v: SessionView) => Promise<T>): Promise<T> => {
     try {
@@ -214,16 +277,32 @@ export async function openSessionView(path: string, retried = false): Promise<Se
       return redo(retried ? wholeView(path, await readSession(path)) : await openSessionView(path, true));
     }
   };
-  const stubBranch = (leafId?: string) => o.tree.branch(leafId) as IndexedEntry[];
+  let tree: SessionTree | null = null;
+  const leafAt = (leafId?: string): number => {
+    if (leafId === undefined) return o.leaf;
+    const i = c.find(leafId);
+    if (i < 0) return (tree ??= stubTree(c)).branch(leafId).length; // throws not_found as SessionTree does
+    return i;
+  };
+  const positions = (leafId?: string) => {
+    const leaf = leafAt(leafId);
+    return leaf < 0 ? [] : branchAt(c, leaf);
+  };
   return {
     path,
     header: o.header,
-    tree: o.tree,
+    leafId: o.leaf < 0 ? null : c.id(o.leaf),
+    treeProblems: o.treeProblems,
     problems: o.problems,
     index: s,
-    context: (leafId) => again(() => indexedContext(read, o.header, stubBranch(leafId)), (v) => v.context(leafId)),
-    branch: (leafId) => again(() => read(stubBranch(leafId)), (v) => v.branch(leafId)),
-    labels: () => again(() => read((o.tree.entries as IndexedEntry[]).filter((e) => e.kind === KIND.label)), (v) => v.labels()),
-    tailState: () => again(() => tailStateFromIndex(s, (e) => read([e])[0]!), (v) => v.tailState()),
+    tree: () => (tree ??= stubTree(c)),
+    context: (leafId) => again(() => indexedContext(read, c, o.header, positions(leafId)), (v) => v.context(leafId)),
+    branch: (leafId) => again(() => read(positions(leafId)), (v) => v.branch(leafId)),
+    labels: () => {
+      const at: number[] = [];
+      for (let i = 0; i < c.n; i++) if (c.kind[i] === KIND.label) at.push(i);
+      return again(() => read(at), (v) => v.labels());
+    },
+    tailState: () => again(() => tailStateFromIndex(s, o.tailAt, (i) => read([i])[0]!), (v) => v.tailState()),
   };
 }

@@ -7,12 +7,12 @@ import { dirname, join } from 'node:path';
 import { CURRENT_VERSION, checkEntry, checkHeader, type SessionEntry } from '../../shared/entry.js';
 import { splitJsonValues } from '../../shared/jsonl.js';
 import { SessyncError } from '../../shared/errors.js';
-import { decodeIndex, encodeBatch, ENTRY_KINDS, KIND, MAX_FIELD_BYTES, type IndexState, type IndexedEntry } from './session-file-index-codec.js';
+import { decodeIndex, encodeBatch, EntryColumns, KIND, MAX_FIELD_BYTES, NO_PARENT, OTHER_PARENT, type IndexState } from './session-file-index-codec.js';
 import { withFileLock } from './file-lock.js';
 import { cacheDir, cacheKey } from './paths.js';
 import { PRIVATE_FILE, mkdirPrivate } from './private-fs.js';
 
-export type { IndexState, IndexedEntry } from './session-file-index-codec.js';
+export type { IndexState } from './session-file-index-codec.js';
 
 const NL = 0x0a;
 const READ_BYTES = 1 << 20;
@@ -127,12 +127,28 @@ function indexLine(s: IndexState, bytes: Buffer, start: number, end: number, bas
     s.unsupported = `line ${line} has an id or timestamp too long to index`;
     return;
   }
-  const kind = kindOf(e);
-  s.entries.push({ id: e.id, parentId: e.parentId, timestamp: e.timestamp, kind, type: ENTRY_KINDS[kind]!, line, offset, length: end - start });
+  const c = s.entries;
+  // Two lines with one id, or a parent written after its child: rare, and the full reader's to judge (and word).
+  if (c.find(e.id) >= 0) {
+    s.unsupported = `line ${line} repeats the id ${e.id}`;
+    return;
+  }
+  for (const t of c.parentText.values()) {
+    if (t === e.id) {
+      s.unsupported = `line ${line} is the parent of an earlier line`;
+      return;
+    }
+  }
+  const p = e.parentId;
+  let parent: number = NO_PARENT;
+  if (p !== null) parent = c.n > 0 && c.id(c.n - 1) === p ? c.n - 1 : c.find(p);
+  if (parent === -1 && p !== null) parent = OTHER_PARENT;
+  c.push(e.id, parent, parent === OTHER_PARENT ? p : null, e.timestamp, kindOf(e), line, offset, end - start);
 }
 
 /** Indexes the complete lines from s.covered up to byte `to`; a last line without its newline is left for the reader. */
 function indexLines(s: IndexState, fd: number, to: number): void {
+  if (s.entries.n === 0) s.entries.byId ??= new Map(); // a fresh build looks up every parent: keep the map from the start
   const buf = Buffer.allocUnsafe(READ_BYTES);
   // Pieces of a line longer than what is left of a read: copied (buf is reused), joined once when it ends.
   let carry: Buffer[] = [];
@@ -198,20 +214,25 @@ function headerAgrees(fd: number, s: IndexState, size: number): boolean {
   }
 }
 
-/** The line of `e` is still there, whole, at its offset, and says the same id, parent, time and kind. */
-export function entryAgrees(fd: number, e: IndexedEntry, size: number): boolean {
-  if (e.offset < 1 || e.offset + e.length + 1 > size) return false;
-  const b = readAt(fd, e.offset - 1, e.offset + e.length + 1);
-  if (b.length !== e.length + 2 || b[0] !== NL || b[b.length - 1] !== NL) return false;
+/** The line of entry i is still there, whole, at its offset, and says the same id, parent, time and kind. */
+export function entryAgrees(fd: number, c: EntryColumns, i: number, size: number): boolean {
+  const offset = c.offset[i]!;
+  const length = c.length[i]!;
+  if (offset < 1 || offset + length + 1 > size) return false;
+  const b = readAt(fd, offset - 1, offset + length + 1);
+  if (b.length !== length + 2 || b[0] !== NL || b[b.length - 1] !== NL) return false;
   let v: unknown;
   try {
     v = JSON.parse(b.toString('utf8', 1, b.length - 1));
   } catch {
     return false; // not the line that was indexed
   }
-  if (checkEntry(v) !== null) return false;
-  const x = v as SessionEntry;
-  return x.id === e.id && x.parentId === e.parentId && x.timestamp === e.timestamp && kindOf(x) === e.kind;
+  return checkEntry(v) === null && sameEntry(c, i, v as SessionEntry);
+}
+
+/** The parsed entry is the one the index recorded at position i. */
+export function sameEntry(c: EntryColumns, i: number, x: SessionEntry): boolean {
+  return x.id === c.id(i) && x.parentId === c.parentId(i) && x.timestamp === c.timestamp(i) && kindOf(x) === c.kind[i];
 }
 
 /**
@@ -219,22 +240,22 @@ export function entryAgrees(fd: number, e: IndexedEntry, size: number): boolean 
  * a rewrite or truncation changes a suffix), so re-indexing reads only what changed.
  */
 function cutToAgreement(s: IndexState, fd: number, size: number): void {
+  const c = s.entries;
   let lo = -1;
-  let hi = s.entries.length;
+  let hi = c.n;
   while (hi - lo > 1) {
     const mid = (lo + hi) >>> 1;
-    if (entryAgrees(fd, s.entries[mid]!, size)) lo = mid;
+    if (entryAgrees(fd, c, mid, size)) lo = mid;
     else hi = mid;
   }
-  const last = lo >= 0 ? s.entries[lo]! : null;
-  s.entries.length = lo + 1;
-  s.covered = last ? last.offset + last.length + 1 : s.headerEnd;
-  s.lines = last ? last.line : 1;
+  s.covered = lo >= 0 ? c.offset[lo]! + c.length[lo]! + 1 : s.headerEnd;
+  s.lines = lo >= 0 ? c.line[lo]! : 1;
+  c.truncate(lo + 1);
   s.problems = s.problems.filter((p) => p.line < s.lines);
 }
 
 function emptyState(path: string): IndexState {
-  return { path, headerId: '', version: 0, headerEnd: 0, entries: [], problems: [], covered: 0, lines: 0, size: 0, mtimeMs: 0, tailHash: '', unsupported: null };
+  return { path, headerId: '', version: 0, headerEnd: 0, entries: new EntryColumns(), problems: [], covered: 0, lines: 0, size: 0, mtimeMs: 0, tailHash: '', unsupported: null };
 }
 
 interface Loaded {
@@ -320,14 +341,13 @@ export async function sessionFileIndex(path: string): Promise<IndexState> {
     let tailAgrees = s !== undefined && s.covered <= st.size && tailHashAt(fd, s.covered) === s.tailHash;
     const unchanged = s !== undefined && s.size === st.size && s.mtimeMs === st.mtimeMs;
     // Changed: the last entry's line must still say what was indexed (ids sit at the start of a line, beyond the hashed bytes).
-    const last = s?.entries[s.entries.length - 1];
-    if (tailAgrees && !unchanged && last !== undefined && !entryAgrees(fd, last, st.size)) tailAgrees = false;
+    if (s && tailAgrees && !unchanged && s.entries.n > 0 && !entryAgrees(fd, s.entries, s.entries.n - 1, st.size)) tailAgrees = false;
     if (s && tailAgrees && unchanged) {
       note('current', s.covered, s.covered);
       return s;
     }
     if (s && tailAgrees && s.unsupported === null && headerAgrees(fd, s, st.size)) {
-      const mark = { fromEntry: s.entries.length, fromProblem: s.problems.length, prevCovered: s.covered };
+      const mark = { fromEntry: s.entries.n, fromProblem: s.problems.length, prevCovered: s.covered };
       note('append', s.covered, st.size);
       indexLines(s, fd, st.size);
       commit(s, fd, st);

@@ -43,7 +43,7 @@ async function expectSameAsFull(path: string): Promise<void> {
   const full = await readSession(path);
   const v = await openSessionView(path);
   expect(v.index).not.toBeNull();
-  expect(v.tree.leafId).toBe(full.tree.leafId);
+  expect(v.leafId).toBe(full.tree.leafId);
   expect((await v.branch()).map((e) => e.id)).toEqual(full.tree.branch().map((e) => e.id));
   expect(await v.context()).toEqual(buildContext(full.tree, { header: full.header }));
   expect(v.problems).toEqual(full.problems);

@@ -74,11 +74,11 @@ async function indexedView(path: string) {
   const v = await openSessionView(path);
   return {
     indexed: v.index !== null,
-    leafId: v.tree.leafId,
+    leafId: v.leafId,
     branch: await v.branch(),
     ctx: await v.context(),
     problems: v.problems,
-    treeProblems: v.tree.problems,
+    treeProblems: v.treeProblems,
     labels: await v.labels(),
   };
 }
@@ -141,7 +141,7 @@ describe('session index: same result as the full read', () => {
       const v = await openSessionView(file);
       expect(v.index).toBeNull();
       const full = await fullView(file);
-      expect(v.tree.leafId).toBe(full.leafId);
+      expect(v.leafId).toBe(full.leafId);
       expect(await v.context()).toEqual(full.ctx);
     }
     const bad = fileIn(home.dir);
