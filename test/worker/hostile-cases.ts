@@ -119,6 +119,7 @@ const ENCRYPTION_CASES: HostileCase[] = [
   { name: 'sealed meta: ciphertext over the limit', status: 400, message: /meta\.sealed\.ciphertext/, request: asCarol(sealedPush((r) => (sealedMetaOf(r).sealed.ciphertext = randomBase64(LIMITS.maxSealedMetaChars)))) },
   { name: 'sealed meta: with a plaintext header', status: 400, message: /unrecognized key.*header/i, request: asCarol(sealedPush((r) => ((r.meta as any).header = metaFor('e1').header))) },
   { name: 'sealed meta: keyId with a traversal', status: 400, message: /meta\.sealed\.keyId/, request: asCarol(sealedPush((r) => (sealedMetaOf(r).sealed.keyId = '../k1'))) },
+  { name: 'encrypted account: sealed meta onto a session not sealed yet', status: 409, message: /session p1 is still plaintext.*run `sessync key init` again/, request: asCarol(sealedPush(() => undefined, 'p1')) },
   { name: 'plaintext account: sealed meta', status: 400, message: /not end-to-end encrypted, so it takes no sealed session meta; run `sessync key init`/, request: () => sealedPush(() => undefined, 'x1') },
   // PUT /v1/sessions/:session/key.
   { name: 'session key: on a plaintext account', status: 400, message: /not end-to-end encrypted.*sessync key init/, request: () => sessionKey('s1', { keyId: 'k2', wrappedKey: randomBase64(40), replaces: 'k1' }) },
