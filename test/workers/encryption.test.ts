@@ -1,6 +1,7 @@
 // The account key, sealed meta and re-wrap routes inside workerd: the real Workers entry on R2.
-import { exports } from 'cloudflare:workers';
+import { env, exports } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
+import { keys } from '../../shared/keys.js';
 import { AccountKeyResponseSchema, SessionMetaResponseSchema } from '../../shared/wire.js';
 import { TEST_ADMIN_SECRET, TestClient, adminCreateAccount, makeBatch, type Fetcher } from '../worker/routes-helpers.js';
 import { makeSealedBatch, putAccountKey, randomBase64, sealedMeta } from '../worker/sealed-helpers.js';
@@ -41,5 +42,19 @@ describe('end-to-end encrypted accounts in workerd on R2', () => {
     const plain = await client.push(await makeBatch({ session: 'twin', host: 'a', seq: 2 }));
     expect(plain.status).toBe(400);
     expect(plain.json.error.code).toBe('encryption_required');
+  });
+
+  it('a damaged account key record answers 422 corrupt (never 500) to GET, PUT and push, and nothing is written', async () => {
+    const a = await adminCreateAccount(worker, TEST_ADMIN_SECRET);
+    const client = new TestClient(worker, a.token);
+    const bucket = (env as unknown as { BUCKET: R2Bucket }).BUCKET;
+    await bucket.put(keys.accountKey(a.account), '{"keyId":');
+    const listing = async () => (await bucket.list({ prefix: `a/${a.account}/` })).objects.map((o) => `${o.key} ${o.etag}`);
+    const before = await listing();
+    for (const r of [await client.call('GET', '/v1/account/key'), await putAccountKey(client, 'k1'), await client.push(await makeSealedBatch({ session: 'd', host: 'h', seq: 1, meta: sealedMeta('k1') }))]) {
+      expect(r.status, r.text).toBe(422);
+      expect(r.json.error).toMatchObject({ code: 'corrupt', retryable: false });
+    }
+    expect(await listing()).toEqual(before);
   });
 });
