@@ -168,6 +168,11 @@ export interface IndexState {
   tailHash: string;
   /** Why this file is read whole instead (a split line, an old format, a repeated id...); null when the index serves it. */
   unsupported: string | null;
+  /**
+   * Entries this process just parsed while indexing, by position (the most recent ones, up to a byte budget), so the
+   * reads that follow a first open take them instead of parsing their lines again. Never saved.
+   */
+  recent?: Map<number, unknown>;
 }
 
 /** The longest id, parent id or timestamp the format stores; a file with a longer one is read whole. */

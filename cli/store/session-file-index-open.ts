@@ -138,7 +138,7 @@ function open(path: string, s: IndexState): Opened | null {
 }
 
 /** Whole entries at positions `at`, in that order; neighbouring lines are read together. Throws StaleIndex. */
-function readEntries(path: string, o: Opened, at: readonly number[]): SessionEntry[] {
+function readEntries(path: string, o: Opened, at: readonly number[], recent: Map<number, unknown> | undefined): SessionEntry[] {
   const c = o.c;
   const out: SessionEntry[] = new Array(at.length);
   const order = at.map((_, k) => k).sort((a, b) => c.offset[at[a]!]! - c.offset[at[b]!]!);
@@ -146,8 +146,9 @@ function readEntries(path: string, o: Opened, at: readonly number[]): SessionEnt
   try {
     for (let k = 0; k < order.length; ) {
       const first = at[order[k]!]!;
-      if (first === o.tailAt) {
-        out[order[k++]!] = o.tail!;
+      const known = first === o.tailAt ? o.tail : (recent?.get(first) as SessionEntry | undefined);
+      if (known) {
+        out[order[k++]!] = known; // just parsed from these very bytes, or the unterminated last line
         continue;
       }
       const start = c.offset[first]!;
@@ -155,7 +156,7 @@ function readEntries(path: string, o: Opened, at: readonly number[]): SessionEnt
       let j = k + 1;
       for (; j < order.length; j++) {
         const e = at[order[j]!]!;
-        if (e === o.tailAt || c.offset[e]! - end > MAX_GAP || c.offset[e]! + c.length[e]! - start > MAX_SPAN) break;
+        if (e === o.tailAt || recent?.has(e) || c.offset[e]! - end > MAX_GAP || c.offset[e]! + c.length[e]! - start > MAX_SPAN) break;
         end = Math.max(end, c.offset[e]! + c.length[e]!);
       }
       const b = readAt(fd, start, end + 1);
@@ -266,7 +267,7 @@ export async function openSessionView(path: string, retried = false): Promise<Se
   const o = open(path, s);
   if (o === null) return wholeView(path, await readSession(path));
   const c = o.c;
-  const read = (at: readonly number[]) => readEntries(path, o, at);
+  const read = (at: readonly number[]) => readEntries(path, o, at, s.recent);
   // On a stale read: rebuild and ask again (a fresh view), or read whole after one rebuild.
   const again = async <T>(fn: () => T, redo: (v: SessionView) => Promise<T>): Promise<T> => {
     try {

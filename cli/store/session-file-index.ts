@@ -144,10 +144,31 @@ function indexLine(s: IndexState, bytes: Buffer, start: number, end: number, bas
   if (p !== null) parent = c.n > 0 && c.id(c.n - 1) === p ? c.n - 1 : c.find(p);
   if (parent === -1 && p !== null) parent = OTHER_PARENT;
   c.push(e.id, parent, parent === OTHER_PARENT ? p : null, e.timestamp, kindOf(e), line, offset, end - start);
+  keepRecent(s, c.n - 1, e);
+}
+
+/**
+ * Line bytes of parsed entries kept for the reads after indexing (the context is read from the end of a session,
+ * so the newest are kept): a first open of a 100 MB session parses each line once, a larger one keeps its last 128 MB.
+ */
+const RECENT_BYTES = 128 << 20;
+let recentBytes = 0;
+
+function keepRecent(s: IndexState, i: number, e: SessionEntry): void {
+  const m = (s.recent ??= new Map());
+  m.set(i, e);
+  recentBytes += s.entries.length[i]!;
+  while (recentBytes > RECENT_BYTES) {
+    const oldest = m.keys().next().value as number;
+    m.delete(oldest);
+    recentBytes -= s.entries.length[oldest]!;
+  }
 }
 
 /** Indexes the complete lines from s.covered up to byte `to`; a last line without its newline is left for the reader. */
 function indexLines(s: IndexState, fd: number, to: number): void {
+  s.recent = new Map();
+  recentBytes = 0;
   if (s.entries.n === 0) s.entries.byId ??= new Map(); // a fresh build looks up every parent: keep the map from the start
   const buf = Buffer.allocUnsafe(READ_BYTES);
   // Pieces of a line longer than what is left of a read: copied (buf is reused), joined once when it ends.
