@@ -27,7 +27,9 @@ export const pi: Agent = {
   name: 'pi',
 
   sessionsRoot(env: AgentEnv, home: string): string {
-    const dir = str(env.PI_CODING_AGENT_DIR) ?? `${home.replace(/\/+$/, '')}/.pi/agent`;
+    const h = home.replace(/\/+$/, '');
+    // pi expands a leading ~ of its variable itself (config.js expandTildePath).
+    const dir = (str(env.PI_CODING_AGENT_DIR) ?? `${h}/.pi/agent`).replace(/^~(?=\/|$)/, h);
     return `${dir.replace(/\/+$/, '')}/sessions`;
   },
 
