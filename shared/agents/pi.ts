@@ -100,8 +100,13 @@ export const pi: Agent = {
     return asEntry(line);
   },
 
-  fromEntry(entry: SessionEntry): { rel: string; text: string } | null {
-    return { rel: '', text: serializeLine(entry) };
+  wireLine(line: AgentLine): string {
+    return line.text; // push sends pi's line as it is in the file
+  },
+
+  fromEntry(entry: SessionEntry, wireText?: string): { rel: string; text: string } | null {
+    // The line as it arrived, byte for byte (pull appends that); serialised only when no text came with it.
+    return { rel: '', text: wireText ?? serializeLine(entry) };
   },
 
   render(line: AgentLine): RenderedPart[] {
