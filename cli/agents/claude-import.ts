@@ -1,5 +1,5 @@
 // Claude Code files -> the mirror: lines appended since the last read go to the session's mirror file, each as one entry.
-import { rename, stat } from 'node:fs/promises';
+import { rename, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { claudeCode } from '../../shared/agents/claude-code.js';
 import type { SessionEntry, SessionHeader } from '../../shared/entry.js';
@@ -38,7 +38,29 @@ async function setAsideDeleted(state: MirrorState, present: ReadonlySet<string>,
   for (const [session, s] of Object.entries(state.sessions)) {
     if (present.has(session) || !(await exists(s.mirror)) || (await exists(join(s.folder, `${session}.jsonl`)))) continue;
     await rename(s.mirror, `${s.mirror}.deleted-here`);
+    // Its files are gone: what was read of them says nothing about files a restore writes there again.
+    const base = join(s.folder, session);
+    for (const path of Object.keys(state.files)) if (path === `${base}.jsonl` || path.startsWith(`${base}/`)) delete state.files[path];
     note(`Claude Code session ${session} was deleted from ${s.folder}; sessync keeps it on the server and does not bring it back (\`sessync restore ${session}\` does)`);
+  }
+}
+
+/**
+ * After `sessync restore` pulled session `session` into `mirror` again: the mirror set aside when its files were deleted
+ * goes. Lines only it holds (appended here and deleted before they were pushed) are appended to `mirror` first, so
+ * they are written back with the rest and pushed by the next sync: nothing of it is lost.
+ */
+export async function dropSetAside(state: MirrorState, session: string, mirror: string, note: (t: string) => void): Promise<void> {
+  const known = state.sessions[session]?.mirror;
+  for (const aside of new Set([mirror, ...(known ? [known] : [])].map((m) => `${m}.deleted-here`))) {
+    if (!(await exists(aside))) continue;
+    const have = new Set((await readSession(mirror)).entries.map((e) => e.id));
+    const only = (await readSession(aside)).entries.filter((e) => !have.has(e.id));
+    if (only.length > 0) {
+      await appendEntries(mirror, only);
+      note(`Claude Code session ${session}: ${only.length} line(s) deleted here before they were pushed are back too (the next sync pushes them)`);
+    }
+    await unlink(aside);
   }
 }
 
