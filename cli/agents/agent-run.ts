@@ -12,6 +12,7 @@ import { claudeMirrorRoot, claudeMirrorState, claudeProjectsRoot } from './claud
 import { exportClaude } from './claude-export.js';
 import { dropSetAside, importClaude } from './claude-import.js';
 import { loadMirrorState, saveMirrorState } from './mirror-state.js';
+import { noteOwnStoreAside } from './pi-own-store.js';
 
 export const AGENT_OPTION = { agent: { type: 'string' } } as const;
 
@@ -85,7 +86,10 @@ async function restoredAside(env: NodeJS.ProcessEnv, summary: RunSummary, note: 
 /** One run of the engine for one agent. */
 export async function runAgentSync(agent: AgentName, o: RunOptions): Promise<RunSummary> {
   const note = o.note ?? (() => undefined);
-  if (agent === 'pi') return runSync({ ...o, agent });
+  if (agent === 'pi') {
+    await noteOwnStoreAside(o.env, note);
+    return runSync({ ...o, agent });
+  }
   await refreshMirror(agent, o.env, note, projectScope(o));
   const summary = await runSync({ ...o, env: agentEnv(agent, o.env), agent });
   if (o.restore) await withMirrorLock(o.env, async () => restoredAside(o.env, summary, note));

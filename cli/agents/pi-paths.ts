@@ -27,3 +27,4 @@ export function piSessionsHere(env: NodeJS.ProcessEnv): string | null {
     throw e;
   }
 }
+

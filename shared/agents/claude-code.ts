@@ -10,7 +10,8 @@ import { sha256HexSync } from './line-hash.js';
 export const AGENT_LINE_TYPE = 'agent_line';
 
 const UUID_FILE_RE = /^([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\.jsonl$/;
-const AGENT_FILE_RE = /^agent-[A-Za-z0-9_-]{1,80}\.jsonl$/;
+/** A subagent file's name (2.0.x beside the sessions, 2.1.x under <session>/subagents). */
+export const AGENT_FILE_RE = /^agent-[A-Za-z0-9_-]{1,80}\.jsonl$/;
 const SAFE_PART_RE = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,200}$/;
 /** Line types that take part in Claude Code's conversation tree (have a uuid and a parentUuid). */
 const TREE_TYPES = new Set(['user', 'assistant', 'system', 'attachment', 'progress']);

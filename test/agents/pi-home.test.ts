@@ -73,8 +73,15 @@ describe("sessync finds pi's own folder from HOME or PI_CODING_AGENT_DIR", () =>
     const made = (await C.m.ok(['new', '--json'])) as { id: string; path: string };
     expect(made.path.startsWith(join(dir, 'sessions'))).toBe(true);
 
-    const D = machine('d', REMOTE, join(rig.root, 'd', 'no-pi-here'));
+    const noPi = join(rig.root, 'd', 'no-pi-here');
+    const D = machine('d', REMOTE, noPi);
     const other = (await D.m.ok(['new', '--json'])) as { id: string; path: string };
     expect(other.path.startsWith(join(D.m.home, 'sessions'))).toBe(true);
+    // pi set up afterwards: its folder is used, and the session left in sessync's own store is named, not passed over.
+    mkdirSync(noPi, { recursive: true });
+    await D.m.login(rig.server);
+    const r = await D.m.run(['sync']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain(`the 1 project folder(s) in ${join(D.m.home, 'sessions')} are not`);
   });
 });
