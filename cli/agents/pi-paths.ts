@@ -14,10 +14,12 @@ export function piSessionsRoot(env: NodeJS.ProcessEnv): string {
 }
 
 /**
- * pi's sessions folder when pi's own folder exists here (pi makes it on its first run), else null. Checked on every
- * call, not cached: a test or a long-running watcher sees pi installed after it started.
+ * pi's sessions folder when pi's own folder ($PI_CODING_AGENT_DIR, else $HOME/.pi/agent) exists (pi makes it on its
+ * first run), else null. Checked on every call, not cached: a long-running watcher sees pi set up after it started.
  */
 export function piSessionsHere(env: NodeJS.ProcessEnv): string | null {
+  // From the environment only, as pi finds it: an environment with neither variable (a program's own) names no pi.
+  if (!env.PI_CODING_AGENT_DIR && !env.HOME) return null;
   const root = piSessionsRoot(env);
   try {
     return statSync(dirname(root)).isDirectory() ? root : null;
