@@ -32,7 +32,7 @@ async function exists(path: string): Promise<boolean> {
 /**
  * A session mirrored before whose main file is gone (deleted by the user, or by Claude Code's cleanup): its mirror is
  * renamed aside, so the engine sees a deleted session, which a sync does not pull back (`sessync restore` does). Its
- * lines stay in the renamed file and on the server.
+ * lines stay in the renamed file (until a restore folds them into the restored mirror) and on the server.
  */
 async function setAsideDeleted(state: MirrorState, present: ReadonlySet<string>, note: (t: string) => void): Promise<void> {
   for (const [session, s] of Object.entries(state.sessions)) {
