@@ -172,7 +172,7 @@ export interface IndexState {
    * Entries this process just parsed while indexing, by position (the most recent ones, up to a byte budget), so the
    * reads that follow a first open take them instead of parsing their lines again. Never saved.
    */
-  recent?: Map<number, unknown>;
+  recent?: (unknown | undefined)[];
 }
 
 /** The longest id, parent id or timestamp the format stores; a file with a longer one is read whole. */

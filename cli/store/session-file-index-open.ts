@@ -138,7 +138,7 @@ function open(path: string, s: IndexState): Opened | null {
 }
 
 /** Whole entries at positions `at`, in that order; neighbouring lines are read together. Throws StaleIndex. */
-function readEntries(path: string, o: Opened, at: readonly number[], recent: Map<number, unknown> | undefined): SessionEntry[] {
+function readEntries(path: string, o: Opened, at: readonly number[], recent: (unknown | undefined)[] | undefined): SessionEntry[] {
   const c = o.c;
   const out: SessionEntry[] = new Array(at.length);
   const order = at.map((_, k) => k).sort((a, b) => c.offset[at[a]!]! - c.offset[at[b]!]!);
@@ -146,7 +146,7 @@ function readEntries(path: string, o: Opened, at: readonly number[], recent: Map
   try {
     for (let k = 0; k < order.length; ) {
       const first = at[order[k]!]!;
-      const known = first === o.tailAt ? o.tail : (recent?.get(first) as SessionEntry | undefined);
+      const known = first === o.tailAt ? o.tail : (recent?.[first] as SessionEntry | undefined);
       if (known) {
         out[order[k++]!] = known; // just parsed from these very bytes, or the unterminated last line
         continue;
@@ -156,7 +156,7 @@ function readEntries(path: string, o: Opened, at: readonly number[], recent: Map
       let j = k + 1;
       for (; j < order.length; j++) {
         const e = at[order[j]!]!;
-        if (e === o.tailAt || recent?.has(e) || c.offset[e]! - end > MAX_GAP || c.offset[e]! + c.length[e]! - start > MAX_SPAN) break;
+        if (e === o.tailAt || recent?.[e] !== undefined || c.offset[e]! - end > MAX_GAP || c.offset[e]! + c.length[e]! - start > MAX_SPAN) break;
         end = Math.max(end, c.offset[e]! + c.length[e]!);
       }
       const b = readAt(fd, start, end + 1);

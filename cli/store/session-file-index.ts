@@ -9,6 +9,7 @@ import { splitJsonValues } from '../../shared/jsonl.js';
 import { SessyncError } from '../../shared/errors.js';
 import { decodeIndex, encodeBatch, EntryColumns, KIND, MAX_FIELD_BYTES, NO_PARENT, OTHER_PARENT, type IndexState } from './session-file-index-codec.js';
 import { withFileLock } from './file-lock.js';
+import { withBulkHeap } from './parse-file.js';
 import { cacheDir, cacheKey } from './paths.js';
 import { PRIVATE_FILE, mkdirPrivate } from './private-fs.js';
 
@@ -153,22 +154,25 @@ function indexLine(s: IndexState, bytes: Buffer, start: number, end: number, bas
  */
 const RECENT_BYTES = 128 << 20;
 let recentBytes = 0;
+/** The oldest position still kept (positions are kept in order, so the budget drops them from the front). */
+let recentFrom = 0;
 
 function keepRecent(s: IndexState, i: number, e: SessionEntry): void {
-  const m = (s.recent ??= new Map());
-  m.set(i, e);
+  const kept = (s.recent ??= []);
+  kept[i] = e;
   recentBytes += s.entries.length[i]!;
-  while (recentBytes > RECENT_BYTES) {
-    const oldest = m.keys().next().value as number;
-    m.delete(oldest);
-    recentBytes -= s.entries.length[oldest]!;
+  for (; recentBytes > RECENT_BYTES && recentFrom < i; recentFrom++) {
+    if (kept[recentFrom] === undefined) continue;
+    kept[recentFrom] = undefined;
+    recentBytes -= s.entries.length[recentFrom]!;
   }
 }
 
 /** Indexes the complete lines from s.covered up to byte `to`; a last line without its newline is left for the reader. */
 function indexLines(s: IndexState, fd: number, to: number): void {
-  s.recent = new Map();
+  s.recent = [];
   recentBytes = 0;
+  recentFrom = s.entries.n;
   if (s.entries.n === 0) s.entries.byId ??= new Map(); // a fresh build looks up every parent: keep the map from the start
   const buf = Buffer.allocUnsafe(READ_BYTES);
   // Pieces of a line longer than what is left of a read: copied (buf is reused), joined once when it ends.
@@ -384,7 +388,8 @@ export async function sessionFileIndex(path: string): Promise<IndexState> {
       fresh = emptyState(path);
       note('rebuild', 0, st.size);
     }
-    indexLines(fresh, fd, st.size);
+    // Most of what a first build parses stays live (the kept entries, the id map): let the heap grow, as a full load does.
+    withBulkHeap(st.size - fresh.covered, () => indexLines(fresh, fd, st.size));
     commit(fresh, fd, st);
     await rewriteIndex(file, fresh);
     return fresh;
