@@ -221,11 +221,12 @@ export async function openBatch(sessionKey: SessionKey, binding: BatchBinding, s
   }
 }
 
-/** What the sealed meta holds: what a plaintext meta shows the server. */
+/** What the sealed meta holds: what a plaintext meta shows the server, and the project key the server sees only as an HMAC. */
 export interface MetaPlaintext {
   header: Record<string, unknown>;
   name?: string;
   agent?: string;
+  projectKey?: string;
 }
 
 export function sealMeta(sessionKey: SessionKey, account: string, session: string, meta: MetaPlaintext): Promise<string> {
@@ -244,5 +245,10 @@ export async function openMeta(sessionKey: SessionKey, account: string, session:
   }
   const o = v as Partial<MetaPlaintext> | null;
   if (!o || typeof o !== 'object' || !o.header || typeof o.header !== 'object' || Array.isArray(o.header)) throw fail();
-  return { header: o.header, ...(typeof o.name === 'string' ? { name: o.name } : {}), ...(typeof o.agent === 'string' ? { agent: o.agent } : {}) };
+  return {
+    header: o.header,
+    ...(typeof o.name === 'string' ? { name: o.name } : {}),
+    ...(typeof o.agent === 'string' ? { agent: o.agent } : {}),
+    ...(typeof o.projectKey === 'string' ? { projectKey: o.projectKey } : {}),
+  };
 }
