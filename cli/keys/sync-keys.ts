@@ -107,12 +107,22 @@ export function sessionKey(ctx: SyncContext, e2e: E2eKeys, session: string, o: {
 async function findSessionKey(ctx: SyncContext, e2e: E2eKeys, session: string, o: { create: boolean; meta?: SessionMetaResponse }): Promise<SessionKey> {
   const meta = o.meta ?? (await serverMeta(ctx, session));
   if (meta?.sealed) return unwrapSessionKey(e2e.keys, meta.sealed.wrappedKey, meta.sealed.keyId, session);
-  const file = wrappedKeyPath(ctx, session);
-  const saved = await readJsonOrNull<WrappedKeyFile>(file);
-  if (saved && saved.keyId === e2e.keys.keyId && typeof saved.wrappedKey === 'string') return unwrapSessionKey(e2e.keys, saved.wrappedKey, saved.keyId, session);
+  if (meta) {
+    // Pushed before the account became encrypted and not sealed yet: a key chosen here would not be the one the
+    // conversion seals the meta with, so nothing of it moves until the conversion is done.
+    throw new SessyncError('conflict', `session ${session} is still in plaintext on the server: the account's conversion to end-to-end encryption is not finished; run \`sessync key init\` to finish it, then sync again`);
+  }
   if (!o.create) {
     throw new SessyncError('corrupt', `session ${session}: the server holds no sealed meta for it, so its data key is unknown; its batches cannot be opened`);
   }
+  return savedOrNewKey(ctx, e2e, session);
+}
+
+/** The key this machine wrote down for a session whose meta is not sealed on the server yet, else a new one, written down first. */
+export async function savedOrNewKey(ctx: SyncContext, e2e: E2eKeys, session: string): Promise<SessionKey> {
+  const file = wrappedKeyPath(ctx, session);
+  const saved = await readJsonOrNull<WrappedKeyFile>(file);
+  if (saved && saved.keyId === e2e.keys.keyId && typeof saved.wrappedKey === 'string') return unwrapSessionKey(e2e.keys, saved.wrappedKey, saved.keyId, session);
   const fresh = await newSessionKey(e2e.keys);
   await writeJsonAtomic(file, { keyId: fresh.keyId, wrappedKey: fresh.wrappedKey } satisfies WrappedKeyFile);
   return fresh;

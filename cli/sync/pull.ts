@@ -19,6 +19,8 @@ import { projectDir, sessionFileName } from '../store/paths.js';
 import { newSessionState, rememberBadBatches, type BatchProblem, type SessionSyncState } from './sync-state.js';
 import type { SyncContext } from './sync-context.js';
 import { PRIVATE_FILE, mkdirPrivate } from '../store/private-fs.js';
+import { openPulled } from '../keys/open-pull.js';
+import { readMeta } from '../keys/sync-keys.js';
 
 /** The highest seq there can be (BatchEnvelopeSchema): tells the server not to send this host's own batches back. */
 const OWN_DONE = 999_999_999_999;
@@ -157,11 +159,14 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
   let local: Map<string, SessionEntry> | null = null;
   /** Highest seq of this host's own batches seen while creating the file: over every page, not only the first. */
   let ownSeq = 0;
+  const e2e = (await ctx.e2e?.()) ?? null;
   for (;;) {
     const res = await ctx.api.pull(session, cursor);
+    // Encrypted: every batch of the page authenticated before any of it is merged (a failure throws, nothing written).
+    const batches = e2e ? await openPulled(ctx, e2e, session, res.batches) : res.batches;
     const incoming: IncomingEntry[] = [];
     const problems: BatchProblem[] = [];
-    for (const b of res.batches) {
+    for (const b of batches) {
       const d = decode(session, b, ctx.note);
       incoming.push(...d.entries);
       result.skipped += d.skipped;
@@ -181,7 +186,7 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
       if (res.batches.length === 0 && !res.more) {
         throw new SessyncError('not_found', `session ${session} has no entries on the server yet`);
       }
-      const meta = await ctx.api.sessionMeta(session);
+      const meta = await readMeta(ctx, session); // a sealed meta opened, or refused
       if (!meta.header) throw new SessyncError('corrupt', `session ${session}: its meta is sealed (end-to-end encrypted) and this client cannot open it; no local file created`);
       // The header becomes the new file's first line: checked like any line a server sends.
       if (findTooDeepValue(meta.header, LIMITS.maxJsonDepth)) {
