@@ -57,7 +57,14 @@ export async function verifyKey(remote: AccountKeyResponse, local: AccountKey | 
 
 /** The run's keys: one GET /v1/account/key, then the stored key checked against it; null on a plaintext account. */
 export async function loadE2e(api: ApiClient, env: NodeJS.ProcessEnv): Promise<E2eKeys | null> {
-  const remote = await api.accountKey();
+  let remote: AccountKeyResponse;
+  try {
+    remote = await api.accountKey();
+  } catch (e) {
+    // A server from before end-to-end encryption has no key route: its accounts are all plaintext.
+    if (isSessyncError(e, 'not_found')) return null;
+    throw e;
+  }
   if (!remote.encrypted) return null;
   const account = await accountOf(api);
   const stored = await loadKey(env, api.url, account);
