@@ -2,12 +2,10 @@
 // account, in the same run (each on its own `sessync serve` process), best of two rounds each; goal: at most 10% slower.
 import { mkdir, open } from 'node:fs/promises';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { spawn } from 'node:child_process';
-import { createInterface } from 'node:readline';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Bench, BenchRow } from './run.js';
+import { startServe } from './sync.bench.js';
 import { ApiClient } from '../cli/api-client.js';
 import { runSync } from '../cli/sync/sync-run.js';
 import { projectDir, sessionFileName } from '../cli/store/paths.js';
@@ -20,17 +18,6 @@ const MB = 1024 * 1024;
 const SESSIONS = 40;
 const SESSION_BYTES = 1 * MB;
 const ROUNDS = 2;
-
-async function startServe(dataDir: string): Promise<{ url: string; token: string; close(): Promise<void> }> {
-  const bin = fileURLToPath(new URL('../cli/bin.mjs', import.meta.url));
-  const child = spawn(process.execPath, [bin, 'serve', '--json', '--port', '0', '--data', dataDir], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const first = await new Promise<string>((resolve, reject) => {
-    createInterface({ input: child.stdout! }).once('line', resolve);
-    child.once('exit', (code) => reject(new Error(`sessync serve exited with ${code}`)));
-  });
-  const { url, token } = JSON.parse(first) as { url: string; token: string };
-  return { url, token, close: () => new Promise<void>((r) => (child.exitCode !== null ? r() : (child.once('exit', () => r()), child.kill('SIGTERM')))) };
-}
 
 /** A session of about `bytes` in 1 KiB message entries, chained like a real one. */
 async function writeSession(root: string, cwd: string, id: string, bytes: number): Promise<void> {

@@ -1,7 +1,6 @@
 // Pulled batches of an encrypted account, opened and authenticated before any of them is merged.
-import { createHash } from 'node:crypto';
 import { SessyncError } from '../../shared/errors.js';
-import { openBatch } from '../../shared/sync-crypto.js';
+import { openBatchBytes } from '../../shared/sync-crypto.js';
 import type { PulledBatch } from '../../shared/wire.js';
 import type { BatchProblem } from '../sync/sync-state.js';
 import type { SyncContext } from '../sync/sync-context.js';
@@ -12,12 +11,15 @@ import { sessionKey, type E2eKeys } from './sync-keys.js';
  * another, replayed at another seq, or sealed under another key fails, and so does a plaintext batch (an encrypted
  * account stores none). One failure refuses the whole page for the session, named by host and seq, before anything
  * of it is written; the cursor does not move, so every run reports it again. Damaged objects pass through to the
- * usual report. The opened batches come back as JSONL with the sha-256 of their plaintext.
+ * usual report. The opened batches come back as JSONL, marked authenticated (their sha-256 is of the ciphertext).
  */
-export async function openPulled(ctx: SyncContext, e2e: E2eKeys, session: string, batches: readonly PulledBatch[]): Promise<PulledBatch[]> {
+/** A pulled batch, opened when it was sealed: `authenticated` stands for the sha-256 check, which GCM's tag supersedes. */
+export type OpenedBatch = PulledBatch & { authenticated?: true };
+
+export async function openPulled(ctx: SyncContext, e2e: E2eKeys, session: string, batches: readonly PulledBatch[]): Promise<OpenedBatch[]> {
   if (batches.length === 0) return [];
   const key = await sessionKey(ctx, e2e, session, { create: false });
-  const out: PulledBatch[] = [];
+  const out: OpenedBatch[] = [];
   const failed: BatchProblem[] = [];
   for (const b of batches) {
     if (b.damaged !== undefined) {
@@ -31,7 +33,8 @@ export async function openPulled(ctx: SyncContext, e2e: E2eKeys, session: string
     }
     let text: string | null;
     try {
-      text = await openBatch(key, { account: e2e.account, session, host, seq, batchId, entryCount }, b.body);
+      // Buffer.from skips what is not base64 instead of failing: the tag then fails, as for any altered byte.
+      text = await openBatchBytes(key, { account: e2e.account, session, host, seq, batchId, entryCount }, Buffer.from(b.body, 'base64'));
     } catch {
       text = null; // not even base64: as unauthenticated as a flipped byte
     }
@@ -39,7 +42,7 @@ export async function openPulled(ctx: SyncContext, e2e: E2eKeys, session: string
       failed.push({ host, seq, reason: 'it fails authentication (altered, moved from another session, host or seq, or sealed under another key)' });
       continue;
     }
-    out.push({ envelope: { ...b.envelope, encoding: 'jsonl', sha256: createHash('sha256').update(text, 'utf8').digest('hex') }, body: text });
+    out.push({ envelope: { ...b.envelope, encoding: 'jsonl' }, body: text, authenticated: true });
   }
   if (failed.length > 0) {
     const named = failed.slice(0, 3).map((f) => `batch ${f.seq} of host ${f.host}: ${f.reason}`).join('; ');

@@ -19,7 +19,7 @@ import { projectDir, sessionFileName } from '../store/paths.js';
 import { newSessionState, rememberBadBatches, type BatchProblem, type SessionSyncState } from './sync-state.js';
 import type { SyncContext } from './sync-context.js';
 import { PRIVATE_FILE, mkdirPrivate } from '../store/private-fs.js';
-import { openPulled } from '../keys/open-pull.js';
+import { openPulled, type OpenedBatch } from '../keys/open-pull.js';
 import { readMeta } from '../keys/sync-keys.js';
 
 /** The highest seq there can be (BatchEnvelopeSchema): tells the server not to send this host's own batches back. */
@@ -60,7 +60,7 @@ export interface PullResult {
  * than LIMITS.maxJsonDepth, or are not entries (each line alone). Only an encoding this client cannot read
  * stops the session's pull: a newer sessync can, so its cursor must not move past it.
  */
-function decode(session: string, b: PulledBatch, note: SyncContext['note']): { entries: IncomingEntry[]; skipped: number; problems: BatchProblem[] } {
+function decode(session: string, b: OpenedBatch, note: SyncContext['note']): { entries: IncomingEntry[]; skipped: number; problems: BatchProblem[] } {
   const { host, seq } = b.envelope;
   if (b.damaged !== undefined) {
     // The server could not read the object it stores (an older server wrote it): it names host and seq only.
@@ -71,8 +71,8 @@ function decode(session: string, b: PulledBatch, note: SyncContext['note']): { e
   if (b.envelope.encoding !== 'jsonl') {
     throw new SessyncError('unsupported_version', `session ${session}: batch ${seq} of host ${host} is ${b.envelope.encoding}-encrypted; this sessync cannot read it`);
   }
-  const sha = createHash('sha256').update(b.body, 'utf8').digest('hex');
-  if (sha !== b.envelope.sha256) {
+  // An opened sealed batch was checked by its GCM tag, stronger than the sha-256 (which is of its ciphertext).
+  if (!b.authenticated && createHash('sha256').update(b.body, 'utf8').digest('hex') !== b.envelope.sha256) {
     const reason = `its body does not match its sha-256 (stored damaged); none of its ${b.envelope.entryCount} entries merged`;
     note?.(`session ${session}: batch ${seq} of host ${host} skipped: ${reason}`);
     return { entries: [], skipped: 0, problems: [{ host, seq, reason }] };
