@@ -14,9 +14,9 @@ import { keyPath } from '../../cli/keys/key-store.js';
 export const REMOTE = 'git@github.com:Acme/Secret-App.git';
 
 /** The first machine logs in (the new account becomes encrypted; its export string comes back), the second imports it. */
-export async function encryptedPair(root: string, server: TestServer, names: [string, string] = ['laptop', 'desktop']): Promise<{ a: Machine; b: Machine; key: string; account: string }> {
-  const a = new Machine(root, names[0], { remote: REMOTE });
-  const b = new Machine(root, names[1], { remote: 'https://github.com/Acme/Secret-App' });
+export async function encryptedPair(root: string, server: TestServer, names: [string, string] = ['laptop', 'desktop'], env: Record<string, string> = {}): Promise<{ a: Machine; b: Machine; key: string; account: string }> {
+  const a = new Machine(root, names[0], { remote: REMOTE, env });
+  const b = new Machine(root, names[1], { remote: 'https://github.com/Acme/Secret-App', env });
   const login = await a.login(server, { encrypt: true });
   expect(login).toMatchObject({ encrypted: true, hasKey: true });
   expect(login.key).toMatch(/^sessync-key-1\./);
