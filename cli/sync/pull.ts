@@ -9,7 +9,7 @@ import { findTooDeepText, findTooDeepValue } from '../../shared/json-limits.js';
 import { toJsonText } from '../../shared/json-stringify.js';
 import { canonicalJson, exactTexts, mergeEntries, type IncomingEntry, type MergeConflict } from '../../shared/merge.js';
 import { ownValue, toNullRecord } from '../../shared/own-keys.js';
-import { LIMITS, type Cursor, type PulledBatch, type SessionMetaResponse } from '../../shared/wire.js';
+import { LIMITS, type Cursor, type SessionMetaResponse } from '../../shared/wire.js';
 import { createSessionFile, appendEntries } from '../store/session-writer.js';
 import { ensureCurrent } from '../store/migrate-file.js';
 import { readSession } from '../store/session-reader.js';
