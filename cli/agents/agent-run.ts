@@ -12,7 +12,7 @@ import { claudeMirrorRoot, claudeMirrorState, claudeProjectsRoot } from './claud
 import { exportClaude } from './claude-export.js';
 import { dropSetAside, importClaude } from './claude-import.js';
 import { loadMirrorState, saveMirrorState } from './mirror-state.js';
-import { noteOwnStoreAside } from './pi-own-store.js';
+import { piFolderProblem } from '../store/pi-folders.js';
 
 export const AGENT_OPTION = { agent: { type: 'string' } } as const;
 
@@ -86,8 +86,10 @@ async function restoredAside(env: NodeJS.ProcessEnv, summary: RunSummary, note: 
 /** One run of the engine for one agent. */
 export async function runAgentSync(agent: AgentName, o: RunOptions): Promise<RunSummary> {
   const note = o.note ?? (() => undefined);
+  // pi's sessions sit in pi's folder and sessync's own store: the engine reads both (store/pi-folders.ts).
   if (agent === 'pi') {
-    await noteOwnStoreAside(o.env, note);
+    const problem = piFolderProblem(o.env);
+    if (problem) note(problem);
     return runSync({ ...o, agent });
   }
   await refreshMirror(agent, o.env, note, projectScope(o));

@@ -194,7 +194,7 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
       // Local facts: the cwd here, and the parent's file here (pi's picker nests a fork under it by path).
       const header = await withLocalParent(ctx.sessionsRoot, { ...meta.header, cwd } as SessionHeader);
       const m = mergeEntries(new Map(), incoming);
-      path = join(projectDir(ctx.sessionsRoot, cwd), sessionFileName(String(header.timestamp), session));
+      path = join(ctx.flat ? ctx.sessionsRoot : projectDir(ctx.sessionsRoot, cwd), sessionFileName(String(header.timestamp), session));
       await createSessionFile(path, header, m.toAppend, exactTexts(incoming));
       result.path = path;
       result.created = true;

@@ -14,6 +14,8 @@ export interface SyncContext {
   hostId: string;
   /** Where sessions pulled for the first time go (sessions root). */
   sessionsRoot: string;
+  /** sessionsRoot is pi's flat sessionDir: a pulled session's file goes directly in it, as pi writes there. */
+  flat?: boolean;
   env: NodeJS.ProcessEnv;
   onProgress?: (p: SyncProgress) => void;
   /** Notes for the user (skipped lines, migrations, conflicts): never dropped silently. */
