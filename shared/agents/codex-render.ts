@@ -146,3 +146,17 @@ export function codexRedactionTargets(v: Obj): unknown[] {
   for (const k of fields) if (p[k] !== undefined && p[k] !== null) out.push(p[k]);
   return out;
 }
+
+/** The parts of a sync or share entry holding a Codex line (type agent_line, agent codex), or null for any other entry. */
+export function renderCodexEntry(entry: Obj): RenderedPart[] | null {
+  if (entry.type !== 'agent_line' || entry.agent !== 'codex') return null;
+  let v: unknown = entry.value;
+  if (v === undefined && typeof entry.line === 'string') {
+    try {
+      v = JSON.parse(entry.line);
+    } catch {
+      return []; // a line that is not JSON has nothing to show; the share or sync reported it where it was read
+    }
+  }
+  return isObj(v) ? renderCodexLine(v) : [];
+}
