@@ -41,10 +41,13 @@ export async function shareSourceFor(ctx: CommandContext, ref: string, at: strin
     const cc = await claudeShareSource(ctx.env, ref, ctx.cwd, await realCwd(ctx.cwd), at);
     if (cc) return cc;
   }
-  if ((agents as readonly string[]).includes('codex') || (await codexByDefault(ctx))) {
+  if (agents.includes('codex') || (await codexByDefault(ctx))) {
     // Read from Codex's own rollout, not a mirror: the share is what the user sees in Codex right now.
-    const cx = await codexShareSource(ctx.env, ref, ctx.cwd, at, (t) => ctx.info(t));
-    if (cx) return cx;
+    const cx = await codexShareSource(ctx.env, ref, ctx.cwd, at);
+    if (cx) {
+      for (const n of cx.notes ?? []) ctx.info(`note: ${n}`);
+      return cx;
+    }
   }
   throw notFound ?? new SessyncError('not_found', `no session matches "${ref}"`);
 }

@@ -6,7 +6,8 @@ import type { SessionEntry } from '../../shared/entry.js';
 import { SessyncError } from '../../shared/errors.js';
 import { toJsonText } from '../../shared/json-stringify.js';
 import type { SharePayload } from '../../shared/share-payload.js';
-import { codexSessionsRoot, rolloutRel, writeNewRollout } from './codex-export.js';
+import { codex } from '../../shared/agents/codex.js';
+import { codexSessionsRoot, writeNewRollout } from './codex-export.js';
 
 type Obj = Record<string, unknown>;
 
@@ -38,13 +39,24 @@ export function codexLineText(e: SessionEntry): { text: string; value: Obj } | n
 }
 
 /**
- * The session_meta of the new rollout: the shared one's fields in their order with this machine's id, start time
- * and cwd; without `git` (the sharer's checkout, not this one) and `forked_from_id` (a session only the sharer has).
+ * Fields of the sharer's session_meta that do not hold here: their checkout (`git`), a session only they have
+ * (`forked_from_id`), and their model provider: Codex refuses to resume a session under another provider than the
+ * one it names, and the importer's provider is their own config's (without the field Codex takes the configured one).
+ */
+const DROPPED = new Set(['git', 'forked_from_id', 'model_provider']);
+
+/**
+ * The session_meta of the new rollout: the shared one's fields with this machine's id, start time and cwd first,
+ * without the DROPPED ones.
  */
 function newMeta(shared: Obj | undefined, id: string, now: string, cwd: string): string {
   const from = isObj(shared?.payload) ? (shared.payload as Obj) : { originator: 'codex_cli_rs', cli_version: '0.0.0', source: 'cli' };
   const p: Obj = { id, timestamp: now, cwd }; // the order Codex writes them in
-  for (const [k, v] of Object.entries(from)) if (!(k in p) && k !== 'git' && k !== 'forked_from_id') p[k] = v;
+  for (const [k, v] of Object.entries(from)) {
+    if (k in p || DROPPED.has(k)) continue;
+    // Newer Codex repeats the id as session_id and names the workspace: both must be this rollout's.
+    p[k] = k === 'session_id' ? id : k === 'runtime_workspace_roots' && Array.isArray(v) ? [cwd] : v;
+  }
   return JSON.stringify({ timestamp: now, type: 'session_meta', payload: p });
 }
 
@@ -62,7 +74,8 @@ export async function writeCodexImport(payload: SharePayload, env: NodeJS.Proces
   // The rollout's first line is its session_meta (Codex reads the session from it); the shared one is replaced.
   const rest = lines.filter((_, i) => i !== metaAt).map((l) => l.text);
   const out = [newMeta(metaAt >= 0 ? lines[metaAt]!.value : undefined, id, at, cwd), ...rest];
-  const path = join(codexSessionsRoot(env), rolloutRel(id, now));
+  // Named and foldered by local start time, as Codex names its own rollouts.
+  const path = join(codexSessionsRoot(env), codex.mainFile(id, at));
   await writeNewRollout(path, out);
   return { id, path, entryCount: out.length };
 }

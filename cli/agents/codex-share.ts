@@ -1,26 +1,17 @@
 // Share of a Codex rollout: its lines from the first up to one (a rollout is linear), each as an entry holding the line's
 // value (so redaction reads every string) and its exact text (so an unredacted line lands byte for byte).
 import { readdir, readFile } from 'node:fs/promises';
-import { basename, join, relative, resolve as resolvePath } from 'node:path';
-import { parseJsonLines } from '../../shared/jsonl.js';
+import { basename, join, relative, resolve as resolvePath, sep } from 'node:path';
 import { CURRENT_VERSION, type SessionEntry, type SessionHeader } from '../../shared/entry.js';
 import { SessyncError } from '../../shared/errors.js';
-import { sha256HexSync } from '../../shared/agents/line-hash.js';
+import { codex } from '../../shared/agents/codex.js';
+import type { AgentLine } from '../../shared/agents/agent.js';
 import { codexSessionsRoot } from './codex-export.js';
 import type { ShareSource } from './claude-share.js';
 
 type Obj = Record<string, unknown>;
 
 const ROLLOUT_RE = /^rollout-.*-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl$/i;
-
-/** One usable line of a rollout. */
-export interface CodexLine {
-  /** 1-based line number in the file. */
-  line: number;
-  text: string;
-  value: Obj;
-  id: string;
-}
 
 /** The session id a rollout's file name carries, or null when it is not a rollout's name. */
 export function rolloutSession(name: string): string | null {
@@ -38,28 +29,6 @@ async function rollouts(root: string): Promise<string[]> {
     throw e;
   }
   return names.filter((n) => rolloutSession(basename(n)) !== null).map((n) => join(root, n));
-}
-
-/**
- * A rollout's usable lines, and what was left out: lines that are not JSON objects (by number), and a last line
- * still being written (no '\n' yet). Each line's identity follows from the session, the line before it and its
- * own bytes, so two copies of the same prefix name their lines alike.
- */
-export function readRollout(text: string, session: string): { lines: CodexLine[]; bad: number[]; torn: boolean } {
-  const { lines: raw, tail } = parseJsonLines(text);
-  const lines: CodexLine[] = [];
-  const bad: number[] = [];
-  let prev = session;
-  for (const r of raw) {
-    if (!r.value) {
-      bad.push(r.line);
-      continue;
-    }
-    const id = `x-${sha256HexSync(`${prev}\n${r.text}`).slice(0, 40)}`;
-    lines.push({ line: r.line, text: r.text, value: r.value, id });
-    prev = id;
-  }
-  return { lines, bad, torn: tail.trim() !== '' };
 }
 
 /** The rollout `ref` names: a path to one, or a session id or its prefix; null when no rollout matches. */
@@ -81,7 +50,7 @@ async function findRollout(env: NodeJS.ProcessEnv, ref: string, cwd: string): Pr
 }
 
 /** The last line of the share: `at` is a line number of the rollout file, or a prefix of a line's id; default the last line. */
-function upTo(lines: readonly CodexLine[], at: string | undefined): number {
+function upTo(lines: readonly AgentLine[], at: string | undefined): number {
   if (at === undefined) return lines.length;
   if (/^\d+$/.test(at)) {
     const n = Number(at);
@@ -95,7 +64,7 @@ function upTo(lines: readonly CodexLine[], at: string | undefined): number {
 }
 
 /** The Codex session `ref` as a share source (lines 1..`at`), or null when no Codex rollout matches it. */
-export async function codexShareSource(env: NodeJS.ProcessEnv, ref: string, cwd: string, at: string | undefined, note: (t: string) => void): Promise<ShareSource | null> {
+export async function codexShareSource(env: NodeJS.ProcessEnv, ref: string, cwd: string, at: string | undefined): Promise<ShareSource | null> {
   const found = await findRollout(env, ref, cwd);
   if (!found) return null;
   let text: string;
@@ -105,10 +74,14 @@ export async function codexShareSource(env: NodeJS.ProcessEnv, ref: string, cwd:
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw e;
   }
-  const { lines, bad, torn } = readRollout(text, found.session);
+  const root = codexSessionsRoot(env);
+  const rel = relative(root, found.path).split(sep).join('/');
+  const { lines, problems, tail } = codex.parseFile(text, { rel, kind: 'main' });
+  const bad = problems.map((p) => p.line);
   // Reported, never blocking: the share holds every line that can be read, in order.
-  if (bad.length) note(`note: ${bad.length} line(s) of ${found.path} are not JSON and are not part of the share (line ${bad.slice(0, 5).join(', ')}${bad.length > 5 ? ', ...' : ''})`);
-  if (torn) note(`note: the last line of ${found.path} has no newline yet (Codex may be writing it): it is not part of the share`);
+  const notes: string[] = [];
+  if (bad.length) notes.push(`${bad.length} line(s) of ${found.path} are not JSON and are not part of the share (line ${bad.slice(0, 5).join(', ')}${bad.length > 5 ? ', ...' : ''})`);
+  if (tail.trim() !== '') notes.push(`the last line of ${found.path} has no newline yet (Codex may be writing it): it is not part of the share`);
   const picked = lines.slice(0, upTo(lines, at));
   const meta = lines.find((l) => l.value.type === 'session_meta');
   const mp = (meta?.value.payload ?? {}) as Obj;
@@ -130,5 +103,5 @@ export async function codexShareSource(env: NodeJS.ProcessEnv, ref: string, cwd:
     value: l.value,
     line: l.text,
   }));
-  return { header, branch, atId: picked.length ? picked[picked.length - 1]!.id : null };
+  return { header, branch, atId: picked.length ? picked[picked.length - 1]!.id : null, ...(notes.length ? { notes } : {}) };
 }

@@ -39,7 +39,7 @@ const command: Command = {
     const expiresAt = parseExpires(stringOpt(ctx, 'expires') ?? DEFAULT_EXPIRES);
     const login = await loadLogin(ctx.env);
     if (!login) throw new SessyncError('unauthorized', 'not logged in: a share is uploaded to your sessync server; run `sessync login <url> --token <token>` first');
-    const { header, branch, atId } = await shareSourceFor(ctx, ref!, stringOpt(ctx, 'at'));
+    const { header, branch, atId, notes } = await shareSourceFor(ctx, ref!, stringOpt(ctx, 'at'));
 
     let redact: RedactOptions | null = null;
     if (ctx.opts['no-redact'] !== true) {
@@ -69,6 +69,7 @@ const command: Command = {
       expiresAt: res.expiresAt,
       entryCount: branch.length,
       redacted: prepared.redacted,
+      ...(notes?.length ? { notes } : {}),
     });
   },
 };

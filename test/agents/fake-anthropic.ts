@@ -30,7 +30,8 @@ function answer(res: ServerResponse, text: string, model: string): void {
   res.end();
 }
 
-async function body(req: IncomingMessage): Promise<string> {
+/** A request's whole body as text. */
+export async function body(req: IncomingMessage): Promise<string> {
   const parts: Buffer[] = [];
   for await (const c of req) parts.push(c as Buffer);
   return Buffer.concat(parts).toString('utf8');
