@@ -26,7 +26,7 @@ async function projectDirs(cwd: string, sessionCwd: string): Promise<string[]> {
 
 const command: Command = {
   summary: 'Share a session\'s branch (root to ENTRY, default the active leaf) as an end-to-end encrypted, expiring link.',
-  usage: '<ref> [--at ENTRY] [--expires 7d] [--no-redact] [--agent pi|claude-code|all]',
+  usage: '<ref> [--at ENTRY] [--expires 7d] [--no-redact] [--agent pi|claude-code|codex|all]',
   help: [
     'The branch is redacted (API keys and tokens, private keys, Authorization headers, values of the project\'s',
     '.env and of secret-looking environment variables, the home path) and re-scanned; anything left blocks the share.',
