@@ -46,7 +46,7 @@ function serverLines(r: StatusReport): string[] {
 
 const command: Command = {
   summary: 'Show, per session, entries not yet pushed (printed at once, offline too) and batches waiting on the server.',
-  usage: '[<ref> | --all] [--agent pi|claude-code|all]',
+  usage: '[<ref> | --all] [--agent pi|claude-code|codex|all]',
   options: { all: { type: 'boolean', default: false }, ...AGENT_OPTION },
   async run(ctx) {
     const scope = scopeOf(ctx, 'status');
