@@ -5,8 +5,8 @@ import { dirname } from 'node:path';
 import { withFileLock } from '../store/file-lock.js';
 import { listSessions } from '../store/session-index.js';
 import { runSync, type RunOptions, type RunSummary } from '../sync/sync-run.js';
-import { exportCodex } from './codex-export.js';
-import { importCodex } from './codex-import.js';
+import { exportCodexMirror } from './codex-mirror-export.js';
+import { importCodexMirror } from './codex-mirror-import.js';
 import { codexMirrorRoot, codexMirrorState } from './codex-paths.js';
 import { loadCodexState, saveCodexState } from './codex-state.js';
 
@@ -25,7 +25,7 @@ export async function withCodexLock<T>(env: NodeJS.ProcessEnv, fn: () => Promise
 export async function refreshCodex(env: NodeJS.ProcessEnv, note: (t: string) => void): Promise<void> {
   await withCodexLock(env, async () => {
     const state = await loadCodexState(env);
-    await importCodex(env, state, note);
+    await importCodexMirror(env, state, note);
     await saveCodexState(env, state);
   });
 }
@@ -48,12 +48,12 @@ export async function runCodexSync(o: RunOptions): Promise<RunSummary> {
     const state = await loadCodexState(o.env);
     // Mirrors never written out (a run stopped between its pull and its export) go out now too.
     const unplaced = (await listSessions({ root: codexMirrorRoot(o.env), all: true })).filter((l) => state.sessions[l.id] === undefined).map((l) => l.path);
-    const r = await exportCodex(o.env, state, [...pulled, ...unplaced], note);
+    const r = await exportCodexMirror(o.env, state, [...pulled, ...unplaced], note);
     // Every line of the rollouts here is on the server once the run pushed without failure: first there, it wins a fork.
     if (summary.failed === 0) Object.assign(state.synced, state.lastLocal);
     await saveCodexState(o.env, state);
     // Forks just made are mirrored now, so the next push carries them.
-    if (r.forks.length > 0) await importCodex(o.env, state, note);
+    if (r.forks.length > 0) await importCodexMirror(o.env, state, note);
     await saveCodexState(o.env, state);
     if (r.forks.length > 0) summary.forks = r.forks;
   });

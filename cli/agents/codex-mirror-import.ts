@@ -47,7 +47,7 @@ async function setAsideDeleted(state: CodexState, present: ReadonlySet<string>, 
 }
 
 /** Mirrors the rollouts of this machine; a rollout that did not change since it was last read is not read again. */
-export async function importCodex(env: NodeJS.ProcessEnv, state: CodexState, note: (t: string) => void): Promise<{ sessions: number; lines: number }> {
+export async function importCodexMirror(env: NodeJS.ProcessEnv, state: CodexState, note: (t: string) => void): Promise<{ sessions: number; lines: number }> {
   const result = { sessions: 0, lines: 0 };
   const all = await findRollouts(codexSessionsRoot(env), note);
   await setAsideDeleted(state, new Set(all.map((f) => f.session)), note);

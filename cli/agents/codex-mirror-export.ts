@@ -10,7 +10,7 @@ import { appendLines } from './claude-export.js';
 import { findRollouts } from './codex-files.js';
 import { codexHolders } from './codex-holders.js';
 import { fixCodexIndex } from './codex-index.js';
-import { readRollout } from './codex-import.js';
+import { readRollout } from './codex-mirror-import.js';
 import { codexBackupPath, moveIntoForks, writeWholeFile } from './codex-move.js';
 import { codexIndexPath, codexMirrorRoot, codexSessionsRoot } from './codex-paths.js';
 import type { CodexState } from './codex-state.js';
@@ -55,7 +55,7 @@ const text = (lines: string[]) => lines.map((l) => `${l}\n`).join('');
  * Brings each given mirror's lines into its Codex rollout. A rollout Codex is writing (a last line without '\n') or
  * holding open is left alone and reported; the next sync does it.
  */
-export async function exportCodex(env: NodeJS.ProcessEnv, state: CodexState, mirrors: string[], note: (t: string) => void): Promise<CodexExportResult> {
+export async function exportCodexMirror(env: NodeJS.ProcessEnv, state: CodexState, mirrors: string[], note: (t: string) => void): Promise<CodexExportResult> {
   const result: CodexExportResult = { lines: 0, created: 0, forks: [] };
   const root = codexSessionsRoot(env);
   const pending = new Set<string>();
