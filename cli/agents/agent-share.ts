@@ -1,4 +1,5 @@
-// What `share` uploads, whichever agent wrote the session: a pi session of this machine first, else Claude Code's.
+// What `share` uploads, whichever agent wrote the session: a pi session of this machine first, else Claude Code's, else Codex's.
+import { stat } from 'node:fs/promises';
 import type { CommandContext } from '../command.js';
 import { isSessyncError, SessyncError } from '../../shared/errors.js';
 import { sessionOf } from '../store/locate.js';
@@ -7,6 +8,17 @@ import { readSession } from '../store/session-reader.js';
 import { resolveEntry } from '../store/resolve.js';
 import { chosenAgents, refreshMirror } from './agent-run.js';
 import { claudeShareSource, type ShareSource } from './claude-share.js';
+import { codexShareSource } from './codex-share.js';
+import { codexHome } from './codex-export.js';
+
+/** No agent chosen and Codex's folder is here: Codex is one of the agents found. */
+async function codexByDefault(ctx: CommandContext): Promise<boolean> {
+  if (ctx.opts.agent !== undefined || ctx.env.SESSYNC_AGENT) return false;
+  return stat(codexHome(ctx.env)).then(
+    (s) => s.isDirectory(),
+    () => false,
+  );
+}
 
 /** The session `ref` and its branch root..`at` (default: the leaf); not_found when no agent has such a session. */
 export async function shareSourceFor(ctx: CommandContext, ref: string, at: string | undefined): Promise<ShareSource> {
@@ -28,6 +40,11 @@ export async function shareSourceFor(ctx: CommandContext, ref: string, at: strin
     await refreshMirror('claude-code', ctx.env, (t) => ctx.info(t));
     const cc = await claudeShareSource(ctx.env, ref, ctx.cwd, await realCwd(ctx.cwd), at);
     if (cc) return cc;
+  }
+  if ((agents as readonly string[]).includes('codex') || (await codexByDefault(ctx))) {
+    // Read from Codex's own rollout, not a mirror: the share is what the user sees in Codex right now.
+    const cx = await codexShareSource(ctx.env, ref, ctx.cwd, at, (t) => ctx.info(t));
+    if (cx) return cx;
   }
   throw notFound ?? new SessyncError('not_found', `no session matches "${ref}"`);
 }
