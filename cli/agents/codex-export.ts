@@ -1,29 +1,18 @@
 // Codex's folders and a new rollout file written where Codex looks for it: $CODEX_HOME/sessions/YYYY/MM/DD/rollout-<local time>-<uuid>.jsonl.
 import { link, mkdir, unlink } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { dirname } from 'node:path';
+import { codex } from '../../shared/agents/codex.js';
 import { SessyncError } from '../../shared/errors.js';
 import { fsyncPath, writeTemp } from '../store/session-writer.js';
 
-/** $CODEX_HOME, else ~/.codex (HOME as given: a test's own environment is never mixed with the real one). */
-export function codexHome(env: NodeJS.ProcessEnv): string {
-  const dir = env.CODEX_HOME || join(env.HOME || env.USERPROFILE || '.', '.codex');
-  return dir.replace(/[\\/]+$/, '');
-}
-
-export function codexSessionsRoot(env: NodeJS.ProcessEnv): string {
-  return join(codexHome(env), 'sessions');
-}
-
-const pad = (n: number, w = 2): string => String(n).padStart(w, '0');
+export { codexHome, codexSessionsRoot } from './codex-paths.js';
 
 /**
  * The path of a rollout started at `at`, relative to the sessions folder. Codex names both the date folder and the file
  * by local time (its own rollouts do); `codex resume` finds a rollout by the uuid in its name in any date folder.
  */
 export function rolloutRel(id: string, at: Date): string {
-  const day = `${at.getFullYear()}-${pad(at.getMonth() + 1)}-${pad(at.getDate())}`;
-  const time = `${pad(at.getHours())}-${pad(at.getMinutes())}-${pad(at.getSeconds())}`;
-  return `${at.getFullYear()}/${pad(at.getMonth() + 1)}/${pad(at.getDate())}/rollout-${day}T${time}-${id}.jsonl`;
+  return codex.mainFile(id, at.toISOString());
 }
 
 /**
