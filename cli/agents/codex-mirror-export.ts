@@ -127,6 +127,8 @@ export async function exportCodexMirror(env: NodeJS.ProcessEnv, state: CodexStat
       }
       await fixCodexIndex(env, touched.map((p, i) => ({ session: i === 0 ? session : forkFiles[i - 1]!.f.id, path: p })), note);
       state.sessions[session] = { mirror, rollout };
+      const ms = await stat(mirror);
+      state.exported[mirror] = { size: ms.size, mtimeMs: ms.mtimeMs };
       rollouts.set(session, rollout);
       const last = plan.keep[plan.keep.length - 1];
       if (last !== undefined) state.lastLocal[session] = last;

@@ -1,6 +1,6 @@
 // One sync run for Codex: rollouts read into their mirror, the engine run on the mirror, pulled lines written out to
 // rollouts (forks made where two machines continued one session), all under the Codex mirror's lock.
-import { mkdir } from 'node:fs/promises';
+import { mkdir, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { withFileLock } from '../store/file-lock.js';
 import { listSessions } from '../store/session-index.js';
@@ -47,8 +47,16 @@ export async function runCodexSync(o: RunOptions): Promise<RunSummary> {
   await withCodexLock(o.env, async () => {
     const state = await loadCodexState(o.env);
     // Mirrors never written out (a run stopped between its pull and its export) go out now too.
-    const unplaced = (await listSessions({ root: codexMirrorRoot(o.env), all: true })).filter((l) => state.sessions[l.id] === undefined).map((l) => l.path);
-    const r = await exportCodexMirror(o.env, state, [...pulled, ...unplaced], note);
+    // So do mirrors that changed since they were last written out (a run killed between its pull and its export).
+    const mirrors = await listSessions({ root: codexMirrorRoot(o.env), all: true });
+    const unplaced = mirrors.filter((l) => state.sessions[l.id] === undefined).map((l) => l.path);
+    const changed: string[] = [];
+    for (const l of mirrors) {
+      const was = state.exported[l.path];
+      const st = await stat(l.path).catch(() => null);
+      if (st && (was?.size !== st.size || was.mtimeMs !== st.mtimeMs)) changed.push(l.path);
+    }
+    const r = await exportCodexMirror(o.env, state, [...pulled, ...unplaced, ...changed], note);
     // Every line of the rollouts here is on the server once the run pushed without failure: first there, it wins a fork.
     if (summary.failed === 0) Object.assign(state.synced, state.lastLocal);
     await saveCodexState(o.env, state);

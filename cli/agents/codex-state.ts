@@ -16,13 +16,16 @@ export interface CodexState {
   lastLocal: Record<string, string>;
   /** Mirrors whose rollout could not be written yet (Codex writing it, or holding it open): tried again next run. */
   pending: string[];
+  /** Mirror (absolute) -> its size and mtime when last written out: a mirror that changed since (a run killed after its
+   * pull, before its export) is written out again. */
+  exported: Record<string, { size: number; mtimeMs: number }>;
   /** Forks made on this machine, for status: fork id -> what it was forked from and why. */
   forks: Record<string, { from: string; at: string; reason: string; when: string }>;
 }
 
 export async function loadCodexState(env: NodeJS.ProcessEnv): Promise<CodexState> {
   const s = await readJsonOrNull<Partial<CodexState>>(codexMirrorState(env));
-  return { sessions: s?.sessions ?? {}, files: s?.files ?? {}, synced: s?.synced ?? {}, lastLocal: s?.lastLocal ?? {}, pending: s?.pending ?? [], forks: s?.forks ?? {} };
+  return { sessions: s?.sessions ?? {}, files: s?.files ?? {}, synced: s?.synced ?? {}, lastLocal: s?.lastLocal ?? {}, pending: s?.pending ?? [], exported: s?.exported ?? {}, forks: s?.forks ?? {} };
 }
 
 export async function saveCodexState(env: NodeJS.ProcessEnv, s: CodexState): Promise<void> {
