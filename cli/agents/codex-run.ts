@@ -58,7 +58,11 @@ export async function runCodexSync(o: RunOptions): Promise<RunSummary> {
     }
     const r = await exportCodexMirror(o.env, state, [...pulled, ...unplaced, ...changed], note);
     // Every line of the rollouts here is on the server once the run pushed without failure: first there, it wins a fork.
-    if (summary.failed === 0) Object.assign(state.synced, state.lastLocal);
+    // Not for a session whose write-out waits (Codex holds it, or is mid-line): its continuation did not win by waiting.
+    if (summary.failed === 0) {
+      const waiting = new Set(state.pending);
+      for (const [session, last] of Object.entries(state.lastLocal)) if (!waiting.has(state.sessions[session]?.mirror ?? '')) state.synced[session] = last;
+    }
     await saveCodexState(o.env, state);
     // Forks just made are mirrored now, so the next push carries them.
     if (r.forks.length > 0) await importCodexMirror(o.env, state, note);

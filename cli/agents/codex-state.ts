@@ -31,3 +31,11 @@ export async function loadCodexState(env: NodeJS.ProcessEnv): Promise<CodexState
 export async function saveCodexState(env: NodeJS.ProcessEnv, s: CodexState): Promise<void> {
   await writeJsonAtomic(codexMirrorState(env), s);
 }
+
+/** The forks this machine made, newest first, for `status`: which session each came from and why. */
+export async function codexForkList(env: NodeJS.ProcessEnv): Promise<{ fork: string; from: string; reason: string; when: string }[]> {
+  const s = await loadCodexState(env);
+  return Object.entries(s.forks)
+    .map(([fork, f]) => ({ fork, from: f.from, reason: f.reason, when: f.when }))
+    .sort((a, b) => (a.when < b.when ? 1 : a.when > b.when ? -1 : 0));
+}

@@ -1,6 +1,7 @@
 // Codex rollouts through sync with real files and the real server: the fork move killed with SIGKILL at each step loses
 // nothing and completes on the next sync; a torn last line waits; lines at the size limit travel, over it are reported.
-import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { codex } from '../../shared/agents/codex.js';
@@ -26,6 +27,21 @@ function startRollout(m: CodexMachine, id: string, ...rest: string[]): string {
   mkdirSync(dirname(path), { recursive: true });
   writeFileSync(path, lines(L({ timestamp: ts, type: 'session_meta', payload: { id, timestamp: ts, cwd: m.project, originator: 'codex_exec' } }), ...rest));
   return path;
+}
+
+/** Waits until process `pid` has `path` open (its /proc fd table says so). */
+async function waitForOpen(pid: number, path: string): Promise<void> {
+  for (;;) {
+    const fds = (() => {
+      try {
+        return readdirSync(`/proc/${pid}/fd`).map((fd) => readlinkSync(`/proc/${pid}/fd/${fd}`));
+      } catch {
+        return [];
+      }
+    })();
+    if (fds.includes(path)) return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
 }
 
 describe('Codex rollouts through sync (real files, real sessync serve)', () => {
@@ -84,6 +100,30 @@ describe('Codex rollouts through sync (real files, real sessync serve)', () => {
     return runCli(['sync', '--cwd', m.project], { env: { ...m.env, SESSYNC_CODEX_CRASH_AT: step } });
   }
 
+  it('a codex process holding the rollout open: nothing is moved while it runs; the next sync after it exits makes the fork', async () => {
+    const { a, b, id, bOwn } = await diverged('held');
+    // A real process named codex (tail, under that name) with B's rollout open, as a running Codex has it.
+    const bin = join(rig.root, 'held-bin');
+    mkdirSync(bin, { recursive: true });
+    symlinkSync(execFileSync('which', ['tail'], { encoding: 'utf8' }).trim(), join(bin, 'codex'));
+    const holder = spawn(join(bin, 'codex'), ['-f', b.rolloutOf(id)], { stdio: 'ignore' });
+    try {
+      await waitForOpen(holder.pid!, b.rolloutOf(id));
+      const r = await b.run(['sync']);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).toContain(`Codex (pid ${holder.pid}) has ${b.rolloutOf(id)} or its index open`);
+      expect(b.text(id)).toBe(bOwn);
+      expect(b.rollouts()).toHaveLength(1);
+    } finally {
+      holder.kill('SIGKILL');
+      await new Promise((r) => holder.once('exit', r));
+    }
+    expect((await b.run(['sync'])).code).toBe(0);
+    await a.ok(['sync', '--json']);
+    expect(b.text(id)).toBe(a.text(id));
+    expect(b.rollouts()).toHaveLength(2);
+  });
+
   it('a torn last line (Codex mid-write): the pulled lines wait, then land once the line is complete', async () => {
     const { a, b } = await pair('torn');
     const id = newId();
@@ -106,6 +146,11 @@ describe('Codex rollouts through sync (real files, real sessync serve)', () => {
     expect(b.text(id)).toBe(readFileSync(pathA, 'utf8'));
     const fork = b.rollouts().map((f) => codex.sessionOf(f)!).find((s) => s !== id)!;
     expect(b.text(fork)).toContain(half);
+    // status says which fork was made here, and why.
+    const st = await b.run(['status']);
+    expect(st.stdout).toContain(`${fork} from ${id}`);
+    expect(st.stdout).toContain(`this machine continued session ${id} after another machine's continuation reached the server first`);
+    expect((await b.ok(['status', '--json'])).codexForks).toMatchObject([{ fork, from: id }]);
   });
 
   it('a line at the entry size limit travels byte-exact; one over it is reported, stays in the file, and nothing after it is written out of order', async () => {
