@@ -59,6 +59,7 @@ export async function exportCodexMirror(env: NodeJS.ProcessEnv, state: CodexStat
   const result: CodexExportResult = { lines: 0, created: 0, forks: [] };
   const root = codexSessionsRoot(env);
   const pending = new Set<string>();
+  const written: { session: string; path: string }[] = [];
   const rollouts = new Map((await findRollouts(root, () => undefined)).map((r) => [r.session, r.path]));
   const known = new Set<string>([...rollouts.keys(), ...Object.keys(state.sessions)]);
   for (const l of await listSessions({ root: codexMirrorRoot(env), all: true })) known.add(l.id);
@@ -91,7 +92,8 @@ export async function exportCodexMirror(env: NodeJS.ProcessEnv, state: CodexStat
       if (plan.moveLocal || forkFiles.length > 0) {
         const holders = await codexHolders([rollout, codexIndexPath(env)]);
         if (holders.length > 0) {
-          note(`Codex (pid ${holders.join(', ')}) has ${rollout} or its index open; sessync makes the fork of session ${session} on the next sync after it exits`);
+          const who = holders.includes(-1) ? 'sessync cannot check here whether Codex' : `Codex (pid ${holders.join(', ')})`;
+          note(`${who} has ${rollout} or its index open; sessync makes the fork of session ${session} on the next sync after it exits`);
           pending.add(mirror);
           continue;
         }
@@ -125,7 +127,7 @@ export async function exportCodexMirror(env: NodeJS.ProcessEnv, state: CodexStat
             : `Codex: session ${session} was continued on two machines; the other continuation is now session ${x.f.id} (codex exec resume ${x.f.id}): ${reason}.`,
         );
       }
-      await fixCodexIndex(env, touched.map((p, i) => ({ session: i === 0 ? session : forkFiles[i - 1]!.f.id, path: p })), note);
+      written.push(...touched.map((p, i) => ({ session: i === 0 ? session : forkFiles[i - 1]!.f.id, path: p })));
       state.sessions[session] = { mirror, rollout };
       const ms = await stat(mirror);
       state.exported[mirror] = { size: ms.size, mtimeMs: ms.mtimeMs };
@@ -138,5 +140,7 @@ export async function exportCodexMirror(env: NodeJS.ProcessEnv, state: CodexStat
     }
   }
   state.pending = [...pending];
+  // One look at Codex's index for every rollout written: a row naming another path for one of them goes.
+  await fixCodexIndex(env, written, note);
   return result;
 }

@@ -87,6 +87,14 @@ describe('the real Codex CLI syncing through sessync', () => {
       const forkMeta = JSON.parse(a.text(fork).split('\n')[0]!) as { type: string; payload: { id: string; forked_from_id: string } };
       expect(forkMeta).toMatchObject({ type: 'session_meta', payload: { id: fork, forked_from_id: id } });
 
+      // A third machine that pulls later gets the same set, the same bytes.
+      const c = machine('c', 'git@github.com:Acme/Codexy');
+      await c.login(rig.server);
+      expect(await c.ok(['sync', '--json'])).toMatchObject({ failed: 0 });
+      expect(c.rollouts().map((r) => r.split('/').pop())).toEqual(a.rollouts().map((r) => r.split('/').pop()));
+      expect(c.text(id)).toBe(a.text(id));
+      expect(c.text(fork)).toBe(a.text(fork));
+
       // Codex resumes each on either machine and sees that line of work.
       const mainLine = ['user: first prompt on A', 'assistant: answer one from A', 'user: second prompt on B', 'assistant: answer two from B'];
       expect(await ask(b, id, 'fourth prompt on B', 'answer four on B')).toEqual([...mainLine, 'user: third prompt on A', 'assistant: answer three on A', 'user: fourth prompt on B']);

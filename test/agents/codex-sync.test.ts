@@ -1,7 +1,7 @@
 // Codex rollouts through sync with real files and the real server: the fork move killed with SIGKILL at each step loses
 // nothing and completes on the next sync; a torn last line waits; lines at the size limit travel, over it are reported.
 import { execFileSync, spawn } from 'node:child_process';
-import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { codex } from '../../shared/agents/codex.js';
@@ -122,6 +122,26 @@ describe('Codex rollouts through sync (real files, real sessync serve)', () => {
     await a.ok(['sync', '--json']);
     expect(b.text(id)).toBe(a.text(id));
     expect(b.rollouts()).toHaveLength(2);
+  });
+
+  it('a rollout deleted here stays deleted through sync; restore brings it back with every line', async () => {
+    const { a, b } = await pair('deleted');
+    const id = newId();
+    const pathA = startRollout(a, id, msg('first', '2026-01-01T00:00:01.000Z'));
+    await a.ok(['sync', '--json']);
+    await b.ok(['sync', '--json']);
+    const onB = b.rolloutOf(id);
+    rmSync(onB);
+    appendFileSync(pathA, lines(msg('second from A', '2026-01-01T00:00:03.000Z')));
+    await a.ok(['sync', '--json']);
+    const r = await b.run(['sync']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain(`Codex session ${id} was deleted`);
+    expect(b.rollouts()).toEqual([]);
+    const back = await b.ok(['restore', id, '--json']);
+    expect(back.restored).toMatchObject([{ session: id }]);
+    expect(b.text(id)).toBe(readFileSync(pathA, 'utf8'));
+    expect(b.rolloutOf(id)).toBe(onB);
   });
 
   it('a torn last line (Codex mid-write): the pulled lines wait, then land once the line is complete', async () => {
