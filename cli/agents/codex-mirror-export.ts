@@ -141,6 +141,11 @@ export async function exportCodexMirror(env: NodeJS.ProcessEnv, state: CodexStat
   }
   state.pending = [...pending];
   // One look at Codex's index for every rollout written: a row naming another path for one of them goes.
-  await fixCodexIndex(env, written, note);
+  try {
+    await fixCodexIndex(env, written, note);
+  } catch (e) {
+    // An index that cannot be read is left exactly as it is: the rollouts are written, only a stale row may remain.
+    note(`Codex's index ${codexIndexPath(env)} could not be read (${(e as Error).message}); it is left as it is. If \`codex exec resume\` cannot find a pulled session, move that file aside and Codex rebuilds it from sessions/`);
+  }
   return result;
 }

@@ -1,14 +1,32 @@
 // The real Codex CLI as the client: a session made on A is pulled on B at another path and resumed there; divergent
 // resumes on both become the original and a fork on both machines, each resumable, nothing lost; a stale index row.
-import { cpSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { applyWal } from '../../cli/agents/codex-wal.js';
 import { useServer } from '../sync/helpers.js';
 import { codexConfig, codexNew, codexResume, findCodex } from './codex-cli.js';
 import { CodexMachine } from './codex-rig.js';
 import { responsesConversation, startFakeResponses, type FakeResponses } from './fake-openai-responses.js';
 
 const found = await findCodex();
+
+/** Codex's index as SQLite reads it (its WAL applied): table names, and the threads' ids and rollout paths. */
+async function readIndex(path: string): Promise<{ tables: string[]; threads: unknown[][] }> {
+  const SQL = await (createRequire(import.meta.url)('sql.js') as () => Promise<{ Database: new (b: Uint8Array) => { exec(q: string): { values: unknown[][] }[]; close(): void } }>)();
+  const wal = existsSync(`${path}-wal`) ? new Uint8Array(readFileSync(`${path}-wal`)) : new Uint8Array(0);
+  const bytes = applyWal(new Uint8Array(readFileSync(path)), wal);
+  bytes[18] = 1; // read in rollback mode: the in-memory copy has no WAL
+  bytes[19] = 1;
+  const d = new SQL.Database(bytes);
+  try {
+    const tables = (d.exec("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")[0]?.values ?? []).map((r) => String(r[0]));
+    return { tables, threads: d.exec('SELECT id, rollout_path FROM threads')[0]?.values ?? [] };
+  } finally {
+    d.close();
+  }
+}
 const OURS = /^(?:(?:first|second|third|fourth) prompt on [AB]|answer .+)$/;
 if (found.bin === null) {
   console.error(`\n*** The real Codex CLI cannot run on this machine: ${found.why}. The Codex CLI tests are SKIPPED. ***\n`);
@@ -114,8 +132,15 @@ describe('the real Codex CLI syncing through sessync', () => {
       cpSync(a.codexHome, b.codexHome, { recursive: true, filter: (src) => !src.startsWith(join(a.codexHome, 'sessions')) });
       codexConfig(b.codexHome, api.url);
       const aBefore = a.text(id);
+      const indexBefore = await readIndex(join(b.codexHome, 'state_5.sqlite'));
+      expect(indexBefore.threads).toEqual([[id, a.rolloutOf(id)]]);
       const r = await b.run(['sync']);
       expect(r.code, r.stderr).toBe(0);
+      // That one row went, and nothing else of the index: every table is still there, and its WAL is folded in.
+      const indexAfter = await readIndex(join(b.codexHome, 'state_5.sqlite'));
+      expect(indexAfter.tables).toEqual(indexBefore.tables);
+      expect(indexAfter.threads).toEqual([]);
+      expect(existsSync(join(b.codexHome, 'state_5.sqlite-wal'))).toBe(false);
       expect(await ask(b, id, 'second prompt on B', 'answer two from B')).toEqual(['user: first prompt on A', 'assistant: answer one from A', 'user: second prompt on B']);
       expect(a.text(id)).toBe(aBefore); // A's file was not written through the stale row
       expect(b.text(id)).toContain('second prompt on B');
