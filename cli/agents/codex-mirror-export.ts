@@ -2,7 +2,7 @@
 // becomes a fork rollout (shared/codex-fork.ts), and this machine's own such continuation is moved into its fork.
 import { stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { codex } from '../../shared/agents/codex.js';
+import { codex, isCodexSessionId } from '../../shared/agents/codex.js';
 import { forkRolloutLines, planForks, type ForkLine, type PlannedFork } from '../../shared/codex-fork.js';
 import { readSession } from '../store/session-reader.js';
 import { listSessions } from '../store/session-index.js';
@@ -73,6 +73,10 @@ export async function exportCodexMirror(env: NodeJS.ProcessEnv, state: CodexStat
         if (back) lines.push({ id: e.id, parentId: e.parentId, timestamp: e.timestamp, text: back.text });
       }
       if (lines.length === 0) continue;
+      if (!isCodexSessionId(session)) {
+        note(`${mirror}: session id "${session}" is not a uuid, which Codex needs in a rollout's name; not written out`);
+        continue;
+      }
       const rollout = rollouts.get(session) ?? join(root, codex.mainFile(session, String(m.header.timestamp)));
       const here = (await exists(rollout)) ? await readRollout(rollout, rollout.slice(root.length + 1), note) : null;
       if (here && here.tail !== '') {
@@ -99,7 +103,21 @@ export async function exportCodexMirror(env: NodeJS.ProcessEnv, state: CodexStat
         }
       }
       if (plan.moveLocal && here) {
+        // Every line of the rollout here must be in what it becomes or in a fork, or it is not touched at all.
+        const kept = new Set([...plan.keep, ...plan.forks.flatMap((f) => f.path)]);
+        const lost = here.lines.filter((l) => !kept.has(l.id));
+        if (here.unreadable > 0) {
+          note(`${rollout}: has ${here.unreadable} unreadable line(s), which a rewrite would drop; the fork of session ${session} is not made and the rollout is left as it is`);
+          continue;
+        }
+        if (lost.length > 0) {
+          note(`${rollout}: ${lost.length} line(s) (from line ${lost[0]!.line}) belong to no line of work sessync can name; the rollout is left as it is`);
+          continue;
+        }
         await moveIntoForks(env, session, rollout, keepText, forkFiles.map(({ path, text: t }) => ({ path, text: t })));
+      } else if (here && plan.keep.slice(0, here.lines.length).some((id, i) => id !== here.lines[i]!.id)) {
+        note(`${rollout}: does not start like the session's lines on the server; the rollout is left as it is`);
+        continue;
       } else {
         for (const x of forkFiles) await writeWholeFile(x.path, x.text);
         if (!here) {

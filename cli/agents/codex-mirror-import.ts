@@ -19,12 +19,12 @@ async function exists(path: string): Promise<boolean> {
 }
 
 /** A rollout's usable lines; unreadable ones are reported with file and line and never mirrored (they stay in the file). */
-export async function readRollout(path: string, rel: string, note: (t: string) => void): Promise<{ lines: AgentLine[]; tail: string }> {
+export async function readRollout(path: string, rel: string, note: (t: string) => void): Promise<{ lines: AgentLine[]; tail: string; unreadable: number }> {
   const { text, bad } = await readUtf8(path);
   for (const no of bad) note(`${path}:${no}: bytes that are not UTF-8; this line is not synced (it stays in the file)`);
   const parsed = codex.parseFile(text, { rel, kind: 'main' });
   for (const p of parsed.problems) note(`${path}:${p.line}: ${p.reason}; this line is not synced (it stays in the file)`);
-  return { lines: parsed.lines, tail: parsed.tail };
+  return { lines: parsed.lines, tail: parsed.tail, unreadable: bad.length + parsed.problems.length };
 }
 
 /** The mirror's header for a rollout: sessync's own, on this machine only; it names the agent and the fork's origin. */

@@ -95,4 +95,15 @@ describe('the Codex fork move (real files, real sessync serve)', () => {
     expect(b.rollouts()).toHaveLength(2);
   });
 
+
+  it('a rollout with an unreadable line is never rewritten (the rewrite would drop it): reported, left byte for byte', async () => {
+    const { b, id } = await diverged('unreadable');
+    appendFileSync(b.rolloutOf(id), '{"not json\n');
+    const before = readFileSync(b.rolloutOf(id), 'utf8');
+    const r = await b.run(['sync']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain('unreadable line(s), which a rewrite would drop');
+    expect(readFileSync(b.rolloutOf(id), 'utf8')).toBe(before);
+    expect(b.rollouts()).toHaveLength(1);
+  });
 });
