@@ -6,8 +6,7 @@ import type { AgentLine, SessionFile } from '../../shared/agents/agent.js';
 import type { SessionEntry, SessionHeader } from '../../shared/entry.js';
 import { CURRENT_VERSION } from '../../shared/entry.js';
 import { LIMITS } from '../../shared/wire.js';
-import { appendEntries, createSessionFile } from '../store/session-writer.js';
-import { readSession } from '../store/session-reader.js';
+import { writeMirror } from './mirror-write.js';
 import { projectDir, sessionFileName } from '../store/paths.js';
 import { claudeMirrorRoot, claudeProjectsRoot } from './claude-paths.js';
 import { findClaudeSessions, type FoundSession } from './claude-files.js';
@@ -32,7 +31,7 @@ const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
  * A file's text with every line that is not valid UTF-8 left blank (its number kept): decoding it would change its
  * bytes, and a line is only ever synced byte-exact. Returns the numbers of those lines.
  */
-async function readUtf8(path: string): Promise<{ text: string; bad: number[] }> {
+export async function readUtf8(path: string): Promise<{ text: string; bad: number[] }> {
   const buf = await readFile(path);
   try {
     return { text: strictUtf8.decode(buf), bad: [] };
@@ -138,15 +137,7 @@ export async function importClaude(env: NodeJS.ProcessEnv, state: MirrorState, n
         // Already there when a run stopped before its bookkeeping was saved: then it is appended to like any mirror.
         if (await exists(mirror)) header = undefined;
       }
-      if (header !== undefined) {
-        await createSessionFile(mirror, header, entries);
-        result.lines += entries.length;
-      } else {
-        const have = new Set((await readSession(mirror)).entries.map((e) => e.id));
-        const fresh = entries.filter((e) => !have.has(e.id));
-        if (fresh.length > 0) await appendEntries(mirror, fresh);
-        result.lines += fresh.length;
-      }
+      result.lines += await writeMirror(mirror, header, entries);
       state.sessions[found.session] = { mirror, folder: found.folder };
       found.files.forEach((f, i) => (state.files[join(found.folder, f.rel)] = { size: stats[i]!.size, mtimeMs: stats[i]!.mtimeMs }));
     } catch (e) {

@@ -1,18 +1,18 @@
-// Codex's folders, and a new rollout written whole where Codex looks for it ($CODEX_HOME/sessions/YYYY/MM/DD/rollout-<local time>-<uuid>.jsonl).
+// Codex's folders and a new rollout file written where Codex looks for it: $CODEX_HOME/sessions/YYYY/MM/DD/rollout-<local time>-<uuid>.jsonl.
 import { link, mkdir, unlink } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 import { codex } from '../../shared/agents/codex.js';
 import { SessyncError } from '../../shared/errors.js';
 import { fsyncPath, writeTemp } from '../store/session-writer.js';
 
-/** $CODEX_HOME, else ~/.codex (HOME as given: a test's own environment is never mixed with the real one). */
-export function codexHome(env: NodeJS.ProcessEnv): string {
-  const dir = env.CODEX_HOME || join(env.HOME || env.USERPROFILE || '.', '.codex');
-  return dir.replace(/[\\/]+$/, '');
-}
+export { codexHome, codexSessionsRoot } from './codex-paths.js';
 
-export function codexSessionsRoot(env: NodeJS.ProcessEnv): string {
-  return codex.sessionsRoot({ ...env, CODEX_HOME: codexHome(env) }, '');
+/**
+ * The path of a rollout started at `at`, relative to the sessions folder. Codex names both the date folder and the file
+ * by local time (its own rollouts do); `codex resume` finds a rollout by the uuid in its name in any date folder.
+ */
+export function rolloutRel(id: string, at: Date): string {
+  return codex.mainFile(id, at.toISOString());
 }
 
 /**

@@ -3,6 +3,7 @@ import type { SessionEntry } from '../entry.js';
 import { parseJsonLines, type Problem } from '../jsonl.js';
 import type { Agent, AgentEnv, AgentLine, ParsedAgentFile, ProjectHints, RenderedPart, SessionFile } from './agent.js';
 import { AGENT_LINE_TYPE } from './claude-code.js';
+import { codexRedactionTargets, renderCodexLine } from './codex-render.js';
 import { sha256HexSync } from './line-hash.js';
 
 const UUID = '[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}';
@@ -135,14 +136,12 @@ export const codex: Agent = {
     return { rel: '', text };
   },
 
-  // TODO(issue14-share): the viewer rendering and redaction targets come from shared/agents/codex-render.ts once that
-  // branch lands; until then a Codex line renders as nothing and offers no redaction target.
-  render(_line: AgentLine): RenderedPart[] {
-    return [];
+  render(line: AgentLine): RenderedPart[] {
+    return renderCodexLine(line.value);
   },
 
-  redactionTargets(_line: AgentLine): unknown[] {
-    return [];
+  redactionTargets(line: AgentLine): unknown[] {
+    return codexRedactionTargets(line.value);
   },
 };
 

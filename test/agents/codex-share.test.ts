@@ -4,8 +4,9 @@ import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useServer } from '../sync/helpers.js';
-import { CodexMachine, findCodex, threadId } from './codex-share-rig.js';
-import { inputTexts, startFakeResponses, type FakeResponses } from './fake-responses-share.js';
+import { findCodex } from './codex-cli.js';
+import { ShareMachine } from './codex-share-rig.js';
+import { responsesConversation, startFakeResponses, type FakeResponses } from './fake-openai-responses.js';
 import { FIXTURES } from './fixture-samples.js';
 import { CHROMIUM_CANDIDATES, chromiumPath, useViewerBrowser } from './viewer-browser.js';
 
@@ -57,11 +58,11 @@ describe('sharing a Codex session', () => {
     }
 
     it('a session the real codex wrote: redacted, rendered, imported, and resumed with its messages', async () => {
-      const a = new CodexMachine(rig.root, 'sharer');
+      const a = new ShareMachine(rig.root, 'sharer');
       a.configure(api.url);
       await a.login(rig.server);
       api.replies.push('the first answer');
-      const id = threadId(await a.codex(found.bin!, ['--json', `remember the key ${SECRET}`]));
+      const id = await a.codexSession(found.bin!, `remember the key ${SECRET}`);
       const [rel] = a.rollouts();
       const original = lines(readFileSync(join(a.codexHome, 'sessions', rel!), 'utf8'));
 
@@ -80,7 +81,7 @@ describe('sharing a Codex session', () => {
       expect(v.errors).toEqual([]);
 
       // Anyone with the link, on another machine and path: a new rollout there, in Codex's date folder.
-      const b = new CodexMachine(rig.root, 'importer');
+      const b = new ShareMachine(rig.root, 'importer');
       b.configure(api.url);
       const imported = await b.ok(['import', url, '--json']);
       expect(imported.agent).toBe('codex');
@@ -104,9 +105,9 @@ describe('sharing a Codex session', () => {
 
       api.replies.push('answer after the import');
       const before = api.requests.length;
-      await b.codex(found.bin!, ['resume', imported.id, 'continue from the share']);
+      await b.resume(found.bin!, imported.id, 'continue from the share');
       expect(api.requests.length).toBe(before + 1);
-      const seen = inputTexts(api.requests[api.requests.length - 1]!);
+      const seen = responsesConversation(api.requests[api.requests.length - 1]!, /[\s\S]/);
       expect(seen).toContain('user: remember the key [REDACTED:openai_key]');
       expect(seen).toContain('assistant: the first answer');
       expect(seen.at(-1)).toBe('user: continue from the share');
@@ -115,7 +116,7 @@ describe('sharing a Codex session', () => {
     });
 
     it('a rollout with tool calls and encrypted reasoning: shown collapsed, secrets in arguments and outputs redacted, imported, resumed', async () => {
-      const a = new CodexMachine(rig.root, 'fixture-sharer');
+      const a = new ShareMachine(rig.root, 'fixture-sharer');
       await a.login(rig.server);
       const text = readFileSync(FIXTURE, 'utf8')
         .replace('{\\"command\\":\\"mkdir -p myapp\\"', `{\\"command\\":\\"mkdir -p myapp && echo ${SECRET}\\"`)
@@ -136,7 +137,7 @@ describe('sharing a Codex session', () => {
       expect(v.open).toBe(0);
       expect(v.errors).toEqual([]);
 
-      const b = new CodexMachine(rig.root, 'fixture-importer');
+      const b = new ShareMachine(rig.root, 'fixture-importer');
       b.configure(api.url);
       const imported = await b.ok(['import', url, '--json']);
       const got = lines(readFileSync(imported.path, 'utf8'));
@@ -145,8 +146,8 @@ describe('sharing a Codex session', () => {
       expect(got.join('\n')).toContain('[REDACTED:openai_key]');
 
       api.replies.push('resumed the fixture');
-      await b.codex(found.bin!, ['resume', imported.id, 'what did you create?']);
-      const seen = inputTexts(api.requests[api.requests.length - 1]!);
+      await b.resume(found.bin!, imported.id, 'what did you create?');
+      const seen = responsesConversation(api.requests[api.requests.length - 1]!, /[\s\S]/);
       expect(seen).toContain('user: add myapp directory and create myapp/hoge.py which shows result of print(1+1).');
       expect(seen).toContain('assistant: Added simple script in `myapp/hoge.py` that prints the result of `1 + 1`.');
       expect(seen.at(-1)).toBe('user: what did you create?');
@@ -155,12 +156,12 @@ describe('sharing a Codex session', () => {
     });
 
     it('--at a line shares lines 1..that line only; an unknown line is a clear error', async () => {
-      const a = new CodexMachine(rig.root, 'at-sharer');
+      const a = new ShareMachine(rig.root, 'at-sharer');
       await a.login(rig.server);
       a.writeRollout(FIXTURE_REL, readFileSync(FIXTURE, 'utf8'));
       const early = await a.ok(['share', FIXTURE_ID, '--at', '20', '--json']);
       expect(early.entryCount).toBe(20);
-      const b = new CodexMachine(rig.root, 'at-importer');
+      const b = new ShareMachine(rig.root, 'at-importer');
       const imported = await b.ok(['import', early.url, '--json']);
       const got = lines(readFileSync(imported.path, 'utf8'));
       expect(got).toHaveLength(20);
@@ -172,7 +173,7 @@ describe('sharing a Codex session', () => {
     });
 
     it('a rollout with non-JSON lines and a torn last line: both reported, the rest shared and imported', async () => {
-      const a = new CodexMachine(rig.root, 'torn-sharer');
+      const a = new ShareMachine(rig.root, 'torn-sharer');
       await a.login(rig.server);
       const good = lines(readFileSync(FIXTURE, 'utf8'));
       const text = [...good.slice(0, 10), 'not json at all', '{"broken":', ...good.slice(10)].join('\n') + '\n{"timestamp":"2025-12-09T19:56:00.000Z","type":"response_item","payl';
@@ -189,13 +190,13 @@ describe('sharing a Codex session', () => {
       expect(human.stderr).toContain('note: 2 line(s) of');
       expect(human.stderr).toContain('has no newline yet (Codex may be writing it): it is not part of the share');
       expect(shared.entryCount).toBe(good.length);
-      const b = new CodexMachine(rig.root, 'torn-importer');
+      const b = new ShareMachine(rig.root, 'torn-importer');
       const imported = await b.ok(['import', shared.url, '--json']);
       expect(lines(readFileSync(imported.path, 'utf8'))).toHaveLength(good.length);
     });
 
     it('an unknown session is not found; no Codex folder means no Codex session', async () => {
-      const a = new CodexMachine(rig.root, 'nothing');
+      const a = new ShareMachine(rig.root, 'nothing');
       await a.login(rig.server);
       const r = await a.run(['share', '0123abcd']);
       expect(r.code).not.toBe(0);
