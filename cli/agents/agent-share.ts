@@ -1,5 +1,4 @@
 // What `share` uploads, whichever agent wrote the session: a pi session of this machine first, else Claude Code's, else Codex's.
-import { stat } from 'node:fs/promises';
 import type { CommandContext } from '../command.js';
 import { isSessyncError, SessyncError } from '../../shared/errors.js';
 import { sessionOf } from '../store/locate.js';
@@ -9,16 +8,6 @@ import { resolveEntry } from '../store/resolve.js';
 import { chosenAgents, refreshMirror } from './agent-run.js';
 import { claudeShareSource, type ShareSource } from './claude-share.js';
 import { codexShareSource } from './codex-share.js';
-import { codexHome } from './codex-export.js';
-
-/** No agent chosen and Codex's folder is here: Codex is one of the agents found. */
-async function codexByDefault(ctx: CommandContext): Promise<boolean> {
-  if (ctx.opts.agent !== undefined || ctx.env.SESSYNC_AGENT) return false;
-  return stat(codexHome(ctx.env)).then(
-    (s) => s.isDirectory(),
-    () => false,
-  );
-}
 
 /** The session `ref` and its branch root..`at` (default: the leaf); not_found when no agent has such a session. */
 export async function shareSourceFor(ctx: CommandContext, ref: string, at: string | undefined): Promise<ShareSource> {
@@ -41,7 +30,7 @@ export async function shareSourceFor(ctx: CommandContext, ref: string, at: strin
     const cc = await claudeShareSource(ctx.env, ref, ctx.cwd, await realCwd(ctx.cwd), at);
     if (cc) return cc;
   }
-  if (agents.includes('codex') || (await codexByDefault(ctx))) {
+  if (agents.includes('codex')) {
     // Read from Codex's own rollout, not a mirror: the share is what the user sees in Codex right now.
     const cx = await codexShareSource(ctx.env, ref, ctx.cwd, at);
     if (cx) {

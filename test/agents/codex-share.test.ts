@@ -195,7 +195,7 @@ describe('sharing a Codex session', () => {
       expect(lines(readFileSync(imported.path, 'utf8'))).toHaveLength(good.length);
     });
 
-    it('an unknown session is not found; no Codex folder means no Codex session', async () => {
+    it('an unknown session id is not found, with the ref in the message', async () => {
       const a = new ShareMachine(rig.root, 'nothing');
       await a.login(rig.server);
       const r = await a.run(['share', '0123abcd']);
