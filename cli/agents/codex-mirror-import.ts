@@ -29,12 +29,13 @@ export async function readRollout(path: string, rel: string, note: (t: string) =
 
 /** The mirror's header for a rollout: sessync's own, on this machine only; it names the agent and the fork's origin. */
 function headerOf(found: FoundRollout, lines: AgentLine[]): SessionHeader | null {
-  const cwd = codex.projectHints({ lines, problems: [], tail: '' }).cwd;
+  const hints = codex.projectHints({ lines, problems: [], tail: '' });
+  const cwd = hints.cwd;
   if (!cwd) return null;
   const meta = codexMeta(lines);
   const timestamp = (typeof meta?.timestamp === 'string' && meta.timestamp) || lines.find((l) => l.timestamp)?.timestamp || new Date().toISOString();
   const from = typeof meta?.forked_from_id === 'string' ? meta.forked_from_id : undefined;
-  return { type: 'session', version: CURRENT_VERSION, id: found.session, timestamp, cwd, agent: 'codex', ...(from ? { forkedFrom: from } : {}) };
+  return { type: 'session', version: CURRENT_VERSION, id: found.session, timestamp, cwd, agent: 'codex', ...(hints.gitUrl ? { gitUrl: hints.gitUrl } : {}), ...(from ? { forkedFrom: from } : {}) };
 }
 
 /** A session mirrored before whose rollout is gone: its mirror goes aside, so a sync does not bring it back (restore does). */
