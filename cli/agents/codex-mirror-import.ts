@@ -72,7 +72,16 @@ export async function importCodexMirror(env: NodeJS.ProcessEnv, state: CodexStat
         mirror = join(projectDir(codexMirrorRoot(env), header.cwd), sessionFileName(header.timestamp, found.session));
         if (await exists(mirror)) header = null; // a run stopped before its bookkeeping was saved: append to it
       }
+      // A mirror that held nothing unwritten-out before gains only this rollout's own lines: still in step with it, so
+      // the next run need not write it out (a first sync of thousands of rollouts reads each once, not twice).
+      const out = state.exported[mirror];
+      const before = header ? null : await stat(mirror);
+      const inStep = header !== null || (out !== undefined && before !== null && out.size === before.size && out.mtimeMs === before.mtimeMs);
       result.lines += await writeMirror(mirror, header ?? undefined, entries);
+      if (inStep) {
+        const after = await stat(mirror);
+        state.exported[mirror] = { size: after.size, mtimeMs: after.mtimeMs };
+      }
       result.sessions++;
       state.sessions[found.session] = { mirror, rollout: found.path };
       state.files[found.path] = { size: st.size, mtimeMs: st.mtimeMs };
