@@ -29,12 +29,13 @@ export async function readRollout(path: string, rel: string, note: (t: string) =
 
 /** The mirror's header for a rollout: sessync's own, on this machine only; it names the agent and the fork's origin. */
 function headerOf(found: FoundRollout, lines: AgentLine[]): SessionHeader | null {
-  const cwd = codex.projectHints({ lines, problems: [], tail: '' }).cwd;
+  const hints = codex.projectHints({ lines, problems: [], tail: '' });
+  const cwd = hints.cwd;
   if (!cwd) return null;
   const meta = codexMeta(lines);
   const timestamp = (typeof meta?.timestamp === 'string' && meta.timestamp) || lines.find((l) => l.timestamp)?.timestamp || new Date().toISOString();
   const from = typeof meta?.forked_from_id === 'string' ? meta.forked_from_id : undefined;
-  return { type: 'session', version: CURRENT_VERSION, id: found.session, timestamp, cwd, agent: 'codex', ...(from ? { forkedFrom: from } : {}) };
+  return { type: 'session', version: CURRENT_VERSION, id: found.session, timestamp, cwd, agent: 'codex', ...(hints.gitUrl ? { gitUrl: hints.gitUrl } : {}), ...(from ? { forkedFrom: from } : {}) };
 }
 
 /** A session mirrored before whose rollout is gone: its mirror goes aside, so a sync does not bring it back (restore does). */
@@ -71,7 +72,16 @@ export async function importCodexMirror(env: NodeJS.ProcessEnv, state: CodexStat
         mirror = join(projectDir(codexMirrorRoot(env), header.cwd), sessionFileName(header.timestamp, found.session));
         if (await exists(mirror)) header = null; // a run stopped before its bookkeeping was saved: append to it
       }
+      // A mirror that held nothing unwritten-out before gains only this rollout's own lines: still in step with it, so
+      // the next run need not write it out (a first sync of thousands of rollouts reads each once, not twice).
+      const out = state.exported[mirror];
+      const before = header ? null : await stat(mirror);
+      const inStep = header !== null || (out !== undefined && before !== null && out.size === before.size && out.mtimeMs === before.mtimeMs);
       result.lines += await writeMirror(mirror, header ?? undefined, entries);
+      if (inStep) {
+        const after = await stat(mirror);
+        state.exported[mirror] = { size: after.size, mtimeMs: after.mtimeMs };
+      }
       result.sessions++;
       state.sessions[found.session] = { mirror, rollout: found.path };
       state.files[found.path] = { size: st.size, mtimeMs: st.mtimeMs };

@@ -1,7 +1,7 @@
 // Codex rollouts through sync with real files and the real server: a deleted rollout stays deleted, an index that is not
 // SQLite is left alone, a torn last line waits, lines at the size limit travel and one over it is reported.
-import { appendFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { appendFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { codex } from '../../shared/agents/codex.js';
 import { LIMITS } from '../../shared/wire.js';
@@ -45,6 +45,21 @@ describe('Codex rollouts through sync (real files, real sessync serve)', () => {
     expect(r.stderr).toContain(`Codex's index ${index} could not be read`);
     expect(b.text(id)).toBe(readFileSync(pathA, 'utf8'));
     expect(readFileSync(index, 'utf8')).toBe('not a database');
+  });
+
+  it("the project from session_meta.git when the rollout's cwd is no folder of this machine: B files it under that repository", async () => {
+    const { a, b } = await pair('gitkey');
+    const id = newId();
+    const ts = '2026-01-01T00:00:00.000Z';
+    const path = join(a.sessionsDir, codex.mainFile(id, ts));
+    mkdirSync(dirname(path), { recursive: true });
+    // Started in a checkout A no longer has; Codex recorded its repository (the same one B's project has).
+    const meta = { timestamp: ts, type: 'session_meta', payload: { id, timestamp: ts, cwd: join(a.project, '..', 'gone-checkout'), git: { repository_url: 'https://github.com/Acme/gitkey' } } };
+    writeFileSync(path, lines(JSON.stringify(meta), msg('from a checkout that is gone', '2026-01-01T00:00:01.000Z')));
+    await a.ok(['sync', '--all', '--json']);
+    // B syncs only its own project (run in its folder, no --all): the session is that project's.
+    expect(await b.ok(['sync', '--json'])).toMatchObject({ failed: 0, createdSessions: 1 });
+    expect(b.text(id)).toBe(readFileSync(path, 'utf8'));
   });
 
   it('a torn last line (Codex mid-write): the pulled lines wait, then land once the line is complete', async () => {
