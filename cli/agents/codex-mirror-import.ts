@@ -1,12 +1,12 @@
 // Codex rollouts -> the mirror: lines not yet mirrored are appended to the session's mirror file, each as one entry.
-import { rename, stat } from 'node:fs/promises';
+import { readFile, rename, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { codex, codexMeta } from '../../shared/agents/codex.js';
 import type { AgentLine } from '../../shared/agents/agent.js';
 import { CURRENT_VERSION, type SessionHeader } from '../../shared/entry.js';
 import { writeMirror } from './mirror-write.js';
 import { projectDir, sessionFileName } from '../store/paths.js';
-import { readUtf8 } from './claude-import.js';
+import { decodeLines } from './claude-read.js';
 import { findRollouts, type FoundRollout } from './codex-files.js';
 import { codexMirrorRoot, codexSessionsRoot } from './codex-paths.js';
 import type { CodexState } from './codex-state.js';
@@ -20,7 +20,7 @@ async function exists(path: string): Promise<boolean> {
 
 /** A rollout's usable lines; unreadable ones are reported with file and line and never mirrored (they stay in the file). */
 export async function readRollout(path: string, rel: string, note: (t: string) => void): Promise<{ lines: AgentLine[]; tail: string; unreadable: number }> {
-  const { text, bad } = await readUtf8(path);
+  const { text, bad } = decodeLines(await readFile(path));
   for (const no of bad) note(`${path}:${no}: bytes that are not UTF-8; this line is not synced (it stays in the file)`);
   const parsed = codex.parseFile(text, { rel, kind: 'main' });
   for (const p of parsed.problems) note(`${path}:${p.line}: ${p.reason}; this line is not synced (it stays in the file)`);
