@@ -17,7 +17,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
 /** `sessync serve` as its own process, as users run it (client and server then do not share one thread). */
-async function startServe(dataDir: string): Promise<{ url: string; token: string; close(): Promise<void> }> {
+export async function startServe(dataDir: string): Promise<{ url: string; token: string; close(): Promise<void> }> {
   const bin = fileURLToPath(new URL('../cli/bin.mjs', import.meta.url));
   const child = spawn(process.execPath, [bin, 'serve', '--json', '--port', '0', '--data', dataDir], { stdio: ['ignore', 'pipe', 'inherit'] });
   const first = await new Promise<string>((resolve, reject) => {

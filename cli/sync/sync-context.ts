@@ -1,6 +1,7 @@
 // What push, pull and the sync run share: the API client, this machine's state and host id, progress callbacks.
 import type { ApiClient } from '../api-client.js';
 import type { SyncState } from './sync-state.js';
+import type { E2eKeys } from '../keys/sync-keys.js';
 
 export interface SyncProgress {
   /** Entries and bytes moved since the last call. */
@@ -18,6 +19,11 @@ export interface SyncContext {
   flat?: boolean;
   env: NodeJS.ProcessEnv;
   onProgress?: (p: SyncProgress) => void;
+  /**
+   * The account's end-to-end keys, asked of the server on first use (null: a plaintext account). Throws when the
+   * account is encrypted and this machine's key is missing or wrong, before anything is written or sent.
+   */
+  e2e?: () => Promise<E2eKeys | null>;
   /** Notes for the user (skipped lines, migrations, conflicts): never dropped silently. */
   note?: (text: string) => void;
 }

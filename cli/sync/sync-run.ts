@@ -20,6 +20,7 @@ import { pushSession } from './push.js';
 import { pullSession } from './pull.js';
 import { SyncState, serverKey, type BatchProblem } from './sync-state.js';
 import { applyTombstones, onPushGone, undelete, type DeletedNote } from './tombstones.js';
+import { e2eLoader } from '../keys/sync-keys.js';
 import type { SyncContext } from './sync-context.js';
 import type { Progress } from './progress.js';
 import { mkdirPrivate } from '../store/private-fs.js';
@@ -88,6 +89,8 @@ export interface RunSummary {
   sessions: SessionOutcome[];
   /** Sessions deleted on the server that this machine has (kept, removed with --apply-deletes, or restored). */
   deleted: DeletedNote[];
+  /** Codex forks this run made: which session, from which, why, and whether this machine's own work moved into it. */
+  forks?: { fork: string; from: string; reason: string; mine: boolean }[];
 }
 
 /** Login, client, state, host id: what every network command needs. */
@@ -100,7 +103,7 @@ export async function openSync(env: NodeJS.ProcessEnv, o: { api?: ApiClient; not
   // Server and account from the client itself: a watcher's own client and a one-off sync share one state folder.
   const state = new SyncState(sessyncHome(env), serverKey(api.url, api.account));
   await mkdirPrivate(state.dir);
-  const ctx: SyncContext = { api, state, hostId: await state.hostId(o.note), sessionsRoot: sessionsRoot(env), env };
+  const ctx: SyncContext = { api, state, hostId: await state.hostId(o.note), sessionsRoot: sessionsRoot(env), env, e2e: e2eLoader(api, env) };
   if (piLayout(env).flat) ctx.flat = true;
   if (o.note) ctx.note = o.note;
   return ctx;
@@ -234,6 +237,9 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
     // the agent of a meta that names none, so its pull is tried there and its error reported, never dropped silently.
     const ops = planned.filter((x) => !dropped.has(x.session) && (!agentOf || byId.has(x.session) || (agentOf.get(x.session) ?? 'pi') === o.agent));
 
+    // An encrypted account's key is checked against the server's before the first byte is sent or written:
+    // missing, old or wrong, the run stops here with what to run.
+    if (ops.length > 0) await ctx.e2e?.();
     const outcomes = new Map<string, SessionOutcome>();
     const outcome = (s: string) => {
       let x = outcomes.get(s);
@@ -323,7 +329,7 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
 }
 
 /** Errors about the server or the login, not about one session: the whole run stops (and --watch backs off). */
-const ABORTS_RUN: ReadonlySet<string> = new Set(['unavailable', 'unauthorized', 'forbidden', 'wrong_server', 'internal']);
+const ABORTS_RUN: ReadonlySet<string> = new Set(['unavailable', 'unauthorized', 'forbidden', 'wrong_server', 'internal', 'key_mismatch', 'encryption_required']);
 
 const PUSH_PARALLEL = 8;
 const PULL_PARALLEL = 4;
