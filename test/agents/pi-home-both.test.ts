@@ -105,6 +105,23 @@ describe("pi's folder and sessync's own store, synced as one", () => {
     expect(new Set(ids(got)).size).toBe(ids(got).length);
   }, 90_000);
 
+  it("a fork pulled into pi's folder names its parent's file in sessync's own store", async () => {
+    const A = machine('l');
+    const B = machine('m', {}, 'git@github.com:acme/pi-both-l.git');
+    await A.m.login(rig.server);
+    await B.m.login(rig.server);
+    const parent = await A.m.newSession();
+    await A.m.say(parent, 'parent');
+    await A.m.ok(['sync', '--json']);
+    await B.m.ok(['sync', '--json']); // B has the parent in its own store, then sets pi up
+    mkdirSync(B.agentDir, { recursive: true });
+    const fork = (await A.m.ok(['fork', parent, '--json'])) as { id: string };
+    await A.m.ok(['sync', '--json']);
+    expect(await B.m.ok(['sync', '--json'])).toMatchObject({ createdSessions: 1, failed: 0 });
+    const header = readLog(B.m.fileOf(fork.id, join(B.agentDir, 'sessions'))).header;
+    expect(header.parentSession).toBe(B.m.fileOf(parent, own(B.m)));
+  }, 60_000);
+
   it('--sessions-dir still means exactly one folder', async () => {
     const E = machine('e');
     mkdirSync(E.agentDir, { recursive: true });
