@@ -16,7 +16,11 @@ export type ErrorCode =
   | 'gone'
   | 'unavailable'
   | 'wrong_server'
-  | 'internal';
+  | 'internal'
+  // end-to-end encryption
+  | 'key_mismatch'
+  | 'encryption_required'
+  | 'not_encrypted';
 
 /** HTTP status that each code answers with when it crosses the wire. */
 export const statusOf: Record<ErrorCode, number> = {
@@ -34,6 +38,9 @@ export const statusOf: Record<ErrorCode, number> = {
   unavailable: 503,
   wrong_server: 502,
   internal: 500,
+  key_mismatch: 409,
+  encryption_required: 400,
+  not_encrypted: 400,
 };
 
 export class SessyncError extends Error {

@@ -41,6 +41,10 @@ export const LIMITS = {
   maxCursorHosts: 10_000,
   /** Hosts that push to one session (each is a head every pull and meta read lists). */
   maxHostsPerSession: 1_000,
+  /** Base64 characters of a sealed meta's ciphertext: the header (2 KiB), name and agent, sealed, with room to spare. */
+  maxSealedMetaChars: 16 * 1024,
+  /** Base64 characters of a wrapped session key (AES-KW: 40 bytes; AES-GCM with its nonce: 60 bytes). */
+  maxWrappedKeyChars: 512,
 } as const;
 
 /** Session ids, host ids, account ids: nothing that can steer an object key. */
@@ -51,6 +55,10 @@ export const ENTRY_ID_RE = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
 export const SessionIdSchema = z.string().regex(NAME_RE, 'session id: letters, digits, - and _ only, at most 128');
 export const HostIdSchema = z.string().regex(NAME_RE, 'host id: letters, digits, - and _ only, at most 128');
 export const Sha256HexSchema = z.string().regex(/^[0-9a-f]{64}$/, 'sha256: 64 lowercase hex digits');
+/** Standard base64 with padding (what a ciphertext batch body, a wrapped key and a sealed meta are). */
+export const BASE64_RE = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+/** An account key's id: chosen by the client (e.g. 16 random hex digits), never secret. */
+export const KeyIdSchema = z.string().regex(NAME_RE, 'keyId: letters, digits, - and _ only, at most 128');
 
 /** Error body of every non-2xx answer. */
 export const ErrorBodySchema = z.object({
@@ -105,20 +113,71 @@ export const SessionMetaInputSchema = z.object({
 }).strict();
 export type SessionMetaInput = z.infer<typeof SessionMetaInputSchema>;
 
-/** POST /v1/sessions/:session/batches */
+/**
+ * The sealed part of an encrypted session's meta, stored as pushed; the server reads nothing inside it.
+ * `wrappedKey`: the session's data key wrapped under the account key `keyId` (base64). `ciphertext`: base64 of
+ * nonce ‖ AES-256-GCM of the JSON `{ header, name?, agent? }` under the session key.
+ */
+export const SealedMetaSchema = z.object({
+  keyId: KeyIdSchema,
+  wrappedKey: z.string().min(1).max(LIMITS.maxWrappedKeyChars).regex(BASE64_RE, 'sealed.wrappedKey: base64'),
+  ciphertext: z.string().min(1).max(LIMITS.maxSealedMetaChars).regex(BASE64_RE, 'sealed.ciphertext: base64'),
+}).strict();
+export type SealedMeta = z.infer<typeof SealedMetaSchema>;
+
+/**
+ * An encrypted account's session meta (push `meta`, and the body of PUT /v1/sessions/:session/meta/seal).
+ * `projectKey`: 64 lowercase hex, an HMAC-SHA-256 of the plaintext project key under a key derived from the
+ * account key, so machines of the account still group a project's sessions and the server learns nothing.
+ */
+export const SealedSessionMetaInputSchema = z.object({
+  projectKey: Sha256HexSchema,
+  sealed: SealedMetaSchema,
+}).strict();
+export type SealedSessionMetaInput = z.infer<typeof SealedSessionMetaInputSchema>;
+
+export type AnySessionMetaInput = SessionMetaInput | SealedSessionMetaInput;
+
+/**
+ * Either meta a push can carry; which one an account accepts depends on whether it is encrypted. A union picked by
+ * the presence of `sealed` rather than a plain z.union, so a bad meta's error names its own field
+ * (`meta.header: expected record`), not "Invalid input" for the union as a whole.
+ */
+export const AnySessionMetaInputSchema = z.unknown().transform((value, ctx): AnySessionMetaInput => {
+  const sealed = typeof value === 'object' && value !== null && 'sealed' in value;
+  const r = (sealed ? SealedSessionMetaInputSchema : SessionMetaInputSchema).safeParse(value);
+  if (r.success) return r.data;
+  for (const issue of r.error.issues) ctx.addIssue({ ...issue });
+  return z.NEVER;
+});
+
+export function isSealedMetaInput(meta: AnySessionMetaInput): meta is SealedSessionMetaInput {
+  return 'sealed' in meta;
+}
+
+/**
+ * POST /v1/sessions/:session/batches. `meta` is plaintext (`SessionMetaInput`) on a plaintext account and
+ * sealed (`SealedSessionMetaInput`) on an encrypted one; the server refuses the other kind.
+ */
 export const PushBatchRequestSchema = z.object({
   envelope: BatchEnvelopeSchema,
   body: z.string().max(LIMITS.maxBatchBytes),
-  meta: SessionMetaInputSchema.optional(),
+  meta: AnySessionMetaInputSchema.optional(),
 }).strict();
 export type PushBatchRequest = z.infer<typeof PushBatchRequestSchema>;
 
-/** `created`: stored now; `exists`: the identical batch was already stored (a retry). A different batch at that seq is 409 conflict. */
+/**
+ * `created`: stored now; `exists`: the identical batch was already stored (a retry). A different batch at that seq is 409 conflict.
+ * `metaMismatch`: the push carried a sealed meta whose wrappedKey differs from the stored one (two machines created the
+ * same session id). The batch was handled as usual and the stored meta kept as first pushed: the client re-reads the
+ * meta, unwraps the stored key and encrypts its later batches under it.
+ */
 export const PushBatchResponseSchema = z.object({
   status: z.enum(['created', 'exists']),
   session: z.string(),
   host: z.string(),
   seq: z.number().int(),
+  metaMismatch: z.literal(true).optional(),
 });
 export type PushBatchResponse = z.infer<typeof PushBatchResponseSchema>;
 
@@ -167,10 +226,14 @@ export const ChangesResponseSchema = z.object({
 });
 export type ChangesResponse = z.infer<typeof ChangesResponseSchema>;
 
-/** GET /v1/sessions/:session: metadata as first pushed. */
+/**
+ * GET /v1/sessions/:session: metadata as first pushed. A sealed session has `sealed` (as stored, re-wrapped on
+ * rotation) and no `header`, `cwd` or `name`; `created` is then the time of the first push.
+ */
 export const SessionMetaResponseSchema = z.object({
   session: z.string(),
-  header: z.record(z.string(), z.unknown()),
+  header: z.record(z.string(), z.unknown()).optional(),
+  sealed: SealedMetaSchema.optional(),
   projectKey: z.string(),
   cwd: z.string().optional(),
   name: z.string().optional(),
@@ -178,6 +241,74 @@ export const SessionMetaResponseSchema = z.object({
   hosts: z.record(z.string(), z.number().int()),
 });
 export type SessionMetaResponse = z.infer<typeof SessionMetaResponseSchema>;
+
+/**
+ * PUT /v1/sessions/:session/key -> SessionMetaResponse: re-wraps the session key under the account key `keyId` on
+ * rotation. `replaces` must be the stored keyId (else 409 key_mismatch); a session already under `keyId` with the
+ * same wrappedKey answers 200 unchanged, so a re-run of an interrupted rotation is idempotent.
+ */
+export const PutSessionKeyRequestSchema = z.object({
+  keyId: KeyIdSchema,
+  wrappedKey: SealedMetaSchema.shape.wrappedKey,
+  replaces: KeyIdSchema,
+}).strict();
+export type PutSessionKeyRequest = z.infer<typeof PutSessionKeyRequestSchema>;
+
+/**
+ * PUT /v1/sessions/:session/batches/:host/:seq/seal: replaces a stored `jsonl` batch by its ciphertext in place
+ * (conversion of a plaintext account). `envelope` equals the stored one except `encoding: "aes-256-gcm"` and the
+ * `sha256` of the new body. 200 `sealed` (replaced now) or `exists` (already sealed with this sha256); else 409.
+ */
+export const SealBatchRequestSchema = z.object({
+  envelope: BatchEnvelopeSchema,
+  body: z.string().max(LIMITS.maxBatchBytes),
+}).strict();
+export type SealBatchRequest = z.infer<typeof SealBatchRequestSchema>;
+export const SealBatchResponseSchema = z.object({
+  status: z.enum(['sealed', 'exists']),
+  session: z.string(),
+  host: z.string(),
+  seq: z.number().int(),
+});
+export type SealBatchResponse = z.infer<typeof SealBatchResponseSchema>;
+
+/**
+ * PUT /v1/sessions/:session/meta/seal: body SealedSessionMetaInputSchema, replaces a plaintext meta in place ->
+ * SessionMetaResponse. 200 also when already sealed identically (a re-run); sealed differently: 409.
+ */
+export const SealMetaRequestSchema = SealedSessionMetaInputSchema;
+
+/** A retired account key: sessions may still name it until they are re-wrapped. */
+export const RetiredKeySchema = z.object({ keyId: z.string(), retiredAt: z.string() });
+
+/**
+ * GET /v1/account/key (and the answer of PUT). `check`: base64url of an HMAC of a fixed label under a key derived
+ * from the account key, so a client proves it holds the right key before it writes or sends anything.
+ */
+export const AccountKeyResponseSchema = z.discriminatedUnion('encrypted', [
+  z.object({ encrypted: z.literal(false) }),
+  z.object({
+    encrypted: z.literal(true),
+    keyId: z.string(),
+    check: z.string(),
+    created: z.string(),
+    retired: z.array(RetiredKeySchema),
+    /** Stored objects of the account still in plaintext, when the server can count them cheaply. */
+    plaintextLeft: z.number().int().min(0).optional(),
+  }),
+]);
+export type AccountKeyResponse = z.infer<typeof AccountKeyResponseSchema>;
+
+/**
+ * PUT /v1/account/key. No record and no `replaces`: the account becomes encrypted (irreversible). `replaces` equal to
+ * the current keyId: rotation (the old one moves to `retired`). Anything else: 409 key_mismatch.
+ */
+export const PutAccountKeyRequestSchema = z.object({
+  keyId: KeyIdSchema,
+  check: z.string().min(1).max(256).regex(/^[A-Za-z0-9_-]+={0,2}$/, 'check: base64url'),
+  replaces: KeyIdSchema.optional(),
+}).strict();
+export type PutAccountKeyRequest = z.infer<typeof PutAccountKeyRequestSchema>;
 
 /** POST /v1/shares: ciphertext of the shared branch; the key never leaves the client. */
 export const CreateShareRequestSchema = z.object({

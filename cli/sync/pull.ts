@@ -182,6 +182,7 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
         throw new SessyncError('not_found', `session ${session} has no entries on the server yet`);
       }
       const meta = await ctx.api.sessionMeta(session);
+      if (!meta.header) throw new SessyncError('corrupt', `session ${session}: its meta is sealed (end-to-end encrypted) and this client cannot open it; no local file created`);
       // The header becomes the new file's first line: checked like any line a server sends.
       if (findTooDeepValue(meta.header, LIMITS.maxJsonDepth)) {
         throw new SessyncError('corrupt', `session ${session}: the server's header nests JSON deeper than ${LIMITS.maxJsonDepth} levels; no local file created`);

@@ -29,9 +29,10 @@ async function remoteMetaRows(ctx: SyncContext, sessions: string[]): Promise<Map
         // An older server answers a session whose meta has not landed yet with an empty key: unknown, asked again
         // next time, never cached (the meta of a session is fixed once it lands, an empty one is not).
         if (!meta.projectKey) continue;
-        m = { projectKey: meta.projectKey, cwd: String(meta.header.cwd ?? ''), timestamp: String(meta.header.timestamp ?? '') };
+        const header = meta.header ?? {}; // absent when the meta is sealed
+        m = { projectKey: meta.projectKey, cwd: String(header.cwd ?? ''), timestamp: String(header.timestamp ?? '') };
         if (meta.name) m.name = meta.name;
-        if (typeof meta.header.agent === 'string') m.agent = meta.header.agent;
+        if (typeof header.agent === 'string') m.agent = header.agent;
         cache[s] = m;
         dirty = true;
       } catch (e) {

@@ -118,7 +118,7 @@ export function placer(ctx: SyncContext, o: { maps?: Record<string, string>; cwd
     if (o.cwdKey && o.realCwd && o.cwdKey === meta.projectKey) return o.realCwd;
     const saved = ownValue(await ctx.state.projectMap(), meta.projectKey);
     if (saved) return saved;
-    return String(meta.header.cwd ?? meta.cwd ?? '');
+    return String(meta.header?.cwd ?? meta.cwd ?? '');
   };
 }
 

@@ -1,6 +1,6 @@
 // The hostile-input table: bad requests a client can send, each with the 4xx and message it must get; run on Node and in workerd.
 import { expect } from 'vitest';
-import { ErrorBodySchema, LIMITS, type PushBatchRequest } from '../../shared/wire.js';
+import { ErrorBodySchema, LIMITS, type PushBatchRequest, type SessionMetaInput } from '../../shared/wire.js';
 import { sha256Hex } from '../../worker/sha256.js';
 import { entryLine, makeBatch, metaFor } from './routes-helpers.js';
 
@@ -86,7 +86,7 @@ export const HOSTILE_CASES: HostileCase[] = [
   { name: 'deep JSON in an unknown envelope field', status: 400, message: /deeper than 66 levels, at envelope/, request: () => push((r) => ((r.envelope as any).x = JSON.parse(deepArray(100)))) },
   { name: 'meta.projectKey empty', status: 400, message: /meta\.projectKey/, request: () => push((r) => (r.meta!.projectKey = '')) },
   { name: 'meta.projectKey over 1,000 characters', status: 400, message: /meta\.projectKey/, request: () => push((r) => (r.meta!.projectKey = 'p'.repeat(1001))) },
-  { name: 'meta.name over 1,000 characters', status: 400, message: /meta\.name/, request: () => push((r) => (r.meta!.name = 'n'.repeat(1001))) },
+  { name: 'meta.name over 1,000 characters', status: 400, message: /meta\.name/, request: () => push((r) => ((r.meta as SessionMetaInput).name = 'n'.repeat(1001))) },
   { name: 'meta with an unknown field', status: 400, message: /meta/, request: () => push((r) => ((r.meta as any).owner = 'x')) },
   { name: 'meta.header not an object', status: 400, message: /meta\.header/, request: () => push((r) => ((r.meta as any).header = 'session')) },
   // Request shape.

@@ -2,7 +2,7 @@
 import type { Hono } from 'hono';
 import type { AppEnv } from '../../worker/app-env.js';
 import type { BlobStore } from '../../worker/store/blob-store.js';
-import type { PushBatchRequest } from '../../shared/wire.js';
+import type { PushBatchRequest, SessionMetaInput } from '../../shared/wire.js';
 import { sha256Hex } from '../../worker/sha256.js';
 
 /** An admin secret that passes the server's minimum (32+ random-looking characters), shared by the suites and the workerd config. */
@@ -51,7 +51,7 @@ export async function makeBatch(opts: {
   return req;
 }
 
-export function metaFor(session: string, cwd = '/home/a/src/app'): NonNullable<PushBatchRequest['meta']> {
+export function metaFor(session: string, cwd = '/home/a/src/app'): SessionMetaInput {
   return {
     header: { type: 'session', version: 3, id: session, timestamp: '2026-01-01T00:00:00.000Z', cwd },
     projectKey: 'github.com/a/app',

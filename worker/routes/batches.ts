@@ -4,7 +4,7 @@ import type { AppEnv } from '../app-env.js';
 import type { BlobStore } from '../store/blob-store.js';
 import { SessyncError } from '../../shared/errors.js';
 import { keys, parseHeadKey } from '../../shared/keys.js';
-import { LIMITS, PushBatchRequestSchema, type BatchEnvelope, type PushBatchResponse, type SessionMetaInput } from '../../shared/wire.js';
+import { isSealedMetaInput, LIMITS, PushBatchRequestSchema, type BatchEnvelope, type PushBatchResponse, type SessionMetaInput } from '../../shared/wire.js';
 import { requireAccount } from '../auth.js';
 import { validateBatch, validateMeta } from '../batch-validate.js';
 import { guardPush } from '../push-guard.js';
@@ -57,6 +57,9 @@ batchesRoutes.post('/v1/sessions/:session/batches', requireAccount, async (c) =>
   // Everything is checked and serialised before the first write: a refused or unserialisable part must not leave
   // a batch behind with no head and no meta.
   await validateBatch(session, req);
+  if (req.meta && isSealedMetaInput(req.meta)) {
+    throw new SessyncError('not_encrypted', 'this account is not end-to-end encrypted, so it takes no sealed meta; run `sessync key init` to encrypt it');
+  }
   if (req.meta) validateMeta(req.meta);
   const store = c.var.store;
   const account = c.var.account;
