@@ -8,6 +8,8 @@ export const SERVICE_NAME = 'sessync';
 export const LIMITS = {
   /** Bytes of one push request body. */
   maxRequestBytes: 10 * 1024 * 1024,
+  /** Batches in one POST /v1/batches (their bodies together within maxRequestBytes). */
+  maxBatchesPerPush: 256,
   /** Bytes of one batch body (JSONL of entries, or ciphertext). */
   maxBatchBytes: 8 * 1024 * 1024,
   /** Entries in one batch. */
@@ -180,6 +182,27 @@ export const PushBatchResponseSchema = z.object({
   metaMismatch: z.literal(true).optional(),
 });
 export type PushBatchResponse = z.infer<typeof PushBatchResponseSchema>;
+
+/**
+ * POST /v1/batches: the batches of several sessions in one request (at most one per session), each handled
+ * exactly as POST /v1/sessions/:session/batches would (the session is the envelope's). Every batch is checked
+ * before the first write; one refused batch does not fail the others. Items are parsed one by one, so a
+ * malformed item is that item's error.
+ */
+export const PushBatchesRequestSchema = z.object({
+  batches: z.array(z.unknown()).min(1).max(LIMITS.maxBatchesPerPush),
+}).strict();
+export type PushBatchesRequest = { batches: PushBatchRequest[] };
+
+/** One item's outcome, in request order: the single route's answer, or the error it would have answered. */
+export const PushBatchesItemSchema = z.union([
+  PushBatchResponseSchema.extend({ ok: z.literal(true) }),
+  z.object({ ok: z.literal(false), error: ErrorBodySchema.shape.error.extend({ details: z.unknown().optional() }) }),
+]);
+export type PushBatchesItem = z.infer<typeof PushBatchesItemSchema>;
+
+export const PushBatchesResponseSchema = z.object({ results: z.array(PushBatchesItemSchema) });
+export type PushBatchesResponse = z.infer<typeof PushBatchesResponseSchema>;
 
 /** Per-host pull cursor: the last seq the client holds from each host (absent = none). */
 export const CursorSchema = z

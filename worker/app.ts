@@ -7,6 +7,7 @@ import type { BlobStore } from './store/blob-store.js';
 import { SessyncError, type ErrorCode } from '../shared/errors.js';
 import { adminRoutes } from './routes/admin.js';
 import { batchesRoutes } from './routes/batches.js';
+import { multiBatchesRoutes } from './routes/multi-batches.js';
 import { changesRoutes } from './routes/changes.js';
 import { healthRoutes } from './routes/health.js';
 import { pullRoutes } from './routes/pull.js';
@@ -69,6 +70,7 @@ export function createApp(opts: AppOptions = {}): Hono<AppEnv> {
   app.route('/', healthRoutes);
   app.route('/', adminRoutes((c) => opts.adminSecret ?? c.env?.SESSYNC_ADMIN_SECRET));
   app.route('/', batchesRoutes);
+  app.route('/', multiBatchesRoutes);
   app.route('/', pullRoutes);
   app.route('/', changesRoutes);
   app.route('/', sessionsRoutes);

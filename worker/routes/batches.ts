@@ -4,7 +4,7 @@ import type { AppEnv } from '../app-env.js';
 import type { BlobStore } from '../store/blob-store.js';
 import { SessyncError } from '../../shared/errors.js';
 import { keys, parseHeadKey } from '../../shared/keys.js';
-import { isSealedMetaInput, LIMITS, PushBatchRequestSchema, type BatchEnvelope, type PushBatchResponse, type SessionMetaInput } from '../../shared/wire.js';
+import { isSealedMetaInput, LIMITS, PushBatchRequestSchema, type BatchEnvelope, type PushBatchRequest, type PushBatchResponse, type SessionMetaInput } from '../../shared/wire.js';
 import { requireAccount } from '../auth.js';
 import { validateBatch, validateMeta } from '../batch-validate.js';
 import { guardPush } from '../push-guard.js';
@@ -51,26 +51,37 @@ async function storeMeta(store: BlobStore, account: string, session: string, enc
   await store.putIfAbsent(key, encoded);
 }
 
-batchesRoutes.post('/v1/sessions/:session/batches', requireAccount, async (c) => {
-  const session = nameParam(c, 'session', 'session id');
-  const req = await readJson(c, PushBatchRequestSchema, LIMITS.maxRequestBytes, 'push batch');
-  // Everything is checked and serialised before the first write: a refused or unserialisable part must not leave
-  // a batch behind with no head and no meta.
+/** A push checked and serialised in full, ready for storePush: nothing about it is refused after the first write. */
+export interface PreparedPush {
+  session: string;
+  envelope: BatchEnvelope;
+  body: string;
+  batchRecord: Uint8Array;
+  meta: Uint8Array | null;
+}
+
+/**
+ * Every check of a push that needs no write, and its serialisation: a refused or unserialisable part must not
+ * leave a batch behind with no head and no meta. Throws a 4xx SessyncError. The single and the multi-session
+ * route both run it on every batch before either stores anything.
+ */
+export async function preparePush(session: string, req: PushBatchRequest): Promise<PreparedPush> {
   await validateBatch(session, req);
   if (req.meta && isSealedMetaInput(req.meta)) {
     throw new SessyncError('not_encrypted', 'this account is not end-to-end encrypted, so it takes no sealed meta; run `sessync key init` to encrypt it');
   }
   if (req.meta) validateMeta(req.meta);
-  const store = c.var.store;
-  const account = c.var.account;
   const env = req.envelope;
-  const batchRecord = encodeJson({ envelope: env, body: req.body });
-  const meta = req.meta ? encodeJson(metaRecord(req.meta)) : null;
+  return { session, envelope: env, body: req.body, batchRecord: encodeJson({ envelope: env, body: req.body }), meta: req.meta ? encodeJson(metaRecord(req.meta)) : null };
+}
 
+/** Stores one prepared batch: idempotent (the same batch again is `exists`), gapless per host, meta before head. */
+export async function storePush(store: BlobStore, account: string, p: PreparedPush): Promise<PushBatchResponse> {
+  const { session, envelope: env, meta } = p;
   // Gapless per host: a pull walks seqs 1..head, so a hole would stall every reader. The head usually proves
   // batch seq-1 exists; only when it lags (a crash before its write) is the batch itself looked up.
   const heads = await hostHeads(store, account, env);
-  const afterStore = await guardPush(store, account, session, { hostHasHead: heads.length > 0, body: req.body });
+  const afterStore = await guardPush(store, account, session, { hostHasHead: heads.length > 0, body: p.body });
   // A host new to the session: every reader lists all hosts' heads (Workers allows ~50 list pages per request).
   if (heads.length === 0 && env.seq === 1) {
     const hosts = (await sessionHeads(store, account, session)).size;
@@ -85,7 +96,7 @@ batchesRoutes.post('/v1/sessions/:session/batches', requireAccount, async (c) =>
 
   const batchKey = keys.batch(account, session, env.host, env.seq);
   let status: PushBatchResponse['status'] = 'created';
-  if (!(await store.putIfAbsent(batchKey, batchRecord))) {
+  if (!(await store.putIfAbsent(batchKey, p.batchRecord))) {
     const stored = await readBatch(store, batchKey);
     if (!stored) throw new SessyncError('unavailable', `batch ${env.seq} of host ${env.host} was reported present but cannot be read; retry`, { retryable: true });
     if (isDamaged(stored)) {
@@ -106,6 +117,13 @@ batchesRoutes.post('/v1/sessions/:session/batches', requireAccount, async (c) =>
   if (meta) await storeMeta(store, account, session, meta);
   await advanceHead(store, account, env, heads);
   await afterStore(status === 'created');
-  const res: PushBatchResponse = { status, session, host: env.host, seq: env.seq };
-  return c.json(res, status === 'created' ? 201 : 200);
+  return { status, session, host: env.host, seq: env.seq };
+}
+
+batchesRoutes.post('/v1/sessions/:session/batches', requireAccount, async (c) => {
+  const session = nameParam(c, 'session', 'session id');
+  const req = await readJson(c, PushBatchRequestSchema, LIMITS.maxRequestBytes, 'push batch');
+  const prepared = await preparePush(session, req);
+  const res = await storePush(c.var.store, c.var.account, prepared);
+  return c.json(res, res.status === 'created' ? 201 : 200);
 });
