@@ -51,6 +51,10 @@ export const keys = {
   /** Limits the admin set for the account (absent: no quota), and the usage counted against them. */
   quota: (account: string) => `a/${name('account', account)}/quota`,
   usage: (account: string) => `a/${name('account', account)}/usage`,
+  /** The account's end-to-end encryption key record (absent: a plaintext account). Holds no key, only its id and check. */
+  accountKey: (account: string) => `a/${name('account', account)}/key`,
+  /** Written once per rotation away from `keyId` (holds the new key's id): of two racing rotations only one wins. */
+  keyRotation: (account: string, keyId: string) => `a/${name('account', account)}/key-rotations/${name('key id', keyId)}`,
 };
 
 /** Parses a head key back into its parts, or null when the key is not one. */

@@ -5,12 +5,16 @@ import { HTTPException } from 'hono/http-exception';
 import type { AppEnv } from './app-env.js';
 import type { BlobStore } from './store/blob-store.js';
 import { SessyncError, type ErrorCode } from '../shared/errors.js';
+import { accountKeyRoutes } from './routes/account-key.js';
 import { adminRoutes } from './routes/admin.js';
 import { batchesRoutes } from './routes/batches.js';
 import { multiBatchesRoutes } from './routes/multi-batches.js';
 import { changesRoutes } from './routes/changes.js';
 import { healthRoutes } from './routes/health.js';
 import { pullRoutes } from './routes/pull.js';
+import { sealBatchRoutes } from './routes/seal-batch.js';
+import { sealMetaRoutes } from './routes/seal-meta.js';
+import { sessionKeyRoutes } from './routes/session-key.js';
 import { sessionsRoutes } from './routes/sessions.js';
 import { sharesRoutes } from './routes/shares.js';
 import { tokensRoutes } from './routes/tokens.js';
@@ -76,6 +80,10 @@ export function createApp(opts: AppOptions = {}): Hono<AppEnv> {
   app.route('/', sessionsRoutes);
   app.route('/', sharesRoutes);
   app.route('/', tokensRoutes);
+  app.route('/', accountKeyRoutes);
+  app.route('/', sessionKeyRoutes);
+  app.route('/', sealBatchRoutes);
+  app.route('/', sealMetaRoutes);
 
   app.notFound((c) => errorResponse(c, 404, 'not_found', `no route ${c.req.method} ${new URL(c.req.url).pathname} on this sessync server (API under /v1)`, false));
 

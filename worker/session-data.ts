@@ -4,18 +4,31 @@ import type { BlobStore } from './store/blob-store.js';
 import { SessyncError } from '../shared/errors.js';
 import { keys, parseHeadKey } from '../shared/keys.js';
 import { findTooDeepText } from '../shared/json-limits.js';
-import { LIMITS, NAME_RE, StoredBatchSchema, type StoredBatch } from '../shared/wire.js';
+import { LIMITS, NAME_RE, SealedMetaSchema, StoredBatchSchema, type SealedMeta, type StoredBatch } from '../shared/wire.js';
 import { z } from 'zod';
 
 const decoder = new TextDecoder();
 const encoder = new TextEncoder();
 
-/** What keys.sessionMeta holds: the client's meta as first pushed, plus the time it was stored. */
-export interface StoredMeta {
+/** What keys.sessionMeta holds for a plaintext session: the client's meta as first pushed, plus the time it was stored. */
+export interface StoredPlainMeta {
   header: Record<string, unknown>;
   projectKey: string;
   name?: string;
   created: string;
+}
+
+/** An end-to-end encrypted session's meta: the keyed project hash and the sealed part, opaque to the server. */
+export interface StoredSealedMeta {
+  projectKey: string;
+  sealed: SealedMeta;
+  created: string;
+}
+
+export type StoredMeta = StoredPlainMeta | StoredSealedMeta;
+
+export function isSealedMeta(m: StoredMeta): m is StoredSealedMeta {
+  return 'sealed' in m;
 }
 
 /** A name taken from the URL (session, host, account), checked before it can reach an object key. */
@@ -102,12 +115,15 @@ export async function readBatch(store: BlobStore, key: string): Promise<StoredBa
 }
 
 /** What a stored meta must look like to be served; zod drops unknown keys, so only these reach an answer. */
-const StoredMetaSchema = z.object({
-  header: z.record(z.string(), z.unknown()),
-  projectKey: z.string(),
-  name: z.string().optional(),
-  created: z.string(),
-});
+const StoredMetaSchema = z.union([
+  z.object({ projectKey: z.string(), sealed: SealedMetaSchema, created: z.string() }),
+  z.object({
+    header: z.record(z.string(), z.unknown()),
+    projectKey: z.string(),
+    name: z.string().optional(),
+    created: z.string(),
+  }),
+]);
 
 /**
  * The session's meta, or null. A meta an older server stored damaged (not JSON, not a meta, a header nested

@@ -2,11 +2,12 @@
 import { Hono } from 'hono';
 import type { AppEnv } from '../app-env.js';
 import { SessyncError, isSessyncError } from '../../shared/errors.js';
-import { LIMITS, PushBatchRequestSchema, PushBatchesRequestSchema, type PushBatchesItem, type PushBatchesResponse } from '../../shared/wire.js';
+import { LIMITS, PushBatchRequestSchema, PushBatchesRequestSchema, type PushBatchRequest, type PushBatchesItem, type PushBatchesResponse } from '../../shared/wire.js';
 import { requireAccount } from '../auth.js';
 import { describeIssues, readJson } from '../request-body.js';
 import { withGroupCommit } from '../store/group-commit.js';
-import { preparePush, storePush, type PreparedPush } from './batches.js';
+import { readAccountKey } from '../account-key.js';
+import { storeOneBatch } from '../store-batch.js';
 
 export const multiBatchesRoutes = new Hono<AppEnv>();
 
@@ -36,27 +37,33 @@ multiBatchesRoutes.post('/v1/batches', requireAccount, async (c) => {
     throw new SessyncError('too_large', `push batches: ${req.batches.length} batches in one request, this server takes at most ${cap}`, { details: { maxBatches: cap } });
   }
   const results: (PushBatchesItem | null)[] = req.batches.map(() => null);
-  const ready: { index: number; push: PreparedPush }[] = [];
+  const ready: { index: number; req: PushBatchRequest }[] = [];
   const sessions = new Set<string>();
-  // Every item is checked and serialised before the first write of any of them.
   for (let i = 0; i < req.batches.length; i++) {
-    try {
-      const parsed = PushBatchRequestSchema.safeParse(req.batches[i]);
-      if (!parsed.success) throw new SessyncError('bad_input', `push batches: batches.${i}: ${describeIssues(parsed.error)}`);
-      const session = parsed.data.envelope.session;
-      // Two batches of one session would race each other's seq check: one per session, in order, is the client's job.
-      if (sessions.has(session)) throw new SessyncError('bad_input', `push batches: batches.${i}: a second batch of session ${session} in one request; send it in the next request`);
-      sessions.add(session);
-      ready.push({ index: i, push: await preparePush(session, parsed.data) });
-    } catch (e) {
-      results[i] = itemError(e, `batches.${i}`);
+    const parsed = PushBatchRequestSchema.safeParse(req.batches[i]);
+    if (!parsed.success) {
+      results[i] = itemError(new SessyncError('bad_input', `push batches: batches.${i}: ${describeIssues(parsed.error)}`), `batches.${i}`);
+      continue;
     }
+    const session = parsed.data.envelope.session;
+    // Two batches of one session would race each other's seq check: one per session, in order, is the client's job.
+    if (sessions.has(session)) {
+      results[i] = itemError(new SessyncError('bad_input', `push batches: batches.${i}: a second batch of session ${session} in one request; send it in the next request`), `batches.${i}`);
+      continue;
+    }
+    sessions.add(session);
+    ready.push({ index: i, req: parsed.data });
   }
+  const store = c.var.store;
   const account = c.var.account;
-  const settled = await withGroupCommit(c.var.store, ready.map((r) => (store) => storePush(store, account, r.push)));
+  // Read once for the request: every batch of it is held to the same encryption rules, as the single route holds one.
+  const accountKey = await readAccountKey(store, account);
+  // Each batch validates in full before its first write, as on the single route; with a group commit no write of
+  // any of them reaches the store before every one is validated (a task still validating holds the group).
+  const settled = await withGroupCommit(store, ready.map((r) => (s) => storeOneBatch(s, account, r.req.envelope.session, r.req, accountKey)));
   settled.forEach((s, k) => {
-    const { index, push } = ready[k]!;
-    results[index] = s.status === 'fulfilled' ? { ok: true, ...s.value } : itemError(s.reason, `session ${push.session} seq ${push.envelope.seq}`);
+    const { index, req: item } = ready[k]!;
+    results[index] = s.status === 'fulfilled' ? { ok: true, ...s.value } : itemError(s.reason, `session ${item.envelope.session} seq ${item.envelope.seq}`);
   });
   const res: PushBatchesResponse = { results: results as PushBatchesItem[] };
   return c.json(res, 200);

@@ -1,0 +1,131 @@
+// Stores one validated push (batch, meta, head) for an account: the per-batch logic behind POST /v1/sessions/:session/batches.
+import type { BlobStore } from './store/blob-store.js';
+import { SessyncError } from '../shared/errors.js';
+import { keys, parseHeadKey } from '../shared/keys.js';
+import { isSealedMetaInput, LIMITS, type AnySessionMetaInput, type BatchEnvelope, type PushBatchRequest, type PushBatchResponse } from '../shared/wire.js';
+import type { StoredAccountKey } from './account-key.js';
+import { validateBatch, validateMeta } from './batch-validate.js';
+import { checkPushEncryption } from './encryption-policy.js';
+import { guardPush } from './push-guard.js';
+import { encodeJson, isDamaged, keyExists, listAll, readBatch, sessionHeads, type StoredMeta } from './session-data.js';
+
+const decoder = new TextDecoder();
+
+function sameBatch(a: BatchEnvelope, b: BatchEnvelope): boolean {
+  return a.sha256 === b.sha256 && a.batchId === b.batchId && a.entryCount === b.entryCount && a.encoding === b.encoding;
+}
+
+/** This host's head keys in the session (normally one; more only while a push is between its head write and its cleanup). */
+async function hostHeads(store: BlobStore, account: string, env: BatchEnvelope): Promise<{ key: string; seq: number }[]> {
+  return (await listAll(store, keys.hostHeadsPrefix(account, env.session, env.host))).flatMap((k) => {
+    const h = parseHeadKey(account, k);
+    return h ? [{ key: k, seq: h.seq }] : [];
+  });
+}
+
+/**
+ * Records `seq` as this host's head unless a newer head is already there, then removes older heads.
+ * Runs on 'exists' too: it repairs a crash between the batch write and the head write.
+ */
+async function advanceHead(store: BlobStore, account: string, env: BatchEnvelope, existing: { key: string; seq: number }[]): Promise<void> {
+  if (!existing.some((h) => h.seq >= env.seq)) {
+    await store.putIfAbsent(keys.head(account, env.session, env.host, env.seq), encodeJson({ seq: env.seq, batchId: env.batchId }));
+  }
+  const top = Math.max(env.seq, ...existing.map((h) => h.seq));
+  // Older heads are redundant; a racing push of a newer seq only ever deletes keys below its own.
+  await Promise.all(existing.filter((h) => h.seq < top).map((h) => store.delete(h.key)));
+}
+
+export function metaRecord(meta: AnySessionMetaInput, created = new Date().toISOString()): StoredMeta {
+  if (isSealedMetaInput(meta)) return { projectKey: meta.projectKey, sealed: meta.sealed, created };
+  const record: StoredMeta = { header: meta.header, projectKey: meta.projectKey, created };
+  if (meta.name !== undefined) record.name = meta.name;
+  return record;
+}
+
+/** The stored meta's wrapped key, or null when it is not a sealed meta (plaintext, or stored damaged: its GET reports that). */
+function storedWrap(body: Uint8Array): { keyId: unknown; wrappedKey: unknown } | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(decoder.decode(body));
+  } catch {
+    return null; // damaged meta: not this push's business, GET /v1/sessions/:session answers it as corrupt
+  }
+  const sealed = (value as { sealed?: unknown } | null)?.sealed;
+  return typeof sealed === 'object' && sealed !== null ? (sealed as { keyId: unknown; wrappedKey: unknown }) : null;
+}
+
+/**
+ * Stores the session's meta once, as first pushed; a cheap read first because clients may send meta with every push.
+ * Returns true when the push's sealed meta wraps another session key than the stored one (two machines made the same
+ * session id): the stored meta stays, and the client is told so it re-encrypts under the stored key.
+ */
+async function storeMeta(store: BlobStore, account: string, session: string, meta: AnySessionMetaInput, encoded: Uint8Array): Promise<boolean> {
+  const key = keys.sessionMeta(account, session);
+  let stored = await store.get(key);
+  if (!stored) {
+    if (await store.putIfAbsent(key, encoded)) return false;
+    stored = await store.get(key);
+  }
+  if (!stored || !isSealedMetaInput(meta)) return false;
+  const wrap = storedWrap(stored.body);
+  return wrap !== null && (wrap.keyId !== meta.sealed.keyId || wrap.wrappedKey !== meta.sealed.wrappedKey);
+}
+
+/**
+ * Validates and stores one push for `account` (whose key record is `accountKey`, null for a plaintext account):
+ * append-only, idempotent, gapless per host; the same batch retried is stored once. Everything is checked and
+ * serialised before the first write: a refused or unserialisable part must not leave a batch behind with no head
+ * and no meta. Throws a SessyncError for anything refused.
+ */
+export async function storeOneBatch(store: BlobStore, account: string, session: string, req: PushBatchRequest, accountKey: StoredAccountKey | null): Promise<PushBatchResponse> {
+  await validateBatch(session, req);
+  checkPushEncryption(accountKey, req);
+  if (req.meta && !isSealedMetaInput(req.meta)) validateMeta(req.meta);
+  const env = req.envelope;
+  const batchRecord = encodeJson({ envelope: env, body: req.body });
+  const meta = req.meta ? encodeJson(metaRecord(req.meta)) : null;
+
+  // Gapless per host: a pull walks seqs 1..head, so a hole would stall every reader. The head usually proves
+  // batch seq-1 exists; only when it lags (a crash before its write) is the batch itself looked up.
+  const heads = await hostHeads(store, account, env);
+  const afterStore = await guardPush(store, account, session, { hostHasHead: heads.length > 0, body: req.body });
+  // A host new to the session: every reader lists all hosts' heads (Workers allows ~50 list pages per request).
+  if (heads.length === 0 && env.seq === 1) {
+    const hosts = (await sessionHeads(store, account, session)).size;
+    if (hosts >= LIMITS.maxHostsPerSession) {
+      throw new SessyncError('too_large', `session ${session} already has batches from ${hosts} hosts, the limit; push from one of them or start a new session`);
+    }
+  }
+  const top = Math.max(0, ...heads.map((h) => h.seq));
+  if (env.seq > 1 && top < env.seq - 1 && !(await keyExists(store, keys.batch(account, session, env.host, env.seq - 1)))) {
+    throw new SessyncError('conflict', `seq gap: host ${env.host} has no batch ${env.seq - 1} in session ${session}; push batches in order starting at 1`);
+  }
+
+  const batchKey = keys.batch(account, session, env.host, env.seq);
+  let status: PushBatchResponse['status'] = 'created';
+  if (!(await store.putIfAbsent(batchKey, batchRecord))) {
+    const stored = await readBatch(store, batchKey);
+    if (!stored) throw new SessyncError('unavailable', `batch ${env.seq} of host ${env.host} was reported present but cannot be read; retry`, { retryable: true });
+    if (isDamaged(stored)) {
+      throw new SessyncError('conflict', `batch ${env.seq} of host ${env.host} in session ${session} is stored damaged on this server (${stored.damaged}); stored batches are never replaced: push new entries at a later seq`);
+    }
+    if (!sameBatch(stored.envelope, env)) {
+      throw new SessyncError(
+        'conflict',
+        `host ${env.host} already stored a different batch at seq ${env.seq} (batch ${stored.envelope.batchId}); stored batches are never replaced: push new entries at a later seq`,
+        { details: { storedBatchId: stored.envelope.batchId, storedSha256: stored.envelope.sha256 } },
+      );
+    }
+    status = 'exists';
+  }
+  // Both only after the batch is safely stored, and the meta before the head: the head is what makes the session
+  // appear on /v1/changes, so a client that sees it must find the meta too (a failure in between leaves no head
+  // and the client's retry, which carries the meta again, completes both).
+  const metaMismatch = meta && req.meta ? await storeMeta(store, account, session, req.meta, meta) : false;
+  await advanceHead(store, account, env, heads);
+  await afterStore(status === 'created');
+  const res: PushBatchResponse = { status, session, host: env.host, seq: env.seq };
+  if (metaMismatch) res.metaMismatch = true;
+  return res;
+}
