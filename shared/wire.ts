@@ -64,7 +64,8 @@ export const KeyIdSchema = z.string().regex(NAME_RE, 'keyId: letters, digits, - 
 
 /** Error body of every non-2xx answer. */
 export const ErrorBodySchema = z.object({
-  error: z.object({ code: z.string(), message: z.string(), retryable: z.boolean().optional() }),
+  /** `details`: facts a client can act on (e.g. the cap of POST /v1/batches), when the error has any. */
+  error: z.object({ code: z.string(), message: z.string(), retryable: z.boolean().optional(), details: z.unknown().optional() }),
 });
 export type ErrorBody = z.infer<typeof ErrorBodySchema>;
 
@@ -197,7 +198,7 @@ export type PushBatchesRequest = { batches: PushBatchRequest[] };
 /** One item's outcome, in request order: the single route's answer, or the error it would have answered. */
 export const PushBatchesItemSchema = z.union([
   PushBatchResponseSchema.extend({ ok: z.literal(true) }),
-  z.object({ ok: z.literal(false), error: ErrorBodySchema.shape.error.extend({ details: z.unknown().optional() }) }),
+  z.object({ ok: z.literal(false), error: ErrorBodySchema.shape.error }),
 ]);
 export type PushBatchesItem = z.infer<typeof PushBatchesItemSchema>;
 

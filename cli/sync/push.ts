@@ -129,7 +129,7 @@ export async function pushSession(ctx: SyncContext, target: PushTarget): Promise
         ...(meta ? { meta } : {}),
       };
       try {
-        await ctx.api.pushBatch(req);
+        await (ctx.pushBatch ? ctx.pushBatch(req) : ctx.api.pushBatch(req));
       } catch (e) {
         if (isSessyncError(e, 'bad_input') && !e.retryable) {
           if (!rereadRefused) {

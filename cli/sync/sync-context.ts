@@ -1,5 +1,6 @@
 // What push, pull and the sync run share: the API client, this machine's state and host id, progress callbacks.
 import type { ApiClient } from '../api-client.js';
+import type { PushBatchRequest, PushBatchResponse } from '../../shared/wire.js';
 import type { SyncState } from './sync-state.js';
 
 export interface SyncProgress {
@@ -16,6 +17,8 @@ export interface SyncContext {
   sessionsRoot: string;
   env: NodeJS.ProcessEnv;
   onProgress?: (p: SyncProgress) => void;
+  /** Sends a push's batch; set while a run pushes many sessions, so their batches share requests (push-batcher.ts). */
+  pushBatch?: (req: PushBatchRequest) => Promise<PushBatchResponse>;
   /** Notes for the user (skipped lines, migrations, conflicts): never dropped silently. */
   note?: (text: string) => void;
 }
