@@ -72,7 +72,7 @@ export function describeIssues(error: z.ZodError): string {
 
 /** A key that zod would silently drop (it sets no prototype), so a value sent under it would be lost without a word. */
 const PROTO_KEY = '__proto__';
-const MAY_SPELL_PROTO = /__proto__|\\u00[5-7][0-9a-fA-F]/;
+const ESCAPED_PROTO_CHAR = /\\u00[5-7][0-9a-fA-F]/;
 
 /**
  * JSON-parses and validates text already read; every failure is a 400 SessyncError naming `what`.
@@ -92,7 +92,7 @@ export function parseJson<S extends z.ZodType>(text: string, schema: S, what: st
   let protoKey = false;
   // The reviver costs as much as the parse: only a text that spells the key, or escapes a character it could be
   // spelled with (U+005F to U+0074), can hold it.
-  const mayHoldProto = MAY_SPELL_PROTO.test(text);
+  const mayHoldProto = text.includes(PROTO_KEY) || (text.includes('\\u00') && ESCAPED_PROTO_CHAR.test(text));
   try {
     value = mayHoldProto
       ? JSON.parse(text, (key, v: unknown) => {
