@@ -30,19 +30,21 @@ export function keyMismatch(message: string): SessyncError {
 async function readRecord<T>(store: BlobStore, key: string, schema: z.ZodType<T>, what: string): Promise<T | null> {
   const obj = await store.get(key);
   if (!obj) return null;
+  const damaged = (why: string) =>
+    new SessyncError(
+      'corrupt',
+      `the ${what} of this account is stored damaged on this server (${why}), so the server cannot tell whether the account is end-to-end encrypted and refuses to guess; ask the server's admin to restore it from a backup`,
+      { retryable: false },
+    );
   let value: unknown;
   try {
     value = JSON.parse(decoder.decode(obj.body));
   } catch (e) {
-    value = e;
+    throw damaged(`not JSON: ${(e as Error).message.slice(0, 120)}`);
   }
   const parsed = schema.safeParse(value);
-  if (parsed.success) return parsed.data;
-  throw new SessyncError(
-    'corrupt',
-    `the ${what} of this account is stored damaged on this server, so the server cannot tell whether the account is end-to-end encrypted and refuses to guess; ask the server's admin to restore it from a backup`,
-    { retryable: false },
-  );
+  if (!parsed.success) throw damaged('not a key record');
+  return parsed.data;
 }
 
 /** The account's key record, or null for a plaintext account. */

@@ -1,5 +1,5 @@
 // Stores one validated push (batch, meta, head) for an account: the per-batch logic behind POST /v1/sessions/:session/batches.
-import type { BlobStore } from './store/blob-store.js';
+import type { BlobObject, BlobStore } from './store/blob-store.js';
 import { SessyncError } from '../shared/errors.js';
 import { keys, parseHeadKey } from '../shared/keys.js';
 import { isSealedMetaInput, LIMITS, type AnySessionMetaInput, type BatchEnvelope, type PushBatchRequest, type PushBatchResponse } from '../shared/wire.js';
@@ -43,33 +43,47 @@ export function metaRecord(meta: AnySessionMetaInput, created = new Date().toISO
   return record;
 }
 
-/** The stored meta's wrapped key, or null when it is not a sealed meta (plaintext, or stored damaged: its GET reports that). */
-function storedWrap(body: Uint8Array): { keyId: unknown; wrappedKey: unknown } | null {
+/** What a stored meta object is, as far as a push cares: sealed (with its wrap), plaintext, or damaged (its GET reports that). */
+function storedMetaKind(body: Uint8Array): { kind: 'sealed'; keyId: unknown; wrappedKey: unknown } | { kind: 'plain' | 'damaged' } {
   let value: unknown;
   try {
     value = JSON.parse(decoder.decode(body));
   } catch {
-    return null; // damaged meta: not this push's business, GET /v1/sessions/:session answers it as corrupt
+    return { kind: 'damaged' }; // not this push's business: GET /v1/sessions/:session answers it as corrupt
   }
-  const sealed = (value as { sealed?: unknown } | null)?.sealed;
-  return typeof sealed === 'object' && sealed !== null ? (sealed as { keyId: unknown; wrappedKey: unknown }) : null;
+  if (typeof value !== 'object' || value === null) return { kind: 'damaged' };
+  const sealed = (value as { sealed?: unknown }).sealed;
+  if (typeof sealed === 'object' && sealed !== null) return { kind: 'sealed', ...(sealed as { keyId: unknown; wrappedKey: unknown }) };
+  return { kind: 'header' in value ? 'plain' : 'damaged' };
 }
 
 /**
- * Stores the session's meta once, as first pushed; a cheap read first because clients may send meta with every push.
- * Returns true when the push's sealed meta wraps another session key than the stored one (two machines made the same
- * session id): the stored meta stays, and the client is told so it re-encrypts under the stored key.
+ * Throws for a sealed meta pushed onto a session whose stored meta is still plaintext: the account is being converted
+ * and the converting machine has not sealed this session yet, so no session key exists on the server; a key this
+ * push made up would not be the one the conversion seals, and its batches would be unreadable.
  */
-async function storeMeta(store: BlobStore, account: string, session: string, meta: AnySessionMetaInput, encoded: Uint8Array): Promise<boolean> {
-  const key = keys.sessionMeta(account, session);
-  let stored = await store.get(key);
+function checkMetaState(session: string, meta: AnySessionMetaInput | undefined, stored: BlobObject | null): void {
+  if (!meta || !stored || !isSealedMetaInput(meta) || storedMetaKind(stored.body).kind !== 'plain') return;
+  throw new SessyncError(
+    'conflict',
+    `session ${session} is still plaintext on this server: the account's conversion to end-to-end encryption has not sealed it yet; run \`sessync key init\` again to finish the conversion, then push`,
+  );
+}
+
+/**
+ * Stores the session's meta once, as first pushed (`stored`: what was there before the batch was written; clients
+ * may send meta with every push, so the common case costs that one read). Returns true when the push's sealed meta
+ * wraps another session key than the stored one (two machines made the same session id): the stored meta stays,
+ * and the client is told so it re-encrypts under the stored key.
+ */
+async function storeMeta(store: BlobStore, key: string, stored: BlobObject | null, meta: AnySessionMetaInput, encoded: Uint8Array): Promise<boolean> {
   if (!stored) {
     if (await store.putIfAbsent(key, encoded)) return false;
     stored = await store.get(key);
   }
   if (!stored || !isSealedMetaInput(meta)) return false;
-  const wrap = storedWrap(stored.body);
-  return wrap !== null && (wrap.keyId !== meta.sealed.keyId || wrap.wrappedKey !== meta.sealed.wrappedKey);
+  const was = storedMetaKind(stored.body);
+  return was.kind === 'sealed' && (was.keyId !== meta.sealed.keyId || was.wrappedKey !== meta.sealed.wrappedKey);
 }
 
 /**
@@ -85,6 +99,9 @@ export async function storeOneBatch(store: BlobStore, account: string, session: 
   const env = req.envelope;
   const batchRecord = encodeJson({ envelope: env, body: req.body });
   const meta = req.meta ? encodeJson(metaRecord(req.meta)) : null;
+  const metaKey = keys.sessionMeta(account, session);
+  const storedMeta = req.meta ? await store.get(metaKey) : null;
+  checkMetaState(session, req.meta, storedMeta);
 
   // Gapless per host: a pull walks seqs 1..head, so a hole would stall every reader. The head usually proves
   // batch seq-1 exists; only when it lags (a crash before its write) is the batch itself looked up.
@@ -122,7 +139,7 @@ export async function storeOneBatch(store: BlobStore, account: string, session: 
   // Both only after the batch is safely stored, and the meta before the head: the head is what makes the session
   // appear on /v1/changes, so a client that sees it must find the meta too (a failure in between leaves no head
   // and the client's retry, which carries the meta again, completes both).
-  const metaMismatch = meta && req.meta ? await storeMeta(store, account, session, req.meta, meta) : false;
+  const metaMismatch = meta && req.meta ? await storeMeta(store, metaKey, storedMeta, req.meta, meta) : false;
   await advanceHead(store, account, env, heads);
   await afterStore(status === 'created');
   const res: PushBatchResponse = { status, session, host: env.host, seq: env.seq };

@@ -3,6 +3,7 @@ import { expect } from 'vitest';
 import { ErrorBodySchema, LIMITS, type PushBatchRequest, type SessionMetaInput } from '../../shared/wire.js';
 import { sha256Hex } from '../../worker/sha256.js';
 import { entryLine, makeBatch, metaFor } from './routes-helpers.js';
+import { checkFor, makeSealedBatch, randomBase64, sealOf, sealPath, sealedMeta } from './sealed-helpers.js';
 
 /** What the runner sets up before the table runs: two accounts, session s1 (host h, batch 1) of alice, two shares of alice. */
 export interface HostileContext {
@@ -17,13 +18,18 @@ export interface HostileContext {
   aliceTokenId: string;
   /** A token of alice's that was revoked. */
   revokedToken: string;
+  /**
+   * An end-to-end encrypted account (key k1): session p1 pushed before the key (jsonl batch h/1, plaintext meta, as
+   * a conversion finds it), session e1 pushed after it (aes-256-gcm batch h/1, sealed meta).
+   */
+  carol: string;
 }
 
 export interface HostileRequest {
   method: string;
   path: string;
   /** Whose bearer value goes in Authorization (default alice); a string is sent as the whole header. */
-  auth?: 'alice' | 'bob' | 'admin' | 'none' | { header: string };
+  auth?: 'alice' | 'bob' | 'carol' | 'admin' | 'none' | { header: string };
   body?: string | Uint8Array;
 }
 
@@ -68,6 +74,83 @@ const admin = (path: string, body?: string) => raw('POST', path, body, 'admin');
 const newToken = (body: string, auth?: HostileRequest['auth']) => raw('POST', '/v1/tokens', body, auth);
 const quota = (body: string, account: (c: HostileContext) => string = (c) => c.aliceAccount) => (c: HostileContext) => raw('PUT', `/v1/admin/accounts/${account(c)}/quota`, body, 'admin');
 const delSession = (session: string, body?: string, auth?: HostileRequest['auth']) => raw('DELETE', `/v1/sessions/${session}`, body, auth);
+
+/** A request of carol's (the encrypted account). */
+const asCarol = (r: HostileRequest | Promise<HostileRequest>) => async (): Promise<HostileRequest> => ({ ...(await r), auth: 'carol' });
+const json = (method: string, path: string, body: unknown) => raw(method, path, typeof body === 'string' ? body : JSON.stringify(body));
+const putKey = (body: unknown) => json('PUT', '/v1/account/key', body);
+/** A push of an aes-256-gcm batch 2 of host h in e1 (batch 1 exists), changed by `edit`. */
+async function sealedPush(edit: (r: PushBatchRequest & Record<string, any>) => void, session = 'e1'): Promise<HostileRequest> {
+  const req = await makeSealedBatch({ session, host: 'h', seq: session === 'e1' ? 2 : 1, meta: sealedMeta('k1') });
+  edit(req);
+  return { method: 'POST', path: `/v1/sessions/${session}/batches`, body: JSON.stringify(req) };
+}
+const sealedMetaOf = (r: PushBatchRequest) => r.meta as ReturnType<typeof sealedMeta>;
+const sessionKey = (session: string, body: unknown) => json('PUT', `/v1/sessions/${session}/key`, body);
+/** The seal of carol's stored jsonl batch p1 h/1 (the batch setUpHostile pushed), changed by `edit`; rehashed unless `keepSha`. */
+async function sealP1(edit: (r: Awaited<ReturnType<typeof sealOf>> & Record<string, any>) => void = () => undefined, path = sealPath('p1', 'h', 1), keepSha = false): Promise<HostileRequest> {
+  const stored = await makeBatch({ session: 'p1', host: 'h', seq: 1 });
+  const req = await sealOf(stored);
+  edit(req);
+  if (!keepSha) req.envelope.sha256 = await sha256Hex(req.body);
+  return { method: 'PUT', path, body: JSON.stringify(req) };
+}
+const sealMeta = (session: string, body: unknown) => json('PUT', `/v1/sessions/${session}/meta/seal`, body);
+
+/** The account key, the no-downgrade rules of an encrypted account, the re-wrap and the two seal routes. */
+const ENCRYPTION_CASES: HostileCase[] = [
+  // PUT /v1/account/key.
+  { name: 'account key: empty body', status: 400, message: /put account key: .*body is empty/, request: () => putKey('') },
+  { name: 'account key: keyId with a slash', status: 400, message: /keyId/, request: () => putKey({ keyId: 'k/1', check: checkFor('x') }) },
+  { name: 'account key: check not base64url', status: 400, message: /check: base64url/, request: () => putKey({ keyId: 'k9', check: 'a b' }) },
+  { name: 'account key: unknown field', status: 400, message: /unrecognized key/i, request: () => putKey({ keyId: 'k9', check: checkFor('x'), key: 'secret' }) },
+  { name: 'account key: body over 1 MiB', status: 413, message: /larger than/, request: () => putKey({ keyId: 'k9', check: 'c'.repeat(1024 * 1024) }) },
+  { name: 'account key: without a token', status: 401, message: /missing bearer token/, request: () => raw('GET', '/v1/account/key', undefined, 'none') },
+  { name: 'account key: replaces on an account with no key', status: 409, message: /no key yet, so there is no key k0 to replace.*sessync key status/, request: () => putKey({ keyId: 'k9', check: checkFor('k9'), replaces: 'k0' }) },
+  { name: 'account key: a second key without replaces', status: 409, message: /already encrypted under key k1/, request: asCarol(putKey({ keyId: 'k2', check: checkFor('k2') })) },
+  { name: 'account key: replaces a key that is not the current one', status: 409, message: /key k0 is not the account's current key \(k1\)/, request: asCarol(putKey({ keyId: 'k2', check: checkFor('k2'), replaces: 'k0' })) },
+  { name: 'account key: same id, another check', status: 409, message: /another check than this key of the same id/, request: asCarol(putKey({ keyId: 'k1', check: checkFor('other') })) },
+  // Push to an encrypted account: no downgrade.
+  { name: 'encrypted account: a jsonl batch', status: 400, message: /end-to-end encrypted, so the server takes no plaintext batches.*sessync key import/, request: asCarol(push((r) => (r.meta = undefined), { path: '/v1/sessions/s1/batches' })) },
+  { name: 'encrypted account: plaintext meta with a ciphertext batch', status: 400, message: /takes no plaintext session meta/, request: asCarol(sealedPush((r) => (r.meta = metaFor('e1')))) },
+  { name: 'encrypted account: sealed meta under an unknown key', status: 409, message: /under key k7, which is not this account's key \(k1\)/, request: asCarol(sealedPush((r) => (r.meta = sealedMeta('k7')))) },
+  { name: 'sealed meta: projectKey not 64 hex', status: 400, message: /meta\.projectKey: sha256/, request: asCarol(sealedPush((r) => (sealedMetaOf(r).projectKey = 'github.com/a/app'))) },
+  { name: 'sealed meta: wrappedKey not base64', status: 400, message: /meta\.sealed\.wrappedKey/, request: asCarol(sealedPush((r) => (sealedMetaOf(r).sealed.wrappedKey = 'not base64!'))) },
+  { name: 'sealed meta: ciphertext over the limit', status: 400, message: /meta\.sealed\.ciphertext/, request: asCarol(sealedPush((r) => (sealedMetaOf(r).sealed.ciphertext = randomBase64(LIMITS.maxSealedMetaChars)))) },
+  { name: 'sealed meta: with a plaintext header', status: 400, message: /unrecognized key.*header/i, request: asCarol(sealedPush((r) => ((r.meta as any).header = metaFor('e1').header))) },
+  { name: 'sealed meta: keyId with a traversal', status: 400, message: /meta\.sealed\.keyId/, request: asCarol(sealedPush((r) => (sealedMetaOf(r).sealed.keyId = '../k1'))) },
+  { name: 'encrypted account: sealed meta onto a session not sealed yet', status: 409, message: /session p1 is still plaintext.*run `sessync key init` again/, request: asCarol(sealedPush(() => undefined, 'p1')) },
+  { name: 'plaintext account: sealed meta', status: 400, message: /not end-to-end encrypted, so it takes no sealed session meta; run `sessync key init`/, request: () => sealedPush(() => undefined, 'x1') },
+  // PUT /v1/sessions/:session/key.
+  { name: 'session key: on a plaintext account', status: 400, message: /not end-to-end encrypted.*sessync key init/, request: () => sessionKey('s1', { keyId: 'k2', wrappedKey: randomBase64(40), replaces: 'k1' }) },
+  { name: 'session key: keyId not the account key', status: 409, message: /under key k2, which is not this account's key/, request: asCarol(sessionKey('e1', { keyId: 'k2', wrappedKey: randomBase64(40), replaces: 'k1' })) },
+  { name: 'session key: already under k1 with another wrapped key', status: 409, message: /already wrapped under k1, with another wrapped key/, request: asCarol(sessionKey('e1', { keyId: 'k1', wrappedKey: randomBase64(40), replaces: 'k0' })) },
+  { name: 'session key: of a plaintext meta', status: 409, message: /meta is still plaintext.*sessync key init/, request: asCarol(sessionKey('p1', { keyId: 'k1', wrappedKey: randomBase64(40), replaces: 'k0' })) },
+  { name: 'session key: of a missing session', status: 404, message: /session nope not found/, request: asCarol(sessionKey('nope', { keyId: 'k1', wrappedKey: randomBase64(40), replaces: 'k0' })) },
+  { name: 'session key: wrappedKey not base64', status: 400, message: /wrappedKey/, request: asCarol(sessionKey('e1', { keyId: 'k1', wrappedKey: '%%%', replaces: 'k0' })) },
+  { name: 'session key: without replaces', status: 400, message: /replaces/, request: asCarol(sessionKey('e1', { keyId: 'k1', wrappedKey: randomBase64(40) })) },
+  { name: 'session key: unknown field', status: 400, message: /unrecognized key/i, request: asCarol(sessionKey('e1', { keyId: 'k1', wrappedKey: randomBase64(40), replaces: 'k0', key: 'x' })) },
+  // PUT /v1/sessions/:session/batches/:host/:seq/seal.
+  { name: 'seal batch: on a plaintext account', status: 400, message: /not end-to-end encrypted, so sealing a batch has nothing to do/, request: () => sealP1(() => undefined, sealPath('s1', 'h', 1)).then((r) => ({ ...r, body: (r.body as string).replaceAll('"p1"', '"s1"') })) },
+  { name: 'seal batch: encoding jsonl', status: 400, message: /encoding "aes-256-gcm"/, request: asCarol(sealP1((r) => (r.envelope.encoding = 'jsonl'))) },
+  { name: 'seal batch: sha256 of another body', status: 400, message: /sha256 does not match/, request: asCarol(sealP1((r) => (r.body = randomBase64(60)), sealPath('p1', 'h', 1), true)) },
+  { name: 'seal batch: body not base64', status: 400, message: /base64/, request: asCarol(sealP1((r) => (r.body = 'not base64!'))) },
+  { name: 'seal batch: host of the URL not the envelope', status: 400, message: /the URL host other seq 1/, request: asCarol(sealP1(() => undefined, sealPath('p1', 'other', 1))) },
+  { name: 'seal batch: seq in the URL not a number', status: 400, message: /seq "x" in the URL/, request: asCarol(sealP1(() => undefined, sealPath('p1', 'h', 'x'))) },
+  { name: 'seal batch: seq 0 in the URL', status: 400, message: /seq "0" in the URL/, request: asCarol(sealP1(() => undefined, sealPath('p1', 'h', 0))) },
+  { name: 'seal batch: session of the URL not the envelope', status: 400, message: /does not match the session in the URL/, request: asCarol(sealP1(() => undefined, sealPath('e1', 'h', 1))) },
+  { name: 'seal batch: another batchId', status: 409, message: /stored as batch b-h-1 of 3 entries, not other of 3/, request: asCarol(sealP1((r) => (r.envelope.batchId = 'other'))) },
+  { name: 'seal batch: another entryCount', status: 409, message: /of 3 entries, not b-h-1 of 4/, request: asCarol(sealP1((r) => (r.envelope.entryCount = 4))) },
+  { name: 'seal batch: a missing seq', status: 404, message: /has no batch 9 of host h/, request: asCarol(sealP1((r) => (r.envelope.seq = 9), sealPath('p1', 'h', 9))) },
+  { name: 'seal batch: already ciphertext with another body', status: 409, message: /already ciphertext, with another body/, request: asCarol(sealP1((r) => (r.envelope.session = 'e1'), sealPath('e1', 'h', 1))) },
+  { name: 'seal batch: path traversal in the host', status: 400, message: /host id/, request: asCarol(sealP1(() => undefined, sealPath('p1', '..%2Fh', 1))) },
+  // PUT /v1/sessions/:session/meta/seal.
+  { name: 'seal meta: on a plaintext account', status: 400, message: /not end-to-end encrypted, so sealing a session meta/, request: () => sealMeta('s1', sealedMeta('k1')) },
+  { name: 'seal meta: already sealed with other content', status: 409, message: /already sealed on this server, with other content/, request: asCarol(sealMeta('e1', sealedMeta('k1'))) },
+  { name: 'seal meta: under another key', status: 409, message: /under key k2, which is not this account's key/, request: asCarol(sealMeta('p1', sealedMeta('k2'))) },
+  { name: 'seal meta: of a missing session', status: 404, message: /session nope not found/, request: asCarol(sealMeta('nope', sealedMeta('k1'))) },
+  { name: 'seal meta: a plaintext meta as body', status: 400, message: /seal session meta: .*projectKey/, request: asCarol(sealMeta('p1', metaFor('p1'))) },
+];
 
 export const HOSTILE_CASES: HostileCase[] = [
   // Poison content (issue 9, defects 1 and 2): refused with the limit named, before anything is stored.
@@ -237,6 +320,7 @@ export const HOSTILE_CASES: HostileCase[] = [
   { name: 'delete of session __proto__', status: 400, message: /session id "__proto__" is not valid/, request: () => delSession('__proto__', '{"host":"h"}') },
   { name: 'delete without a token', status: 401, message: /missing bearer token/, request: () => delSession('s1', '{"host":"h"}', 'none') },
   { name: 'undelete of a session id with dots', status: 400, message: /session id "s\.\.1" is not valid/, request: () => raw('POST', '/v1/sessions/s..1/undelete') },
+  ...ENCRYPTION_CASES,
   // Routing.
   { name: 'unknown route', status: 404, message: /no route GET \/v1\/nope/, request: () => raw('GET', '/v1/nope') },
   { name: 'wrong method on a route', status: 404, message: /no route GET/, request: () => raw('GET', '/v1/sessions/s1/batches') },
@@ -249,7 +333,7 @@ export async function hostileRequest(c: HostileCase, ctx: HostileContext, base: 
   const headers: Record<string, string> = {};
   const auth = r.auth ?? 'alice';
   if (typeof auth === 'object') headers.authorization = auth.header;
-  else if (auth !== 'none') headers.authorization = `Bearer ${auth === 'alice' ? ctx.alice : auth === 'bob' ? ctx.bob : ctx.adminSecret}`;
+  else if (auth !== 'none') headers.authorization = `Bearer ${auth === 'alice' ? ctx.alice : auth === 'bob' ? ctx.bob : auth === 'carol' ? ctx.carol : ctx.adminSecret}`;
   if (r.body !== undefined) headers['content-type'] = 'application/json';
   return new Request(base + r.path, { method: r.method, headers, ...(r.body === undefined ? {} : { body: r.body as BodyInit }) });
 }
@@ -271,7 +355,12 @@ export async function setUpHostile(fetcher: { fetch(req: Request): Promise<Respo
   const second = await call('POST', '/v1/tokens', a.token, { name: 'second' });
   const gone = await call('POST', '/v1/tokens', a.token, { name: 'gone' });
   await call('DELETE', `/v1/tokens/${gone.id}`, a.token);
+  const carol = await call('POST', '/v1/admin/accounts', adminSecret, { name: 'carol' });
+  await call('POST', '/v1/sessions/p1/batches', carol.token, await makeBatch({ session: 'p1', host: 'h', seq: 1, meta: metaFor('p1') }));
+  await call('PUT', '/v1/account/key', carol.token, { keyId: 'k1', check: checkFor('k1') });
+  await call('POST', '/v1/sessions/e1/batches', carol.token, await makeSealedBatch({ session: 'e1', host: 'h', seq: 1, meta: sealedMeta('k1') }));
   return {
+    carol: carol.token,
     alice: a.token, bob: b.token, adminSecret, aliceAccount: a.account, liveShareId: live.id, revokedShareToken: revoked.token,
     bobAccount: b.account, aliceTokenId: second.id, revokedToken: gone.token,
   };
