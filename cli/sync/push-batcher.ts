@@ -94,8 +94,9 @@ export class PushBatcher {
       this.multi = true;
       if (results.length !== group.length) throw new SessyncError('wrong_server', `the server answered ${results.length} results for ${group.length} batches`);
     } catch (e) {
-      if (this.multi === null && isSessyncError(e, 'not_found')) {
-        // A server from before POST /v1/batches: every batch by the single route, as before.
+      if (this.multi !== true && isSessyncError(e, 'not_found')) {
+        // A server from before POST /v1/batches (also for requests sent before the first answer said so): every
+        // batch by the single route, as before.
         this.multi = false;
         return this.single(group);
       }

@@ -336,7 +336,11 @@ const ABORTS_RUN: ReadonlySet<string> = new Set(['unavailable', 'unauthorized', 
 const PUSH_PARALLEL = 8;
 /** Sessions pushed at once when their batches share requests: half of them fill a request while the other half's is sent. */
 const BATCHED_PUSH_PARALLEL = 64;
-const PULL_PARALLEL = 4;
+/**
+ * Sessions pulled at once: a first pull of many sessions is two requests each (batches, meta), so latency sets its
+ * pace. A pull answer holds at most LIMITS.maxPullBytes of bodies, which bounds the memory of those in flight.
+ */
+const PULL_PARALLEL = 16;
 
 /** Runs fn over items with at most `limit` at once; the first error stops new starts and is rethrown. */
 async function inParallel<T>(items: readonly T[], limit: number, fn: (t: T) => Promise<void>): Promise<void> {
