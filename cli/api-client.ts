@@ -18,6 +18,8 @@ import {
   ListSharesResponseSchema,
   NAME_RE,
   PullResponseSchema,
+  PullManyResponseSchema,
+  type PullManyResponse,
   PushBatchResponseSchema,
   PushBatchesResponseSchema,
   type PushBatchesResponse,
@@ -148,6 +150,11 @@ export class ApiClient {
    */
   async pushBatchesJson(items: readonly string[]): Promise<PushBatchesResponse> {
     return this.call('POST', '/v1/batches', new PrebuiltJson(`{"batches":[${items.join(',')}]}`), PushBatchesResponseSchema);
+  }
+
+  /** POST /v1/pulls: one page of each session. A server from before it answers 404; Workers, 413 (one per request). */
+  async pullMany(sessions: readonly { session: string; cursor: Cursor }[]): Promise<PullManyResponse> {
+    return this.call('POST', '/v1/pulls', { sessions }, PullManyResponseSchema);
   }
 
   async pull(session: string, cursor: Cursor): Promise<PullResponse> {

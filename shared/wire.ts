@@ -16,6 +16,8 @@ export const LIMITS = {
   maxEntriesPerBatch: 5_000,
   /** Bytes of one entry line. */
   maxEntryBytes: 4 * 1024 * 1024,
+  /** Sessions in one POST /v1/pulls (their pages together within maxPullBytes). */
+  maxSessionsPerPull: 64,
   /** Batches in one pull response. */
   maxBatchesPerPull: 40,
   /** Bytes of batch bodies in one pull response (the last batch may cross it once). */
@@ -233,6 +235,24 @@ export const PullResponseSchema = z.object({
   more: z.boolean(),
 });
 export type PullResponse = z.infer<typeof PullResponseSchema>;
+
+/**
+ * POST /v1/pulls: a page of several sessions in one request (at most one entry per session), each as
+ * POST /v1/sessions/:session/pull would answer it, within one request's LIMITS.maxPullBytes together: once they are
+ * spent, the sessions after get no batches and `more: true` (ask again). Per-session errors (404) in their item.
+ */
+export const PullManyRequestSchema = z.object({
+  sessions: z.array(z.object({ session: SessionIdSchema, cursor: CursorSchema }).strict()).min(1).max(LIMITS.maxSessionsPerPull),
+}).strict();
+export type PullManyRequest = z.infer<typeof PullManyRequestSchema>;
+
+export const PullManyItemSchema = z.union([
+  PullResponseSchema.extend({ ok: z.literal(true), session: z.string() }),
+  z.object({ ok: z.literal(false), session: z.string(), error: ErrorBodySchema.shape.error }),
+]);
+export type PullManyItem = z.infer<typeof PullManyItemSchema>;
+export const PullManyResponseSchema = z.object({ results: z.array(PullManyItemSchema) });
+export type PullManyResponse = z.infer<typeof PullManyResponseSchema>;
 
 /** One (session, host) and the highest seq stored from that host. */
 export const HeadSchema = z.object({ session: z.string(), host: z.string(), seq: z.number().int() });

@@ -158,7 +158,7 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
   /** Highest seq of this host's own batches seen while creating the file: over every page, not only the first. */
   let ownSeq = 0;
   for (;;) {
-    const res = await ctx.api.pull(session, cursor);
+    const res = await (ctx.pull ? ctx.pull(session, cursor) : ctx.api.pull(session, cursor));
     const incoming: IncomingEntry[] = [];
     const problems: BatchProblem[] = [];
     for (const b of res.batches) {

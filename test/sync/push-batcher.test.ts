@@ -1,9 +1,10 @@
-// The client's batcher against the real app in-process: shared requests, per-item errors, a server's cap, a server without the route.
+// The client's batchers against the real app in-process: shared requests, per-item errors, a server's cap, a server without the route.
 import { describe, expect, it } from 'vitest';
 import { createApp } from '../../worker/app.js';
 import { MemoryStore } from '../../worker/store/memory-store.js';
 import { ApiClient } from '../../cli/api-client.js';
 import { PushBatcher } from '../../cli/sync/push-batcher.js';
+import { PullBatcher } from '../../cli/sync/pull-batcher.js';
 import { isSessyncError } from '../../shared/errors.js';
 import type { PushBatchRequest } from '../../shared/wire.js';
 import { TEST_ADMIN_SECRET, adminCreateAccount, appFetcher, makeBatch, metaFor } from '../worker/routes-helpers.js';
@@ -18,7 +19,7 @@ async function client(o: { env?: Record<string, unknown>; oldServer?: boolean } 
     const req = new Request(input, init);
     const path = new URL(req.url).pathname;
     paths.push(path);
-    if (o.oldServer && path === '/v1/batches') return Response.json({ error: { code: 'not_found', message: `no route POST ${path} on this sessync server (API under /v1)`, retryable: false } }, { status: 404 });
+    if (o.oldServer && (path === '/v1/batches' || path === '/v1/pulls')) return Response.json({ error: { code: 'not_found', message: `no route POST ${path} on this sessync server (API under /v1)`, retryable: false } }, { status: 404 });
     return target.fetch(req);
   }) as typeof fetch;
   return { api: new ApiClient({ url: 'http://sessync.test', token, fetch: fetchFn, retries: 0 }), paths };
@@ -77,5 +78,34 @@ describe('PushBatcher', () => {
     const pushes = paths.filter((p) => p !== '/v1/admin/accounts');
     expect(pushes.filter((p) => p === '/v1/batches')).toHaveLength(2); // the two sent before the answer, then never again
     expect(pushes.filter((p) => p.endsWith('/batches') && p !== '/v1/batches')).toHaveLength(5);
+  });
+});
+
+describe('PullBatcher', () => {
+  async function pullAll(batcher: PullBatcher, sessions: string[]) {
+    return Promise.allSettled(sessions.map((s) => batcher.around(async () => {
+      await null;
+      return batcher.pull(s, {});
+    })));
+  }
+
+  it('asks for the pages of sessions pulled at once in one request; each gets its own page or its own error', async () => {
+    const { api, paths } = await client();
+    await pushAll(new PushBatcher(api), await batches(3));
+    paths.length = 0;
+    const out = await pullAll(new PullBatcher(api), ['pb0', 'missing', 'pb2']);
+    expect(paths).toEqual(['/v1/pulls']);
+    expect(out[0]).toMatchObject({ status: 'fulfilled', value: { more: false, cursor: { h1: 1 } } });
+    expect(isSessyncError((out[1] as PromiseRejectedResult).reason, 'not_found')).toBe(true);
+    expect((out[2] as PromiseFulfilledResult<{ batches: unknown[] }>).value.batches).toHaveLength(1);
+  });
+
+  it('a server without POST /v1/pulls gets one pull per session, as before', async () => {
+    const { api, paths } = await client({ oldServer: true });
+    await pushAll(new PushBatcher(api), await batches(3));
+    paths.length = 0;
+    const out = await pullAll(new PullBatcher(api), ['pb0', 'pb1', 'pb2']);
+    expect(out.every((o) => o.status === 'fulfilled')).toBe(true);
+    expect(paths).toEqual(['/v1/pulls', '/v1/sessions/pb0/pull', '/v1/sessions/pb1/pull', '/v1/sessions/pb2/pull']);
   });
 });

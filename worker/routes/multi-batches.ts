@@ -1,24 +1,16 @@
 // POST /v1/batches: several sessions' batches in one request, each with the single-batch route's rules, one fsync round per step.
 import { Hono } from 'hono';
 import type { AppEnv } from '../app-env.js';
-import { SessyncError, isSessyncError } from '../../shared/errors.js';
+import { SessyncError } from '../../shared/errors.js';
 import { LIMITS, PushBatchRequestSchema, PushBatchesRequestSchema, type PushBatchRequest, type PushBatchesItem, type PushBatchesResponse } from '../../shared/wire.js';
 import { requireAccount } from '../auth.js';
 import { describeIssues, readJson } from '../request-body.js';
 import { withGroupCommit } from '../store/group-commit.js';
+import { itemError } from '../item-error.js';
 import { readAccountKey } from '../account-key.js';
 import { storeOneBatch } from '../store-batch.js';
 
 export const multiBatchesRoutes = new Hono<AppEnv>();
-
-/** What a client learns of one item's failure: as the single route would answer it (server faults without their details). */
-function itemError(e: unknown, where: string): PushBatchesItem {
-  if (isSessyncError(e) && e.status < 500) return { ok: false, error: e.toJSON() };
-  console.error(`sessync: POST /v1/batches: ${where}:`, isSessyncError(e) ? e.message : e);
-  const code = isSessyncError(e) ? e.code : 'internal';
-  const message = code === 'unavailable' ? 'the server cannot reach its storage right now; retry later (the server log has details)' : 'internal server error; the server log has details';
-  return { ok: false, error: { code, message, retryable: isSessyncError(e) ? e.retryable : true } };
-}
 
 /** Batches per request on Workers: the free plan allows 50 storage calls per request, a batch costs about six. */
 const WORKERS_MAX_BATCHES = 8;
@@ -63,7 +55,7 @@ multiBatchesRoutes.post('/v1/batches', requireAccount, async (c) => {
   const settled = await withGroupCommit(store, ready.map((r) => (s) => storeOneBatch(s, account, r.req.envelope.session, r.req, accountKey)));
   settled.forEach((s, k) => {
     const { index, req: item } = ready[k]!;
-    results[index] = s.status === 'fulfilled' ? { ok: true, ...s.value } : itemError(s.reason, `session ${item.envelope.session} seq ${item.envelope.seq}`);
+    results[index] = s.status === 'fulfilled' ? { ok: true, ...s.value } : itemError(s.reason, `POST /v1/batches: session ${item.envelope.session} seq ${item.envelope.seq}`);
   });
   const res: PushBatchesResponse = { results: results as PushBatchesItem[] };
   return c.json(res, 200);
