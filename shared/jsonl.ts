@@ -414,10 +414,10 @@ export function serializeLine(v: object): string {
   return toJsonText(v);
 }
 
-/** Lines of a whole file: header then entries, each followed by '\n'. */
-export function serializeSession(header: SessionHeader, entries: readonly object[]): string {
+/** Lines of a whole file: header then entries, each followed by '\n'; an entry in `texts` is written as that exact line. */
+export function serializeSession(header: SessionHeader, entries: readonly object[], texts?: ReadonlyMap<object, string>): string {
   let out = serializeLine(header) + '\n';
-  for (const e of entries) out += serializeLine(e) + '\n';
+  for (const e of entries) out += (texts?.get(e) ?? serializeLine(e)) + '\n';
   return out;
 }
 

@@ -25,6 +25,15 @@ export interface MergeResult {
 export interface IncomingEntry {
   entry: SessionEntry;
   host?: string;
+  /** The exact line it arrived as: what is appended, so a line travels byte-exact (not re-serialised). */
+  text?: string;
+}
+
+/** Each incoming entry's exact line, by the entry object (the merge returns the very objects it was given). */
+export function exactTexts(incoming: readonly IncomingEntry[]): Map<object, string> {
+  const out = new Map<object, string>();
+  for (const x of incoming) if (x.text !== undefined) out.set(x.entry, x.text);
+  return out;
 }
 
 /**

@@ -10,8 +10,9 @@ import { listSessions } from '../store/session-index.js';
 import { runSync, type RunOptions, type RunSummary } from '../sync/sync-run.js';
 import { claudeMirrorRoot, claudeMirrorState, claudeProjectsRoot } from './claude-paths.js';
 import { exportClaude } from './claude-export.js';
-import { importClaude } from './claude-import.js';
+import { dropSetAside, importClaude } from './claude-import.js';
 import { loadMirrorState, saveMirrorState } from './mirror-state.js';
+import { noteOwnStoreAside } from './pi-own-store.js';
 
 export const AGENT_OPTION = { agent: { type: 'string' } } as const;
 
@@ -76,12 +77,22 @@ export function projectScope(o: { ref?: string; all?: boolean; cwd: string }): s
   return o.ref === undefined && !o.all ? o.cwd : undefined;
 }
 
+/** Restored sessions: the mirrors set aside when their files were deleted are folded into the restored ones. */
+async function restoredAside(env: NodeJS.ProcessEnv, summary: RunSummary, note: (t: string) => void): Promise<void> {
+  const state = await loadMirrorState(env);
+  for (const s of summary.sessions) if (s.pulled?.created && s.path) await dropSetAside(state, s.session, s.path, note);
+}
+
 /** One run of the engine for one agent. */
 export async function runAgentSync(agent: AgentName, o: RunOptions): Promise<RunSummary> {
   const note = o.note ?? (() => undefined);
-  if (agent === 'pi') return runSync({ ...o, agent });
+  if (agent === 'pi') {
+    await noteOwnStoreAside(o.env, note);
+    return runSync({ ...o, agent });
+  }
   await refreshMirror(agent, o.env, note, projectScope(o));
   const summary = await runSync({ ...o, env: agentEnv(agent, o.env), agent });
+  if (o.restore) await withMirrorLock(o.env, async () => restoredAside(o.env, summary, note));
   const pulled = summary.sessions.filter((s) => s.pulled && (s.pulled.entries > 0 || s.pulled.created) && s.path).map((s) => s.path!);
   // Mirrors never written out (a run stopped between its pull and its export) go out now too.
   const known = await loadMirrorState(o.env);

@@ -2,6 +2,7 @@
 import { open, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { claudeCode } from '../../shared/agents/claude-code.js';
+import { parseJsonLines } from '../../shared/jsonl.js';
 import type { SessionFile } from '../../shared/agents/agent.js';
 
 export interface FoundSession {
@@ -55,31 +56,53 @@ export async function findClaudeSessions(root: string, problem: (text: string) =
   const out: FoundSession[] = [];
   for (const p of await names(root)) {
     if (!p.dir || (only && !only.has(p.name))) continue;
-    const folder = join(root, p.name);
-    const rels = await projectRels(folder);
-    const firstLines = new Map<string, string>();
-    const ids = new Set<string>();
-    for (const rel of rels) {
-      const s = claudeCode.sessionOf(rel);
-      if (s) ids.add(s);
-      const top = rel.split('/')[0]!;
-      if (rel.includes('/') && claudeCode.sessionOf(`${top}.jsonl`)) ids.add(top);
-      if (!rel.includes('/') && /^agent-.*\.jsonl$/.test(rel)) {
-        const line = await firstLine(join(folder, rel)).catch(() => '');
-        firstLines.set(rel, line);
-        const m = /"sessionId":"([0-9a-fA-F-]{36})"/.exec(line);
-        if (m) ids.add(m[1]!);
+    out.push(...(await folderSessions(join(root, p.name), problem)));
+  }
+  return out;
+}
+
+/** The sessions of one project folder (absolute), each with its files, main file first. */
+export async function folderSessions(folder: string, problem: (text: string) => void): Promise<FoundSession[]> {
+  const out: FoundSession[] = [];
+  const rels = await projectRels(folder);
+  const firstLines = new Map<string, string>();
+  const ids = new Set<string>();
+  // Each session's candidate paths, so grouping a folder of n sessions costs n, not n * n.
+  const candidates = new Map<string, string[]>();
+  const add = (s: string, rel: string) => {
+    let list = candidates.get(s);
+    if (!list) candidates.set(s, (list = []));
+    list.push(rel);
+  };
+  for (const rel of rels) {
+    const s = claudeCode.sessionOf(rel);
+    if (s) {
+      ids.add(s);
+      add(s, rel);
+    }
+    const top = rel.split('/')[0]!;
+    if (rel.includes('/') && claudeCode.sessionOf(`${top}.jsonl`)) {
+      ids.add(top);
+      add(top, rel);
+    }
+    if (!rel.includes('/') && /^agent-.*\.jsonl$/.test(rel)) {
+      const line = await firstLine(join(folder, rel)).catch(() => '');
+      firstLines.set(rel, line);
+      const owner = parseJsonLines(`${line}\n`).lines[0]?.value?.sessionId;
+      if (typeof owner === 'string' && claudeCode.sessionOf(`${owner}.jsonl`) === owner) {
+        ids.add(owner);
+        add(owner, rel);
       }
     }
-    for (const session of [...ids].sort()) {
-      const files = claudeCode.sessionFiles(session, rels, firstLines);
-      if (files.length === 0) continue;
-      if (files[0]!.kind !== 'main') {
-        problem(`${join(folder, session)}: ${files.length} file(s) of session ${session} but no ${session}.jsonl; not synced (nothing is changed there)`);
-        continue;
-      }
-      out.push({ session, folder, files });
+  }
+  for (const session of [...ids].sort()) {
+    const files = claudeCode.sessionFiles(session, candidates.get(session) ?? [], firstLines);
+    if (files.length === 0) continue;
+    if (files[0]!.kind !== 'main') {
+      problem(`${join(folder, session)}: ${files.length} file(s) of session ${session} but no ${session}.jsonl; not synced (nothing is changed there)`);
+      continue;
     }
+    out.push({ session, folder, files });
   }
   return out;
 }

@@ -1,22 +1,25 @@
-// Claude Code files -> the mirror: lines not yet mirrored are appended to the session's mirror file, each as one entry.
-import { readFile, rename, stat } from 'node:fs/promises';
+// Claude Code files -> the mirror: lines appended since the last read go to the session's mirror file, each as one entry.
+import { rename, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { claudeCode } from '../../shared/agents/claude-code.js';
-import type { AgentLine, SessionFile } from '../../shared/agents/agent.js';
 import type { SessionEntry, SessionHeader } from '../../shared/entry.js';
 import { CURRENT_VERSION } from '../../shared/entry.js';
-import { LIMITS } from '../../shared/wire.js';
 import { appendEntries, createSessionFile } from '../store/session-writer.js';
 import { readSession } from '../store/session-reader.js';
 import { projectDir, sessionFileName } from '../store/paths.js';
-import { claudeMirrorRoot, claudeProjectsRoot } from './claude-paths.js';
-import { findClaudeSessions, type FoundSession } from './claude-files.js';
-import type { MirrorState } from './mirror-state.js';
+import { claudeMirrorRoot, claudeProjectsRoot, claudeReadPoint } from './claude-paths.js';
+import { findClaudeSessions } from './claude-files.js';
+import { readClaudeFile, saveReadPoint, type FileRead } from './claude-read.js';
+import type { FileMark, MirrorState } from './mirror-state.js';
 
 export interface ImportResult {
   sessions: number;
   /** Lines newly mirrored. */
   lines: number;
+  /** Bytes read: of Claude Code's files, of read points, and of mirror files checked for ids. */
+  bytesRead: number;
+  /** Files read again from the start because they changed before the part already read. */
+  rewritten: number;
 }
 
 async function exists(path: string): Promise<boolean> {
@@ -26,82 +29,48 @@ async function exists(path: string): Promise<boolean> {
   );
 }
 
-const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
-
-/**
- * A file's text with every line that is not valid UTF-8 left blank (its number kept): decoding it would change its
- * bytes, and a line is only ever synced byte-exact. Returns the numbers of those lines.
- */
-async function readUtf8(path: string): Promise<{ text: string; bad: number[] }> {
-  const buf = await readFile(path);
-  try {
-    return { text: strictUtf8.decode(buf), bad: [] };
-  } catch {
-    // Some line holds other bytes: decode line by line to find which (rare, so not the fast path).
-  }
-  const parts: string[] = [];
-  const bad: number[] = [];
-  let start = 0;
-  for (let no = 1; start <= buf.length; no++) {
-    let nl = buf.indexOf(0x0a, start);
-    if (nl < 0) nl = buf.length;
-    try {
-      parts.push(strictUtf8.decode(buf.subarray(start, nl)));
-    } catch {
-      parts.push('');
-      bad.push(no);
-    }
-    start = nl + 1;
-  }
-  return { text: parts.join('\n'), bad };
-}
-
-/** Reads one session's files; lines that cannot be read are reported with file and line, and never mirrored. */
-async function readFound(found: FoundSession, note: (t: string) => void): Promise<{ file: SessionFile; lines: AgentLine[] }[] | null> {
-  const out: { file: SessionFile; lines: AgentLine[] }[] = [];
-  for (const file of found.files) {
-    const path = join(found.folder, file.rel);
-    const { text, bad } = await readUtf8(path);
-    if (file.kind === 'tool-result' && bad.length > 0) {
-      note(`${path}: not UTF-8 text; not synced (it stays as it is)`);
-      continue;
-    }
-    for (const no of bad) note(`${path}:${no}: bytes that are not UTF-8; this line is not synced (it stays in the file)`);
-    if (file.kind === 'tool-result' && Buffer.byteLength(text) > LIMITS.maxEntryBytes) {
-      note(`${path}: ${Buffer.byteLength(text)} bytes, over the ${LIMITS.maxEntryBytes}-byte entry limit; not synced`);
-      continue;
-    }
-    const parsed = claudeCode.parseFile(text, file);
-    for (const p of parsed.problems) note(`${path}:${p.line}: ${p.reason}; this line is not synced (it stays in the file)`);
-    out.push({ file, lines: parsed.lines });
-  }
-  const main = out[0];
-  if (!main || !main.lines.some((l) => typeof l.value.uuid === 'string')) {
-    note(`${join(found.folder, found.files[0]!.rel)}: no line with a uuid; not a Claude Code session, not synced`);
-    return null;
-  }
-  return out;
-}
-
 /**
  * A session mirrored before whose main file is gone (deleted by the user, or by Claude Code's cleanup): its mirror is
  * renamed aside, so the engine sees a deleted session, which a sync does not pull back (`sessync restore` does). Its
- * lines stay in the renamed file and on the server.
+ * lines stay in the renamed file (until a restore folds them into the restored mirror) and on the server.
  */
 async function setAsideDeleted(state: MirrorState, present: ReadonlySet<string>, note: (t: string) => void): Promise<void> {
   for (const [session, s] of Object.entries(state.sessions)) {
     if (present.has(session) || !(await exists(s.mirror)) || (await exists(join(s.folder, `${session}.jsonl`)))) continue;
     await rename(s.mirror, `${s.mirror}.deleted-here`);
+    // Its files are gone: what was read of them says nothing about files a restore writes there again.
+    const base = join(s.folder, session);
+    for (const path of Object.keys(state.files)) if (path === `${base}.jsonl` || path.startsWith(`${base}/`)) delete state.files[path];
     note(`Claude Code session ${session} was deleted from ${s.folder}; sessync keeps it on the server and does not bring it back (\`sessync restore ${session}\` does)`);
   }
 }
 
 /**
- * Mirrors the Claude Code sessions of this machine (of the project folders in `only`, else of all); a session whose
- * files did not change since is not read.
+ * After `sessync restore` pulled session `session` into `mirror` again: the mirror set aside when its files were deleted
+ * goes. Lines only it holds (appended here and deleted before they were pushed) are appended to `mirror` first, so
+ * they are written back with the rest and pushed by the next sync: nothing of it is lost.
+ */
+export async function dropSetAside(state: MirrorState, session: string, mirror: string, note: (t: string) => void): Promise<void> {
+  const known = state.sessions[session]?.mirror;
+  for (const aside of new Set([mirror, ...(known ? [known] : [])].map((m) => `${m}.deleted-here`))) {
+    if (!(await exists(aside))) continue;
+    const have = new Set((await readSession(mirror)).entries.map((e) => e.id));
+    const only = (await readSession(aside)).entries.filter((e) => !have.has(e.id));
+    if (only.length > 0) {
+      await appendEntries(mirror, only);
+      note(`Claude Code session ${session}: ${only.length} line(s) deleted here before they were pushed are back too (the next sync pushes them)`);
+    }
+    await unlink(aside);
+  }
+}
+
+/**
+ * Mirrors the Claude Code sessions of this machine (of the project folders in `only`, else of all). A session whose
+ * files did not change since is not read; a grown file is read from where the last read stopped, so a sync costs
+ * what was appended, not the size of the history.
  */
 export async function importClaude(env: NodeJS.ProcessEnv, state: MirrorState, note: (t: string) => void, only?: ReadonlySet<string>): Promise<ImportResult> {
-  const result: ImportResult = { sessions: 0, lines: 0 };
+  const result: ImportResult = { sessions: 0, lines: 0, bytesRead: 0, rewritten: 0 };
   const mirrorRoot = claudeMirrorRoot(env);
   const all = await findClaudeSessions(claudeProjectsRoot(env), note, only);
   await setAsideDeleted(state, new Set(all.map((f) => f.session)), note);
@@ -109,23 +78,37 @@ export async function importClaude(env: NodeJS.ProcessEnv, state: MirrorState, n
     try {
       const stats = await Promise.all(found.files.map((f) => stat(join(found.folder, f.rel))));
       const known = state.sessions[found.session];
-      const unchanged =
-        known !== undefined &&
-        known.folder === found.folder &&
-        (await exists(known.mirror)) &&
-        found.files.every((f, i) => {
-          const was = state.files[join(found.folder, f.rel)];
-          return was !== undefined && was.size === stats[i]!.size && was.mtimeMs === stats[i]!.mtimeMs;
-        });
-      if (unchanged) continue;
-      const files = await readFound(found, note);
-      if (!files) continue;
+      const same = found.files.every((f, i) => {
+        const was = state.files[join(found.folder, f.rel)];
+        return was !== undefined && was.size === stats[i]!.size && was.mtimeMs === stats[i]!.mtimeMs;
+      });
+      const mirrored = known !== undefined && known.folder === found.folder && (await exists(known.mirror));
+      if (same && mirrored) continue;
+      const reads: FileRead[] = [];
+      const unreadable: [string, FileMark][] = [];
+      for (const [i, file] of found.files.entries()) {
+        const path = join(found.folder, file.rel);
+        const r = await readClaudeFile(path, file, stats[i]!, mirrored ? state.files[path] : undefined, claudeReadPoint(env, path), note);
+        if (r === null) {
+          // Reported: not read again until it changes.
+          unreadable.push([path, { size: stats[i]!.size, mtimeMs: stats[i]!.mtimeMs }]);
+          continue;
+        }
+        result.bytesRead += r.bytes;
+        if (r.rewritten) result.rewritten++;
+        reads.push(r);
+      }
+      const main = reads[0];
+      if (!main || main.file.kind !== 'main') continue; // reported by the reader
+      if (main.fromStart && !main.lines.some((l) => typeof l.value.uuid === 'string')) {
+        note(`${join(found.folder, main.file.rel)}: no line with a uuid; not a Claude Code session, not synced`);
+        continue;
+      }
       result.sessions++;
-      const entries: SessionEntry[] = files.flatMap(({ file, lines }) => lines.map((l) => claudeCode.toEntry(l, file)));
-      let mirror = known && (await exists(known.mirror)) ? known.mirror : undefined;
+      const entries: SessionEntry[] = reads.flatMap(({ file, lines }) => lines.map((l) => claudeCode.toEntry(l, file)));
+      let mirror = mirrored ? known.mirror : undefined;
       let header: SessionHeader | undefined;
       if (mirror === undefined) {
-        const main = files[0]!;
         const cwd = claudeCode.projectHints({ lines: main.lines, problems: [], tail: '' }).cwd;
         if (!cwd) {
           note(`${join(found.folder, main.file.rel)}: no line names the session's cwd; not synced`);
@@ -142,13 +125,23 @@ export async function importClaude(env: NodeJS.ProcessEnv, state: MirrorState, n
         await createSessionFile(mirror, header, entries);
         result.lines += entries.length;
       } else {
-        const have = new Set((await readSession(mirror)).entries.map((e) => e.id));
-        const fresh = entries.filter((e) => !have.has(e.id));
+        // The mirror holds exactly what was read before when sessync wrote it last and no file was read again: what
+        // was read now is new. Otherwise (a pull wrote there, a file was rewritten, a run stopped early) its ids decide.
+        const size = (await stat(mirror)).size;
+        let fresh = entries;
+        if (!mirrored || known.mirrorSize !== size || reads.some((r) => r.rewritten || (r.fromStart && state.files[join(found.folder, r.file.rel)] !== undefined))) {
+          result.bytesRead += size;
+          const have = new Set((await readSession(mirror)).entries.map((e) => e.id));
+          fresh = entries.filter((e) => !have.has(e.id));
+        }
         if (fresh.length > 0) await appendEntries(mirror, fresh);
         result.lines += fresh.length;
       }
-      state.sessions[found.session] = { mirror, folder: found.folder };
-      found.files.forEach((f, i) => (state.files[join(found.folder, f.rel)] = { size: stats[i]!.size, mtimeMs: stats[i]!.mtimeMs }));
+      // The read points first: bookkeeping saved ahead of them finds them disagreeing and reads those files whole.
+      for (const r of reads) if (r.point) await saveReadPoint(claudeReadPoint(env, join(found.folder, r.file.rel)), r.point);
+      state.sessions[found.session] = { mirror, folder: found.folder, mirrorSize: (await stat(mirror)).size };
+      for (const r of reads) state.files[join(found.folder, r.file.rel)] = r.mark;
+      for (const [path, mark] of unreadable) state.files[path] = mark;
     } catch (e) {
       // One session's trouble (a file removed while read, a mirror file damaged) is reported; the others go on.
       note(`Claude Code session ${found.session} in ${found.folder}: ${(e as Error).message}`);

@@ -2,7 +2,7 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { claudeCode } from '../../shared/agents/claude-code.js';
-import { sessyncHome } from '../store/paths.js';
+import { cacheKey, sessyncHome } from '../store/paths.js';
 
 /** $CLAUDE_CONFIG_DIR/projects, else $HOME/.claude/projects. */
 export function claudeProjectsRoot(env: NodeJS.ProcessEnv): string {
@@ -21,4 +21,9 @@ export function claudeMirrorRoot(env: NodeJS.ProcessEnv): string {
 /** The mirror's own bookkeeping: which Claude Code folder each session lives in, and the files last read. */
 export function claudeMirrorState(env: NodeJS.ProcessEnv): string {
   return join(sessyncHome(env), 'agents', 'claude-code', 'mirror.json');
+}
+
+/** Where the last read of one Claude Code file stopped (its offset and the identities so far), one small file each. */
+export function claudeReadPoint(env: NodeJS.ProcessEnv, file: string): string {
+  return join(sessyncHome(env), 'agents', 'claude-code', 'read', `${cacheKey(file)}.json`);
 }

@@ -1,9 +1,9 @@
 // Share and import of Claude Code sessions: one branch of the conversation as entries holding each line's value (so
 // redaction reads every string), and an imported share written as a new Claude Code session file.
 import { randomUUID } from 'node:crypto';
-import { mkdir, open, readdir, readFile } from 'node:fs/promises';
+import { mkdir, open, readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { claudeCode, claudeProjectFolder } from '../../shared/agents/claude-code.js';
+import { AGENT_FILE_RE, claudeCode, claudeProjectFolder } from '../../shared/agents/claude-code.js';
 import type { AgentLine } from '../../shared/agents/agent.js';
 import type { SessionEntry, SessionHeader } from '../../shared/entry.js';
 import { SessyncError } from '../../shared/errors.js';
@@ -12,6 +12,7 @@ import { readSession } from '../store/session-reader.js';
 import { resolveSession } from '../store/resolve.js';
 import { claudeMirrorRoot, claudeProjectsRoot } from './claude-paths.js';
 import { loadMirrorState } from './mirror-state.js';
+import { folderSessions } from './claude-files.js';
 
 export interface ShareSource {
   header: SessionHeader;
@@ -59,12 +60,12 @@ export async function claudeShareSource(env: NodeJS.ProcessEnv, ref: string, cwd
   const on = new Set(branch.map((l) => l.id));
   const upTo = branch.length ? lines.indexOf(branch[branch.length - 1]!) : -1;
   // Subagents go with the branch (the viewer shows them collapsed): lines inline in the file (1.0.x) where they are,
-  // up to the shared line; the files under <session>/subagents (2.1.x) after the conversation.
+  // up to the shared line; their own files after the conversation: agent-*.jsonl beside the session naming it (2.0.x),
+  // and those under <session>/subagents (2.1.x).
   const picked: { line: AgentLine; file: string }[] = lines.filter((l, i) => on.has(l.id) || (l.value.isSidechain === true && i <= upTo)).map((line) => ({ line, file: '' }));
-  const subDir = join(where.folder, session, 'subagents');
-  for (const name of (await readdir(subDir).catch(() => [] as string[])).filter((n) => n.endsWith('.jsonl')).sort()) {
-    const sub = `${session}/subagents/${name}`;
-    for (const line of claudeCode.parseFile(await readFile(join(subDir, name), 'utf8'), { rel: sub, kind: 'subagent' }).lines) picked.push({ line, file: sub });
+  const found = (await folderSessions(where.folder, () => undefined)).find((f) => f.session === session);
+  for (const sub of found?.files.filter((f) => f.kind === 'subagent') ?? []) {
+    for (const line of claudeCode.parseFile(await readFile(join(where.folder, sub.rel), 'utf8'), sub).lines) picked.push({ line, file: sub.rel });
   }
   const entries: SessionEntry[] = picked.map(({ line, file }, i) => ({
     type: 'agent_line',
@@ -90,8 +91,10 @@ export async function writeClaudeImport(payload: SharePayload, env: NodeJS.Proce
   const files = new Map<string, string[]>();
   for (const e of payload.entries) {
     const back = claudeCode.fromEntry(e);
-    // The main file, and subagent files re-homed under the new session; nothing else can be in a share.
-    const rel = back === null ? null : back.rel === '' ? `${id}.jsonl` : back.rel.startsWith(from) && !back.whole ? `${id}/subagents/${back.rel.slice(from.length)}` : null;
+    // The main file, and subagent files re-homed under the new session (a 2.0.x one beside the session goes where
+    // today's Claude Code keeps them: its lines name the shared session, which the new one's folder does not need).
+    const sub = back === null || back.whole ? null : back.rel.startsWith(from) ? back.rel.slice(from.length) : AGENT_FILE_RE.test(back.rel) ? back.rel : null;
+    const rel = back === null ? null : back.rel === '' ? `${id}.jsonl` : sub !== null ? `${id}/subagents/${sub}` : null;
     if (back === null || rel === null) throw new SessyncError('corrupt', `the share's entry ${e.id} is not a line of a Claude Code session or its subagents; nothing was written`);
     let list = files.get(rel);
     if (!list) files.set(rel, (list = []));

@@ -4,15 +4,20 @@ import { join } from 'node:path';
 import { realpath } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import { SessyncError } from '../../shared/errors.js';
+import { piSessionsHere } from '../agents/pi-paths.js';
 
 /** $SESSYNC_HOME or ~/.sessync. */
 export function sessyncHome(env: NodeJS.ProcessEnv = process.env): string {
   return env.SESSYNC_HOME && env.SESSYNC_HOME.length > 0 ? env.SESSYNC_HOME : join(homedir(), '.sessync');
 }
 
-/** $SESSYNC_SESSIONS_DIR (set by --sessions-dir too) or <home>/sessions. */
+/**
+ * $SESSYNC_SESSIONS_DIR (set by --sessions-dir too), else pi's own sessions folder when pi is set up here
+ * ($PI_CODING_AGENT_DIR, else ~/.pi/agent), else <home>/sessions. pi's folder has the same layout as sessync's store.
+ */
 export function sessionsRoot(env: NodeJS.ProcessEnv = process.env): string {
-  return env.SESSYNC_SESSIONS_DIR && env.SESSYNC_SESSIONS_DIR.length > 0 ? env.SESSYNC_SESSIONS_DIR : join(sessyncHome(env), 'sessions');
+  if (env.SESSYNC_SESSIONS_DIR && env.SESSYNC_SESSIONS_DIR.length > 0) return env.SESSYNC_SESSIONS_DIR;
+  return piSessionsHere(env) ?? join(sessyncHome(env), 'sessions');
 }
 
 /** Caches sessync keeps beside (never inside) the session files. */

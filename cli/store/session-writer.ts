@@ -39,9 +39,9 @@ export async function writeTemp(path: string, data: string): Promise<string> {
 }
 
 /** Creates a new session file atomically; fails with 'conflict' when the file already exists. */
-export async function createSessionFile(path: string, header: SessionHeader, entries: SessionEntry[] = []): Promise<void> {
+export async function createSessionFile(path: string, header: SessionHeader, entries: SessionEntry[] = [], texts?: ReadonlyMap<object, string>): Promise<void> {
   await mkdirPrivate(dirname(path));
-  const tmp = await writeTemp(path, serializeSession(header, entries));
+  const tmp = await writeTemp(path, serializeSession(header, entries, texts));
   try {
     await link(tmp, path); // link, unlike rename, refuses to replace an existing file
   } catch (e) {
@@ -71,7 +71,7 @@ export interface AppendView {
 export async function appendWith(
   path: string,
   build: (view: AppendView) => SessionEntry[],
-  opts: LockOptions = {},
+  opts: LockOptions & { texts?: ReadonlyMap<object, string> } = {},
 ): Promise<SessionEntry[]> {
   return withFileLock(
     path,
@@ -95,7 +95,8 @@ export async function appendWith(
           return entries;
         }
         let data = '';
-        for (const e of entries) data += serializeLine(e) + '\n';
+        // A pulled line is written as the exact text it arrived as: lines travel byte-exact.
+        for (const e of entries) data += (opts.texts?.get(e) ?? serializeLine(e)) + '\n';
         // A torn last line (a crash mid-write) is ended first so the new entry never gets glued onto it.
         if (state.size > 0 && !(await endsWithNewline(fh, state.size))) data = '\n' + data;
         await fh.write(data);
@@ -111,8 +112,8 @@ export async function appendWith(
   );
 }
 
-/** Appends complete entries (ids, parents and timestamps already set). */
-export async function appendEntries(path: string, entries: SessionEntry[], opts: LockOptions = {}): Promise<void> {
+/** Appends complete entries (ids, parents and timestamps already set); `texts`: exact lines for some of them. */
+export async function appendEntries(path: string, entries: SessionEntry[], opts: LockOptions & { texts?: ReadonlyMap<object, string> } = {}): Promise<void> {
   await appendWith(path, () => entries, opts);
 }
 

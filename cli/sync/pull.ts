@@ -7,7 +7,7 @@ import { checkEntry, checkHeader, type SessionEntry, type SessionHeader } from '
 import { SessyncError } from '../../shared/errors.js';
 import { findTooDeepText, findTooDeepValue } from '../../shared/json-limits.js';
 import { toJsonText } from '../../shared/json-stringify.js';
-import { canonicalJson, mergeEntries, type IncomingEntry, type MergeConflict } from '../../shared/merge.js';
+import { canonicalJson, exactTexts, mergeEntries, type IncomingEntry, type MergeConflict } from '../../shared/merge.js';
 import { ownValue, toNullRecord } from '../../shared/own-keys.js';
 import { LIMITS, type Cursor, type PulledBatch, type SessionMetaResponse } from '../../shared/wire.js';
 import { createSessionFile, appendEntries } from '../store/session-writer.js';
@@ -98,7 +98,7 @@ function decode(session: string, b: PulledBatch, note: SyncContext['note']): { e
       note?.(`session ${session}: line ${lineNo} of batch ${seq} from host ${host} not merged: ${why}`);
       continue;
     }
-    entries.push({ entry: v as SessionEntry, host });
+    entries.push({ entry: v as SessionEntry, host, text: line });
   }
   return { entries, skipped: problems.length, problems };
 }
@@ -195,7 +195,7 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
       const header = await withLocalParent(ctx.sessionsRoot, { ...meta.header, cwd } as SessionHeader);
       const m = mergeEntries(new Map(), incoming);
       path = join(projectDir(ctx.sessionsRoot, cwd), sessionFileName(String(header.timestamp), session));
-      await createSessionFile(path, header, m.toAppend);
+      await createSessionFile(path, header, m.toAppend, exactTexts(incoming));
       result.path = path;
       result.created = true;
       result.appended += m.toAppend.length;
@@ -213,7 +213,7 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
           local = new Map((await readSession(path)).entries.map((e) => [e.id, e]));
         }
         const m = mergeEntries(local, incoming);
-        if (m.toAppend.length > 0) await appendEntries(path, m.toAppend); // fsynced before it returns
+        if (m.toAppend.length > 0) await appendEntries(path, m.toAppend, { texts: exactTexts(incoming) }); // fsynced before it returns
         for (const e of m.toAppend) local.set(e.id, e);
         result.appended += m.toAppend.length;
         result.duplicates += m.duplicates;

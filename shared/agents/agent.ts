@@ -95,10 +95,16 @@ export interface Agent {
    */
   toEntry(line: AgentLine, file: SessionFile): SessionEntry;
   /**
-   * The file (relative to the project folder; '' = the session's main file) and exact text an entry came from.
-   * `whole`: the text is a whole file, not a line. Null when it is not this agent's entry or names an unsafe path.
+   * The exact text a line is pushed as (one line of a batch body). Default: its entry serialised (an agent synced
+   * through a mirror, whose mirror line is that); pi's own line for pi, whose files are synced as they are.
    */
-  fromEntry(entry: SessionEntry): { rel: string; text: string; whole?: boolean } | null;
+  wireLine?(line: AgentLine, file: SessionFile): string;
+  /**
+   * The file (relative to the project folder; '' = the session's main file) and exact text an entry came from, given
+   * `wireText`, the exact line it arrived as, when known. `whole`: the text is a whole file, not a line. Null when it is
+   * not this agent's entry or names an unsafe path.
+   */
+  fromEntry(entry: SessionEntry, wireText?: string): { rel: string; text: string; whole?: boolean } | null;
   /** How a line renders in the viewer; [] for lines the viewer does not show. */
   render(line: AgentLine): RenderedPart[];
   /** The values inside a line that hold user or model content, which redaction must scan. */

@@ -10,7 +10,8 @@ import { sha256HexSync } from './line-hash.js';
 export const AGENT_LINE_TYPE = 'agent_line';
 
 const UUID_FILE_RE = /^([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\.jsonl$/;
-const AGENT_FILE_RE = /^agent-[A-Za-z0-9_-]{1,80}\.jsonl$/;
+/** A subagent file's name (2.0.x beside the sessions, 2.1.x under <session>/subagents). */
+export const AGENT_FILE_RE = /^agent-[A-Za-z0-9_-]{1,80}\.jsonl$/;
 const SAFE_PART_RE = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,200}$/;
 /** Line types that take part in Claude Code's conversation tree (have a uuid and a parentUuid). */
 const TREE_TYPES = new Set(['user', 'assistant', 'system', 'attachment', 'progress']);
@@ -46,20 +47,39 @@ function scopeOf(file: SessionFile): string {
   return `${base}.`;
 }
 
-function parseLines(text: string, file: SessionFile): ParsedAgentFile {
+/**
+ * Where reading a file stopped, so the lines after it get the identities a read of the whole file would give them:
+ * the lines before (their number, the last usable one's id) and how often each identity key occurred.
+ */
+export interface ClaudeParseState {
+  lineNo: number;
+  lastId: string | null;
+  seen: Record<string, number>;
+}
+
+export function freshParseState(): ClaudeParseState {
+  return { lineNo: 0, lastId: null, seen: {} };
+}
+
+/**
+ * Reads the complete lines of `text`, which follows the lines `from` describes (a fresh state: the file's start), and
+ * moves `from` past them: reading a file in pieces gives every line the id, prev and number one read gives it.
+ */
+export function parseClaudeFrom(text: string, file: SessionFile, from: ClaudeParseState): ParsedAgentFile {
   const { lines: raw, tail } = parseJsonLines(text);
   const scope = scopeOf(file);
   const lines: AgentLine[] = [];
   const problems: Problem[] = [];
-  const seen = new Map<string, number>();
+  const seen = from.seen;
   const occurrence = (key: string) => {
-    const n = (seen.get(key) ?? 0) + 1;
-    seen.set(key, n);
+    const n = (Object.hasOwn(seen, key) ? seen[key]! : 0) + 1;
+    seen[key] = n;
     return n;
   };
   for (const r of raw) {
+    const no = from.lineNo + r.line;
     if (!r.value) {
-      problems.push({ line: r.line, reason: r.error ?? 'not a JSON object' });
+      problems.push({ line: no, reason: r.error ?? 'not a JSON object' });
       continue;
     }
     const v = r.value;
@@ -77,13 +97,26 @@ function parseLines(text: string, file: SessionFile): ParsedAgentFile {
       id = n === 1 ? h : `${h}-${n}`;
     }
     const p = str(v.parentUuid) ?? str(v.logicalParentUuid);
-    const prev = lines.length > 0 ? lines[lines.length - 1]!.id : null;
-    const line: AgentLine = { line: r.line, text: r.text, value: v, id, parent: p !== undefined && uuid !== undefined ? scope + p : null, prev };
+    const prev = lines.length > 0 ? lines[lines.length - 1]!.id : from.lastId;
+    const line: AgentLine = { line: no, text: r.text, value: v, id, parent: p !== undefined && uuid !== undefined ? scope + p : null, prev };
     const ts = str(v.timestamp);
     if (ts !== undefined) line.timestamp = ts;
     lines.push(line);
   }
+  // Complete lines only: the tail is read again, whole, next time.
+  from.lineNo += countNewlines(text);
+  if (lines.length > 0) from.lastId = lines[lines.length - 1]!.id;
   return { lines, problems, tail };
+}
+
+function countNewlines(text: string): number {
+  let n = 0;
+  for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) n++;
+  return n;
+}
+
+function parseLines(text: string, file: SessionFile): ParsedAgentFile {
+  return parseClaudeFrom(text, file, freshParseState());
 }
 
 /** Lines of the conversation tree (not subagent lines inlined by 1.0.x, not lines without a uuid). */

@@ -27,7 +27,9 @@ export const pi: Agent = {
   name: 'pi',
 
   sessionsRoot(env: AgentEnv, home: string): string {
-    const dir = str(env.PI_CODING_AGENT_DIR) ?? `${home.replace(/\/+$/, '')}/.pi/agent`;
+    const h = home.replace(/\/+$/, '');
+    // pi expands a leading ~ of its variable itself (config.js expandTildePath).
+    const dir = (str(env.PI_CODING_AGENT_DIR) ?? `${h}/.pi/agent`).replace(/^~(?=\/|$)/, h);
     return `${dir.replace(/\/+$/, '')}/sessions`;
   },
 
@@ -98,8 +100,13 @@ export const pi: Agent = {
     return asEntry(line);
   },
 
-  fromEntry(entry: SessionEntry): { rel: string; text: string } | null {
-    return { rel: '', text: serializeLine(entry) };
+  wireLine(line: AgentLine): string {
+    return line.text; // push sends pi's line as it is in the file
+  },
+
+  fromEntry(entry: SessionEntry, wireText?: string): { rel: string; text: string } | null {
+    // The line as it arrived, byte for byte (pull appends that); serialised only when no text came with it.
+    return { rel: '', text: wireText ?? serializeLine(entry) };
   },
 
   render(line: AgentLine): RenderedPart[] {

@@ -84,5 +84,5 @@ export function agentCliConformance<M extends CliMachine>(cli: AgentCli<M>, rig:
       'user: third prompt on B',
       'assistant: answer three on B',
     ]);
-  });
+  }, 180_000); // a dozen real agent and sessync runs: on a loaded machine they can take more than the default minute
 }

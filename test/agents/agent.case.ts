@@ -3,7 +3,8 @@
 import { describe, expect, it } from 'vitest';
 import type { Agent, AgentLine, SessionFile } from '../../shared/agents/agent.js';
 import type { SessionEntry } from '../../shared/entry.js';
-import { mergeEntries } from '../../shared/merge.js';
+import { exactTexts, mergeEntries, type IncomingEntry } from '../../shared/merge.js';
+import { serializeLine } from '../../shared/jsonl.js';
 import { ENTRY_ID_RE } from '../../shared/wire.js';
 
 /** One session as the agent wrote it: its files (main first) with their exact text. */
@@ -49,21 +50,28 @@ function mainLines(agent: Agent, text: string, file: SessionFile): AgentLine[] {
   return agent.parseFile(text, file).lines;
 }
 
-/** What crosses the wire: each entry as JSON text, read back (the server stores bodies as text). */
-function overTheWire(entries: SessionEntry[]): SessionEntry[] {
-  return entries.map((e) => JSON.parse(JSON.stringify(e)) as SessionEntry);
+/** The exact line each of a file's lines is pushed as. */
+function wireOf(agent: Agent, lines: readonly AgentLine[], file: SessionFile): string[] {
+  return lines.map((l) => agent.wireLine?.(l, file) ?? serializeLine(agent.toEntry(l, file)));
+}
+
+/** What crosses the wire: each line of a batch body, read back as its entry and its exact text (as pull does). */
+function overTheWire(texts: readonly string[]): IncomingEntry[] {
+  return texts.map((text) => ({ entry: JSON.parse(text) as SessionEntry, text }));
 }
 
 /** A machine's files after merging `incoming` into what it holds: appended lines only, in merge order. */
-function mergeInto(agent: Agent, have: Map<string, string>, local: Parsed[], incoming: SessionEntry[]): Map<string, string> {
+function mergeInto(agent: Agent, have: Map<string, string>, local: Parsed[], incoming: readonly string[]): Map<string, string> {
   const map = new Map<string, SessionEntry>();
   for (const p of local) for (const l of p.lines) map.set(l.id, agent.toEntry(l, p.file));
-  const m = mergeEntries(map, overTheWire(incoming).map((entry) => ({ entry })));
+  const wire = overTheWire(incoming);
+  const texts = exactTexts(wire);
+  const m = mergeEntries(map, wire);
   expect(m.conflicts).toEqual([]);
   const out = new Map(have);
   const mainRel = local[0]!.file.rel;
   for (const e of m.toAppend) {
-    const back = agent.fromEntry(e);
+    const back = agent.fromEntry(e, texts.get(e));
     expect(back, `entry ${e.id} comes back as a line`).not.toBeNull();
     const rel = back!.rel === '' ? mainRel : back!.rel;
     out.set(rel, back!.whole ? back!.text : `${out.get(rel) ?? ''}${back!.text}\n`);
@@ -163,7 +171,7 @@ export function agentConformance(c: AgentCase): void {
         const exact = rewrites ? it.fails : it;
         const roundTrip = (byContent: boolean) => () => {
           const full = parseAll(agent, s);
-          const incoming = full.flatMap((p) => p.lines.map((l) => agent.toEntry(l, p.file)));
+          const incoming = full.flatMap((p) => wireOf(agent, p.lines, p.file));
           const mainText = s.files[0]!.text;
           const total = mainText.split('\n').length - 1;
           for (const keep of [0, 1, Math.floor(total / 3), total - 1]) {
@@ -193,7 +201,7 @@ export function agentConformance(c: AgentCase): void {
           const b = [...base, ...raw.slice(cut).filter((_, i) => i % 2 === 1)].map((l) => `${l}\n`).join('');
           const parsedA = mainLines(agent, a, main.file);
           const parsedB = mainLines(agent, b, main.file);
-          const entriesOf = (ls: AgentLine[]) => ls.map((l) => agent.toEntry(l, main.file));
+          const entriesOf = (ls: AgentLine[]) => wireOf(agent, ls, main.file);
           const rel = main.file.rel;
           const outA = mergeInto(agent, new Map([[rel, a]]), [{ file: main.file, lines: parsedA }], entriesOf(parsedB)).get(rel)!;
           const outB = mergeInto(agent, new Map([[rel, b]]), [{ file: main.file, lines: parsedB }], entriesOf(parsedA)).get(rel)!;

@@ -1,6 +1,7 @@
 // A session synced and then deleted on one machine stays deleted there (sync does not pull it back, status says the
 // server keeps it) until `sessync restore`; for pi sessions and for Claude Code's (deleted by hand or by its cleanup).
-import { existsSync, realpathSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, realpathSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Machine, entrySet, useServer } from '../sync/helpers.js';
 import { claudePair, lineSet, turn } from './claude-rig.js';
@@ -48,6 +49,10 @@ describe('deleted here stays deleted, until restore (real sessync serve)', () =>
     await a.ok(['sync', '--json']);
     await b.ok(['sync', '--json']);
     expect(b.read(`${id}.jsonl`)).toBe(first);
+    // A turn on B that reaches B's mirror (list reads it in) but not the server before the session is deleted.
+    const onB = turn(id, realpathSync(b.project), 'abababab-0000-4000-8000-000000000002', 'on b', ['abababab-0000-4000-8000-0000000000b1', 'abababab-0000-4000-8000-0000000000b2'], '2026-01-06T00:00:30.000Z');
+    b.write(`${id}.jsonl`, first + onB);
+    await b.ok(['list', '--agent', 'claude-code', '--json']);
     rmSync(`${b.folder}/${id}.jsonl`);
     rmSync(`${b.folder}/${id}`, { recursive: true });
     const second = turn(id, cwd, 'abababab-0000-4000-8000-000000000002', 'two', ['abababab-0000-4000-8000-000000000003', 'abababab-0000-4000-8000-000000000004'], '2026-01-06T00:01:00.000Z');
@@ -60,8 +65,13 @@ describe('deleted here stays deleted, until restore (real sessync serve)', () =>
     expect((await b.ok(['status', '--agent', 'claude-code', '--json'])).sessions).toMatchObject([{ session: id, deletedHere: true }]);
     const back = await b.ok(['restore', id, '--json']);
     expect(back.restored).toMatchObject([{ session: id, path: `${b.folder}/${id}.jsonl` }]);
-    expect(lineSet(b.read(`${id}.jsonl`))).toEqual(lineSet(first + second));
+    // Every line is back, B's unpushed turn too, and no copy of the old mirror is left beside the new one.
+    for (const l of lineSet(first + second + onB)) expect(lineSet(b.read(`${id}.jsonl`))).toContain(l);
     expect(b.read(`${id}/subagents/agent-abc.jsonl`)).toBe(a.read(`${id}/subagents/agent-abc.jsonl`));
+    expect(readdirSync(join(b.home, 'agents'), { recursive: true }).filter((f) => String(f).includes('deleted-here'))).toEqual([]);
+    // The next syncs carry B's turn to A, and then nothing moves.
+    for (const m of [b, a, b]) await m.ok(['sync', '--json']);
+    for (const l of lineSet(onB)) expect(lineSet(a.read(`${id}.jsonl`))).toContain(l);
     expect(await b.ok(['sync', '--json'])).toMatchObject({ pulledEntries: 0, pushedEntries: 0, failed: 0 });
   });
 

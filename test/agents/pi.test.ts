@@ -25,9 +25,6 @@ agentConformance({
   agent: pi,
   samples,
   pinsLeaf: false,
-  // Known defect of pi's pull path: a pulled entry is written back with JSON.stringify, so a line pi wrote with
-  // \u escapes (this file's "\u2014") lands with the same content in other bytes.
-  rewrites: new Set(['specstoryai__getspecstory__real_world.jsonl']),
   files: [
     {
       session: ID,
