@@ -1,4 +1,4 @@
-// POST /v1/batches inside workerd on R2: the Workers entry caps a request at 8 batches and stores each like the single route.
+// POST /v1/batches and /v1/pulls inside workerd on R2: the Workers entry caps them (8 batches, 1 session) and answers each like the single route.
 import { exports } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { PushBatchesResponseSchema } from '../../shared/wire.js';
@@ -31,5 +31,13 @@ describe('POST /v1/batches in workerd on R2', () => {
     expect(r.status).toBe(413);
     expect(r.json.error).toMatchObject({ code: 'too_large', details: { maxBatches: 8 } });
     expect((await alice.call('GET', '/v1/sessions/cap0')).status).toBe(404); // nothing of the refused request stored
+  });
+
+  it('POST /v1/pulls takes one session per request on Workers (one page nears the storage-call cap), and answers it like the single pull', async () => {
+    const two = await alice.call('POST', '/v1/pulls', { sessions: [{ session: 'wm1', cursor: {} }, { session: 'wm2', cursor: {} }] });
+    expect(two.status).toBe(413);
+    expect(two.json.error).toMatchObject({ code: 'too_large', details: { maxSessions: 1 } });
+    const one = await alice.call('POST', '/v1/pulls', { sessions: [{ session: 'wm1', cursor: {} }] });
+    expect(one.json.results).toEqual([{ ok: true, session: 'wm1', ...(await alice.pull('wm1', {})).json }]);
   });
 });
