@@ -2,6 +2,14 @@
 import { z } from 'zod';
 import { SessyncError, isSessyncError, type ErrorCode } from '../shared/errors.js';
 import {
+  AccountKeyResponseSchema,
+  SealBatchResponseSchema,
+  type AccountKeyResponse,
+  type PutAccountKeyRequest,
+  type PutSessionKeyRequest,
+  type SealBatchRequest,
+  type SealBatchResponse,
+  type SealedSessionMetaInput,
   ChangesResponseSchema,
   CreateOwnTokenResponseSchema,
   DeleteSessionResponseSchema,
@@ -88,6 +96,7 @@ export function reportRetries(report: WaitReport): NonNullable<ApiClientOptions[
 const KNOWN_CODES = new Set<string>([
   'bad_input', 'not_found', 'ambiguous', 'conflict', 'locked', 'corrupt', 'unsupported_version',
   'unauthorized', 'forbidden', 'too_large', 'gone', 'unavailable', 'wrong_server', 'internal',
+  'key_mismatch', 'encryption_required', 'not_encrypted',
 ]);
 
 /** Statuses that a later attempt can fix (server restarting, overloaded, a proxy in between). */
@@ -233,6 +242,32 @@ export class ApiClient {
 
   async sessionMeta(session: string): Promise<SessionMetaResponse> {
     return this.call('GET', `/v1/sessions/${enc(session)}`, undefined, SessionMetaResponseSchema);
+  }
+
+  /** GET /v1/account/key: whether the account is end-to-end encrypted, and its key check. */
+  async accountKey(): Promise<AccountKeyResponse> {
+    return this.call('GET', '/v1/account/key', undefined, AccountKeyResponseSchema);
+  }
+
+  /** PUT /v1/account/key: makes the account encrypted (no `replaces`) or rotates its key. */
+  async putAccountKey(req: PutAccountKeyRequest): Promise<AccountKeyResponse> {
+    return this.call('PUT', '/v1/account/key', req, AccountKeyResponseSchema);
+  }
+
+  /** PUT /v1/sessions/:session/key: the session's data key re-wrapped under the new account key (rotation). */
+  async putSessionKey(session: string, req: PutSessionKeyRequest): Promise<SessionMetaResponse> {
+    return this.call('PUT', `/v1/sessions/${enc(session)}/key`, req, SessionMetaResponseSchema);
+  }
+
+  /** PUT .../batches/:host/:seq/seal: a stored plaintext batch replaced by its ciphertext (conversion). */
+  async sealStoredBatch(req: SealBatchRequest): Promise<SealBatchResponse> {
+    const e = req.envelope;
+    return this.call('PUT', `/v1/sessions/${enc(e.session)}/batches/${enc(e.host)}/${e.seq}/seal`, req, SealBatchResponseSchema);
+  }
+
+  /** PUT /v1/sessions/:session/meta/seal: a stored plaintext meta replaced by the sealed one (conversion). */
+  async sealStoredMeta(session: string, req: SealedSessionMetaInput): Promise<SessionMetaResponse> {
+    return this.call('PUT', `/v1/sessions/${enc(session)}/meta/seal`, req, SessionMetaResponseSchema);
   }
 
   async createShare(req: CreateShareRequest): Promise<CreateShareResponse> {

@@ -5,6 +5,8 @@ import { SessyncError, isSessyncError } from '../../shared/errors.js';
 import { API_VERSION, TOKEN_NAME_MAX } from '../../shared/wire.js';
 import { ApiClient, normaliseUrl } from '../api-client.js';
 import { loadLogin, saveLogin, type Login } from '../login-store.js';
+import { loginKey } from '../keys/login-key.js';
+import { LOSS_WARNING } from '../keys/key-actions.js';
 
 async function readStdinLine(stdin: NodeJS.ReadableStream): Promise<string> {
   let text = '';
@@ -22,13 +24,16 @@ export function machineName(): string {
 
 const command: Command = {
   summary: 'Log in to a sessync server: checks the server and the token, issues this machine its own token (named after it), saves it in $SESSYNC_HOME/login.json (mode 0600).',
-  usage: '<url> [--token T] [--name NAME] [--keep-token]',
+  usage: '<url> [--token T] [--name NAME] [--keep-token] [--no-encrypt]',
   help: [
     'Without --token the token is read from $SESSYNC_TOKEN, else from the first line of stdin (so it stays out of shell history).',
     'The given token only proves the account: login issues a token of this machine\'s own, named after it (--name to choose),',
     'so a lost machine can be revoked alone (`sessync tokens revoke <id>` from another one). --keep-token saves the given token instead.',
+    'A new account (no sessions yet) becomes end-to-end encrypted here: its key is made on this machine and printed once',
+    '(stderr; with --json in the result). --no-encrypt keeps a new account in plaintext. On an encrypted account, import',
+    'the key from another machine (`sessync key export` there, `sessync key import` here) before push and pull.',
   ].join('\n'),
-  options: { token: { type: 'string' }, name: { type: 'string' }, 'keep-token': { type: 'boolean', default: false } },
+  options: { token: { type: 'string' }, name: { type: 'string' }, 'keep-token': { type: 'boolean', default: false }, 'no-encrypt': { type: 'boolean', default: false } },
   async run(ctx) {
     const [raw, ...extra] = ctx.args;
     if (!raw || extra.length) throw new SessyncError('bad_input', 'usage: sessync login <url> [--token T] [--name NAME] [--keep-token]');
@@ -67,7 +72,12 @@ const command: Command = {
       }
     }
     const what = login.tokenId ? ` with token ${login.tokenId} "${login.tokenName ?? name}" for this machine` : '';
-    ctx.print(`logged in to ${url} as account ${who.account}${what} (saved in ${path})`, { url, account: who.account, path, ...(login.tokenId ? { tokenId: login.tokenId, tokenName: login.tokenName } : {}) });
+    const key = await loginKey(ApiClient.forLogin(login, { retries: 1 }), ctx.env, who.account, ctx.opts['no-encrypt'] === true);
+    if (key.created) ctx.info(`${key.created}\nwarning: ${LOSS_WARNING}; this is the account's end-to-end key, shown once (\`sessync key export\` shows it again)`);
+    if (key.note) ctx.info(`note: ${key.note}`);
+    const e2e = { encrypted: key.encrypted, ...(key.keyId ? { keyId: key.keyId } : {}), ...(key.hasKey !== undefined ? { hasKey: key.hasKey } : {}), ...(key.created ? { key: key.created, warning: LOSS_WARNING } : {}) };
+    const enc = key.created ? '; the account is now end-to-end encrypted' : key.encrypted ? `; end-to-end encrypted${key.hasKey ? '' : ' (import the key before syncing)'}` : '';
+    ctx.print(`logged in to ${url} as account ${who.account}${what} (saved in ${path})${enc}`, { url, account: who.account, path, ...(login.tokenId ? { tokenId: login.tokenId, tokenName: login.tokenName } : {}), ...e2e });
   },
 };
 export default command;

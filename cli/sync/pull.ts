@@ -9,7 +9,7 @@ import { findTooDeepText, findTooDeepValue } from '../../shared/json-limits.js';
 import { toJsonText } from '../../shared/json-stringify.js';
 import { canonicalJson, exactTexts, mergeEntries, type IncomingEntry, type MergeConflict } from '../../shared/merge.js';
 import { ownValue, toNullRecord } from '../../shared/own-keys.js';
-import { LIMITS, type Cursor, type PulledBatch, type SessionMetaResponse } from '../../shared/wire.js';
+import { LIMITS, type Cursor, type SessionMetaResponse } from '../../shared/wire.js';
 import { createSessionFile, appendEntries } from '../store/session-writer.js';
 import { ensureCurrent } from '../store/migrate-file.js';
 import { readSession } from '../store/session-reader.js';
@@ -19,6 +19,8 @@ import { projectDir, sessionFileName } from '../store/paths.js';
 import { newSessionState, rememberBadBatches, type BatchProblem, type SessionSyncState } from './sync-state.js';
 import type { SyncContext } from './sync-context.js';
 import { PRIVATE_FILE, mkdirPrivate } from '../store/private-fs.js';
+import { openPulled, type OpenedBatch } from '../keys/open-pull.js';
+import { readMeta } from '../keys/sync-keys.js';
 
 /** The highest seq there can be (BatchEnvelopeSchema): tells the server not to send this host's own batches back. */
 const OWN_DONE = 999_999_999_999;
@@ -58,7 +60,7 @@ export interface PullResult {
  * than LIMITS.maxJsonDepth, or are not entries (each line alone). Only an encoding this client cannot read
  * stops the session's pull: a newer sessync can, so its cursor must not move past it.
  */
-function decode(session: string, b: PulledBatch, note: SyncContext['note']): { entries: IncomingEntry[]; skipped: number; problems: BatchProblem[] } {
+function decode(session: string, b: OpenedBatch, note: SyncContext['note']): { entries: IncomingEntry[]; skipped: number; problems: BatchProblem[] } {
   const { host, seq } = b.envelope;
   if (b.damaged !== undefined) {
     // The server could not read the object it stores (an older server wrote it): it names host and seq only.
@@ -69,8 +71,8 @@ function decode(session: string, b: PulledBatch, note: SyncContext['note']): { e
   if (b.envelope.encoding !== 'jsonl') {
     throw new SessyncError('unsupported_version', `session ${session}: batch ${seq} of host ${host} is ${b.envelope.encoding}-encrypted; this sessync cannot read it`);
   }
-  const sha = createHash('sha256').update(b.body, 'utf8').digest('hex');
-  if (sha !== b.envelope.sha256) {
+  // An opened sealed batch was checked by its GCM tag, stronger than the sha-256 (which is of its ciphertext).
+  if (!b.authenticated && createHash('sha256').update(b.body, 'utf8').digest('hex') !== b.envelope.sha256) {
     const reason = `its body does not match its sha-256 (stored damaged); none of its ${b.envelope.entryCount} entries merged`;
     note?.(`session ${session}: batch ${seq} of host ${host} skipped: ${reason}`);
     return { entries: [], skipped: 0, problems: [{ host, seq, reason }] };
@@ -157,11 +159,14 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
   let local: Map<string, SessionEntry> | null = null;
   /** Highest seq of this host's own batches seen while creating the file: over every page, not only the first. */
   let ownSeq = 0;
+  const e2e = (await ctx.e2e?.()) ?? null;
   for (;;) {
     const res = await (ctx.pull ? ctx.pull(session, cursor) : ctx.api.pull(session, cursor));
+    // Encrypted: every batch of the page authenticated before any of it is merged (a failure throws, nothing written).
+    const batches = e2e ? await openPulled(ctx, e2e, session, res.batches) : res.batches;
     const incoming: IncomingEntry[] = [];
     const problems: BatchProblem[] = [];
-    for (const b of res.batches) {
+    for (const b of batches) {
       const d = decode(session, b, ctx.note);
       incoming.push(...d.entries);
       result.skipped += d.skipped;
@@ -181,7 +186,7 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
       if (res.batches.length === 0 && !res.more) {
         throw new SessyncError('not_found', `session ${session} has no entries on the server yet`);
       }
-      const meta = await ctx.api.sessionMeta(session);
+      const meta = await readMeta(ctx, session); // a sealed meta opened, or refused
       if (!meta.header) throw new SessyncError('corrupt', `session ${session}: its meta is sealed (end-to-end encrypted) and this client cannot open it; no local file created`);
       // The header becomes the new file's first line: checked like any line a server sends.
       if (findTooDeepValue(meta.header, LIMITS.maxJsonDepth)) {

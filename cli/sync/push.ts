@@ -4,7 +4,7 @@ import { stat } from 'node:fs/promises';
 import { createHash, randomUUID } from 'node:crypto';
 import type { SessionHeader } from '../../shared/entry.js';
 import { isSessyncError, SessyncError } from '../../shared/errors.js';
-import { LIMITS, type PushBatchRequest, type SessionMetaInput } from '../../shared/wire.js';
+import { LIMITS, type AnySessionMetaInput, type PushBatchRequest, type SessionMetaInput } from '../../shared/wire.js';
 import { findTooDeepValue } from '../../shared/json-limits.js';
 import { ensureCurrent } from '../store/migrate-file.js';
 import { readHeader } from '../store/session-reader.js';
@@ -14,6 +14,8 @@ import { projectKey } from './project-key.js';
 import { readSlice, tailHash } from './read-slice.js';
 import type { SyncContext } from './sync-context.js';
 import { ownValue } from '../../shared/own-keys.js';
+import { adoptStoredKey, sessionKey, type E2eKeys } from '../keys/sync-keys.js';
+import { sealedBody, sealedMeta } from '../keys/seal-push.js';
 
 /** Bodies up to this size ride inside the state file (which is rewritten per batch anyway). */
 const INLINE_BODY_CHARS = 256 * 1024;
@@ -109,7 +111,19 @@ export async function pushSession(ctx: SyncContext, target: PushTarget): Promise
       st = { ...rest, pushedOffset: 0, skipIds: [] };
     }
   }
-  let meta: SessionMetaInput | undefined = st.metaSent ? undefined : await metaFor(target);
+  const e2e: E2eKeys | null = (await ctx.e2e?.()) ?? null;
+  if (e2e && st.pending && st.pending.encoding === undefined) {
+    // Written down before the account became encrypted: the server now refuses it, so it is built again, sealed.
+    st = await dropPending(ctx, st);
+  }
+  /** The plaintext project key, kept in the state whatever the server is sent (on an encrypted account, its HMAC). */
+  let plainProjectKey: string | undefined;
+  const wireMeta = async (): Promise<AnySessionMetaInput> => {
+    const plain = await metaFor(target);
+    plainProjectKey = plain.projectKey;
+    return e2e ? sealedMeta(e2e, await sessionKey(ctx, e2e, session, { create: true }), session, plain) : plain;
+  };
+  let meta: AnySessionMetaInput | undefined = st.metaSent ? undefined : await wireMeta();
 
   let rereadRefused = false;
   for (let conflicts = 0; ; ) {
@@ -124,12 +138,13 @@ export async function pushSession(ctx: SyncContext, target: PushTarget): Promise
       }
       const p: PendingBatch = st.pending;
       const req: PushBatchRequest = {
-        envelope: { session, host: ctx.hostId, seq: p.seq, batchId: p.batchId, entryCount: p.entryCount, sha256: p.sha256, encoding: 'jsonl' },
+        envelope: { session, host: ctx.hostId, seq: p.seq, batchId: p.batchId, entryCount: p.entryCount, sha256: p.sha256, encoding: p.encoding ?? 'jsonl' },
         body,
         ...(meta ? { meta } : {}),
       };
+      let mismatch = false;
       try {
-        await (ctx.pushBatch ? ctx.pushBatch(req) : ctx.api.pushBatch(req));
+        mismatch = (await (ctx.pushBatch ? ctx.pushBatch(req) : ctx.api.pushBatch(req))).metaMismatch === true;
       } catch (e) {
         if (isSessyncError(e, 'bad_input') && !e.retryable) {
           if (!rereadRefused) {
@@ -140,7 +155,8 @@ export async function pushSession(ctx: SyncContext, target: PushTarget): Promise
             continue;
           }
           // Refused again: its lines cannot be pushed as they are. Reported, then left behind, so later entries go.
-          const refused = body.split('\n').filter((l) => l.trim() !== '');
+          // (A sealed body is one opaque line here: the batch is reported as a whole.)
+          const refused = p.encoding ? [`batch ${p.seq} (${p.entryCount} sealed entries)`] : body.split('\n').filter((l) => l.trim() !== '');
           for (const line of refused) {
             const reason = `refused by the server (${e.message}): ${line.slice(0, 120)}`;
             result.skipped.push({ offset: st.pushedOffset, reason });
@@ -156,7 +172,15 @@ export async function pushSession(ctx: SyncContext, target: PushTarget): Promise
           // Batches the state calls acknowledged are gone from the server: the whole file goes again, with its meta.
           ctx.note?.(`session ${session}: seq ${p.seq} refused and the server holds only ${head} of our batches; pushing the session again`);
           st = await restart(ctx, st, head + 1);
-          meta = await metaFor(target);
+          meta = await wireMeta();
+          continue;
+        }
+        if (p.encoding) {
+          // A sealed body is bound to its seq and batch id: it is sealed again from the file at the new seq.
+          ctx.note?.(`session ${session}: seq ${p.seq} refused (${e.message}); sealing it again after the server's seq ${head}`);
+          st = { ...st, nextSeq: head + 1, pending: null };
+          await ctx.state.save(st);
+          if (p.body === undefined) await ctx.state.dropPendingBody(session, p.seq);
           continue;
         }
         ctx.note?.(`session ${session}: seq ${p.seq} refused (${e.message}); continuing after the server's seq ${head}`);
@@ -168,8 +192,19 @@ export async function pushSession(ctx: SyncContext, target: PushTarget): Promise
         await ctx.state.save(st);
         continue;
       }
+      if (mismatch && e2e) {
+        // Another machine made this session id first, under its own key: its meta stays. This batch is sealed under
+        // ours, so no one can open it; the same entries go again in the next seq, under the stored key.
+        await adoptStoredKey(ctx, e2e, session);
+        ctx.note?.(`session ${session}: another machine created it under another data key; batch ${p.seq} is sent again under that key`);
+        st = { ...st, nextSeq: p.seq + 1, pending: null, metaSent: true };
+        await ctx.state.save(st);
+        if (p.body === undefined) await ctx.state.dropPendingBody(session, p.seq);
+        meta = undefined;
+        continue;
+      }
       st = { ...st, pushedOffset: Math.max(st.pushedOffset, p.endOffset), nextSeq: p.seq + 1, pending: null, metaSent: true };
-      if (meta) st.projectKey = meta.projectKey;
+      if (meta && plainProjectKey !== undefined) st.projectKey = plainProjectKey;
       await ctx.state.save(st);
       if (p.body === undefined) await ctx.state.dropPendingBody(session, p.seq);
       meta = undefined;
@@ -196,7 +231,7 @@ export async function pushSession(ctx: SyncContext, target: PushTarget): Promise
       if (done && !st.metaSent && st.nextSeq === 1 && st.pending === null) {
         // Only a header so far (`sessync new` without --model): an empty first batch carries the meta, so the
         // session reaches the other machines now, not only after its first entry.
-        st = { ...st, pending: { seq: 1, batchId: randomUUID(), entryCount: 0, sha256: sha256Hex(''), endOffset: slice.end, body: '' } };
+        st = { ...st, pending: await sealIf(ctx, e2e, { seq: 1, batchId: randomUUID(), entryCount: 0, sha256: sha256Hex(''), endOffset: slice.end }, session, '') };
         await ctx.state.save(st);
         continue;
       }
@@ -205,11 +240,14 @@ export async function pushSession(ctx: SyncContext, target: PushTarget): Promise
       await ctx.state.save(st);
       continue;
     }
-    const body = slice.lines.join('\n') + '\n';
-    const pending: PendingBatch = { seq: st.nextSeq, batchId: randomUUID(), entryCount: slice.lines.length, sha256: sha256Hex(body), endOffset: slice.end };
+    const plain = slice.lines.join('\n') + '\n';
+    const pending: PendingBatch = await sealIf(ctx, e2e, { seq: st.nextSeq, batchId: randomUUID(), entryCount: slice.lines.length, sha256: '', endOffset: slice.end }, session, plain);
+    const body = pending.body!;
     // Body first, then the state naming it: a crash in between leaves an orphan body, never a pending without one.
-    if (body.length <= INLINE_BODY_CHARS) pending.body = body;
-    else await ctx.state.writePendingBody(session, pending.seq, body);
+    if (body.length > INLINE_BODY_CHARS) {
+      delete pending.body;
+      await ctx.state.writePendingBody(session, pending.seq, body);
+    }
     st = { ...st, pending };
     await ctx.state.save(st);
   }
@@ -221,6 +259,17 @@ export async function pushSession(ctx: SyncContext, target: PushTarget): Promise
     }
   }
   return result;
+}
+
+/**
+ * The pending batch with its body: sealed once here on an encrypted account (a resend after a crash sends these
+ * same bytes, so the server sees a retry, not another batch at that seq), else the JSONL as it is.
+ */
+async function sealIf(ctx: SyncContext, e2e: E2eKeys | null, p: PendingBatch, session: string, plain: string): Promise<PendingBatch> {
+  if (!e2e) return { ...p, sha256: sha256Hex(plain), body: plain };
+  const key = await sessionKey(ctx, e2e, session, { create: true });
+  const sealed = await sealedBody(e2e, key, { session, host: ctx.hostId, seq: p.seq, batchId: p.batchId, entryCount: p.entryCount }, plain);
+  return { ...p, sha256: sealed.sha256, body: sealed.body, encoding: 'aes-256-gcm' };
 }
 
 /** For callers that only need to know whether a push has anything to do (no request, no read of the file). */

@@ -2,6 +2,7 @@
 import { isSessyncError } from '../../shared/errors.js';
 import { ownValue } from '../../shared/own-keys.js';
 import type { SyncContext } from './sync-context.js';
+import { readMeta } from '../keys/sync-keys.js';
 
 /** Remote sessions' project keys, from a cache kept in state (session meta never changes once pushed). */
 export async function remoteProjectKeys(ctx: SyncContext, sessions: string[]): Promise<Map<string, string>> {
@@ -25,7 +26,7 @@ async function remoteMetaRows(ctx: SyncContext, sessions: string[]): Promise<Map
     let m = ownValue(cache, s); // a session may be called `constructor`
     if (!m?.projectKey) {
       try {
-        const meta = await ctx.api.sessionMeta(s);
+        const meta = await readMeta(ctx, s); // a sealed meta opened: its project key is the plaintext one
         // An older server answers a session whose meta has not landed yet with an empty key: unknown, asked again
         // next time, never cached (the meta of a session is fixed once it lands, an empty one is not).
         if (!meta.projectKey) continue;

@@ -2,6 +2,7 @@
 import type { ApiClient } from '../api-client.js';
 import type { Cursor, PullResponse, PushBatchRequest, PushBatchResponse } from '../../shared/wire.js';
 import type { SyncState } from './sync-state.js';
+import type { E2eKeys } from '../keys/sync-keys.js';
 
 export interface SyncProgress {
   /** Entries and bytes moved since the last call. */
@@ -21,6 +22,11 @@ export interface SyncContext {
   pushBatch?: (req: PushBatchRequest) => Promise<PushBatchResponse>;
   /** Asks for a pull page; set while a run pulls many sessions, so their pages share requests (pull-batcher.ts). */
   pull?: (session: string, cursor: Cursor) => Promise<PullResponse>;
+  /**
+   * The account's end-to-end keys, asked of the server on first use (null: a plaintext account). Throws when the
+   * account is encrypted and this machine's key is missing or wrong, before anything is written or sent.
+   */
+  e2e?: () => Promise<E2eKeys | null>;
   /** Notes for the user (skipped lines, migrations, conflicts): never dropped silently. */
   note?: (text: string) => void;
 }

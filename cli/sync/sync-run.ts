@@ -21,6 +21,7 @@ import { PullBatcher } from './pull-batcher.js';
 import { pullSession } from './pull.js';
 import { SyncState, serverKey, type BatchProblem } from './sync-state.js';
 import { applyTombstones, onPushGone, undelete, type DeletedNote } from './tombstones.js';
+import { e2eLoader } from '../keys/sync-keys.js';
 import type { SyncContext } from './sync-context.js';
 import type { Progress } from './progress.js';
 import { mkdirPrivate } from '../store/private-fs.js';
@@ -101,7 +102,7 @@ export async function openSync(env: NodeJS.ProcessEnv, o: { api?: ApiClient; not
   // Server and account from the client itself: a watcher's own client and a one-off sync share one state folder.
   const state = new SyncState(sessyncHome(env), serverKey(api.url, api.account));
   await mkdirPrivate(state.dir);
-  const ctx: SyncContext = { api, state, hostId: await state.hostId(o.note), sessionsRoot: sessionsRoot(env), env };
+  const ctx: SyncContext = { api, state, hostId: await state.hostId(o.note), sessionsRoot: sessionsRoot(env), env, e2e: e2eLoader(api, env) };
   if (o.note) ctx.note = o.note;
   return ctx;
 }
@@ -233,6 +234,9 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
     // the agent of a meta that names none, so its pull is tried there and its error reported, never dropped silently.
     const ops = planned.filter((x) => !dropped.has(x.session) && (!agentOf || byId.has(x.session) || (agentOf.get(x.session) ?? 'pi') === o.agent));
 
+    // An encrypted account's key is checked against the server's before the first byte is sent or written:
+    // missing, old or wrong, the run stops here with what to run.
+    if (ops.length > 0) await ctx.e2e?.();
     const outcomes = new Map<string, SessionOutcome>();
     const outcome = (s: string) => {
       let x = outcomes.get(s);
@@ -342,7 +346,7 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
 }
 
 /** Errors about the server or the login, not about one session: the whole run stops (and --watch backs off). */
-const ABORTS_RUN: ReadonlySet<string> = new Set(['unavailable', 'unauthorized', 'forbidden', 'wrong_server', 'internal']);
+const ABORTS_RUN: ReadonlySet<string> = new Set(['unavailable', 'unauthorized', 'forbidden', 'wrong_server', 'internal', 'key_mismatch', 'encryption_required']);
 
 const PUSH_PARALLEL = 8;
 /** Sessions pushed at once when their batches share requests: half of them fill a request while the other half's is sent. */

@@ -19,6 +19,8 @@ export interface PendingBatch {
   endOffset: number;
   /** A small body is kept in the state itself (one durable write instead of two); a large one in pending/. */
   body?: string;
+  /** Set when the body is sealed (an end-to-end encrypted account): resent as it is, never sealed again. */
+  encoding?: 'aes-256-gcm';
 }
 
 export interface SessionSyncState {

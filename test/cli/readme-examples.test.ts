@@ -1,6 +1,6 @@
 // Every command in the README's "Local sessions" and "Sync between machines" walkthroughs runs as written (ids mapped to real ones).
 import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI_BIN, REPO_ROOT, tempDir } from '../helpers/cli.js';
@@ -144,6 +144,8 @@ describe('README examples', () => {
           continue;
         }
         if (command.startsWith('npm start')) continue; // the server: started above on a free port
+        // "copy it to the desktop safely": the key file the laptop exported goes over.
+        if (command.includes('key import --file ~/')) copyFileSync(join(laptop.home, 'sessync-key.txt'), join(desktop.home, 'sessync-key.txt'));
         for (const m of who) {
           // A watcher runs until stopped: `timeout` stands in for Ctrl-C (exit 124 is the timeout's).
           const line = command.includes('--watch') ? `timeout -s INT 3 ${mapIds(command, ids)}; test $? -eq 0 -o $? -eq 124` : mapIds(command, ids);

@@ -136,7 +136,7 @@ if (!registry.ok && process.env.CI === 'true') {
       const desktop = join(t.dir, 'desktop');
       const { id } = await ok(['new'], laptop);
       await ok(['append', id], laptop, '{"type":"message","message":{"role":"user","content":"hello from the laptop"}}\n');
-      await ok(['login', first.url, '--token', first.token], laptop);
+      await ok(['login', first.url, '--token', first.token, '--no-encrypt'], laptop);
       expect(await ok(['push'], laptop)).toMatchObject({ pushedEntries: 1, failed: 0 });
 
       await ok(['login', first.url, '--token', first.token], desktop);

@@ -52,8 +52,8 @@ describe('tokens', () => {
   it('a revoked machine fails with a clear message, keeps its unpushed entries, and pushes them after logging in again', async () => {
     const laptop = new Machine(rig.root, 'laptop', { remote: REMOTE });
     const desktop = new Machine(rig.root, 'desktop', { remote: REMOTE });
-    await laptop.ok(['login', rig.server.url, '--token', rig.server.token, '--name', 'laptop', '--json']);
-    await desktop.ok(['login', rig.server.url, '--token', rig.server.token, '--name', 'desktop', '--json']);
+    await laptop.ok(['login', rig.server.url, '--token', rig.server.token, '--name', 'laptop', '--json', '--no-encrypt']);
+    await desktop.ok(['login', rig.server.url, '--token', rig.server.token, '--name', 'desktop', '--json', '--no-encrypt']);
     const id = await laptop.newSession();
     await laptop.say(id, 'pushed before the theft');
     await laptop.ok(['push', '--json']);
@@ -74,7 +74,7 @@ describe('tokens', () => {
     const file = laptop.fileOf(id);
     expect(entrySet(file).size).toBe(3);
 
-    await laptop.ok(['login', rig.server.url, '--token', rig.server.token, '--name', 'laptop', '--json']);
+    await laptop.ok(['login', rig.server.url, '--token', rig.server.token, '--name', 'laptop', '--json', '--no-encrypt']);
     expect(await laptop.ok(['push', '--json'])).toMatchObject({ pushedEntries: 2, failed: 0 });
     await desktop.ok(['pull', '--json']);
     expect(entrySet(desktop.fileOf(id))).toEqual(entrySet(file));

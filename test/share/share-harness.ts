@@ -20,7 +20,8 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function startHarness(): Promise<Harness> {
+/** A plaintext account unless `encrypt` (the first login would make the new account end-to-end encrypted). */
+export async function startHarness(o: { encrypt?: boolean } = {}): Promise<Harness> {
   const tmp = tempDir('sessync-share-');
   const root = realpathSync(tmp.dir);
   const home = join(root, 'home', 'ann');
@@ -35,7 +36,7 @@ export async function startHarness(): Promise<Harness> {
   };
   const cli = (args: string[], opts: { cwd?: string; env?: Record<string, string> } = {}) =>
     runCli(args, { cwd: opts.cwd ?? project, env: { ...env, ...opts.env } });
-  const login = await cli(['login', server.url, '--token', server.token]);
+  const login = await cli(['login', server.url, '--token', server.token, ...(o.encrypt ? [] : ['--no-encrypt'])]);
   if (login.code !== 0) throw new Error(`login failed: ${login.stderr}`);
   return {
     server,

@@ -181,8 +181,12 @@ export class Machine {
     return args.includes('--json') ? r.json() : r.stdout;
   }
 
-  login(server: TestServer): Promise<unknown> {
-    return this.ok(['login', server.url, '--token', server.token, '--json']);
+  /**
+   * Logs in. A first login to a new account would make it end-to-end encrypted; the sync tests that are not about
+   * encryption keep plaintext accounts (--no-encrypt), the encryption tests pass `{ encrypt: true }`.
+   */
+  login(server: TestServer, o: { encrypt?: boolean } = {}): Promise<any> {
+    return this.ok(['login', server.url, '--token', server.token, '--json', ...(o.encrypt ? [] : ['--no-encrypt'])]);
   }
 
   async newSession(): Promise<string> {

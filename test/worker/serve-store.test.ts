@@ -42,7 +42,7 @@ async function roundTrip(root: string, server: { url: string; token: string }, t
   mkdirSync(cwd, { recursive: true });
   const { id } = await laptop(['new']);
   await laptop(['append', id], JSON.stringify({ type: 'message', message: { role: 'user', content: text } }) + '\n');
-  await laptop(['login', server.url, '--token', server.token]);
+  await laptop(['login', server.url, '--token', server.token, '--no-encrypt']);
   expect(await laptop(['push'])).toMatchObject({ pushedEntries: 1, failed: 0 });
   await desktop(['login', server.url, '--token', server.token]);
   expect(await desktop(['pull'])).toMatchObject({ createdSessions: 1, pulledEntries: 1 });

@@ -1,0 +1,53 @@
+// Pulled batches of an encrypted account, opened and authenticated before any of them is merged.
+import { SessyncError } from '../../shared/errors.js';
+import { openBatchBytes } from '../../shared/sync-crypto.js';
+import type { PulledBatch } from '../../shared/wire.js';
+import type { BatchProblem } from '../sync/sync-state.js';
+import type { SyncContext } from '../sync/sync-context.js';
+import { sessionKey, type E2eKeys } from './sync-keys.js';
+
+/**
+ * Every batch of the page opened under the session key, bound to its own envelope: a batch flipped, swapped with
+ * another, replayed at another seq, or sealed under another key fails, and so does a plaintext batch (an encrypted
+ * account stores none). One failure refuses the whole page for the session, named by host and seq, before anything
+ * of it is written; the cursor does not move, so every run reports it again. Damaged objects pass through to the
+ * usual report. The opened batches come back as JSONL, marked authenticated (their sha-256 is of the ciphertext).
+ */
+/** A pulled batch, opened when it was sealed: `authenticated` stands for the sha-256 check, which GCM's tag supersedes. */
+export type OpenedBatch = PulledBatch & { authenticated?: true };
+
+export async function openPulled(ctx: SyncContext, e2e: E2eKeys, session: string, batches: readonly PulledBatch[]): Promise<OpenedBatch[]> {
+  if (batches.length === 0) return [];
+  const key = await sessionKey(ctx, e2e, session, { create: false });
+  const out: OpenedBatch[] = [];
+  const failed: BatchProblem[] = [];
+  for (const b of batches) {
+    if (b.damaged !== undefined) {
+      out.push(b);
+      continue;
+    }
+    const { host, seq, batchId, entryCount } = b.envelope;
+    if (b.envelope.encoding !== 'aes-256-gcm') {
+      failed.push({ host, seq, reason: 'a plaintext batch on an end-to-end encrypted account (not written by sessync)' });
+      continue;
+    }
+    let text: string | null;
+    try {
+      // Buffer.from skips what is not base64 instead of failing: the tag then fails, as for any altered byte.
+      text = await openBatchBytes(key, { account: e2e.account, session, host, seq, batchId, entryCount }, Buffer.from(b.body, 'base64'));
+    } catch {
+      text = null; // not even base64: as unauthenticated as a flipped byte
+    }
+    if (text === null) {
+      failed.push({ host, seq, reason: 'it fails authentication (altered, moved from another session, host or seq, or sealed under another key)' });
+      continue;
+    }
+    out.push({ envelope: { ...b.envelope, encoding: 'jsonl' }, body: text, authenticated: true });
+  }
+  if (failed.length > 0) {
+    const named = failed.slice(0, 3).map((f) => `batch ${f.seq} of host ${f.host}: ${f.reason}`).join('; ');
+    const more = failed.length > 3 ? `; and ${failed.length - 3} more` : '';
+    throw new SessyncError('corrupt', `session ${session}: refused, nothing of it written: ${named}${more}. The server's copy was tampered with, or a machine wrote it with another key`, { details: { problems: failed.slice(0, 100) } });
+  }
+  return out;
+}

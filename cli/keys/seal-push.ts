@@ -1,0 +1,25 @@
+// What a push sends on an encrypted account: the meta sealed (project key as its HMAC) and each batch body sealed to its envelope.
+import { createHash } from 'node:crypto';
+import { sealBatchBytes, sealMeta, sealProjectKey, type BatchBinding, type SessionKey } from '../../shared/sync-crypto.js';
+import type { SealedSessionMetaInput, SessionMetaInput } from '../../shared/wire.js';
+import type { E2eKeys } from './sync-keys.js';
+
+/** The plaintext meta sealed under the session key; the server sees only the project key's HMAC and the wrapped key. */
+export async function sealedMeta(e2e: E2eKeys, key: SessionKey, session: string, plain: SessionMetaInput): Promise<SealedSessionMetaInput> {
+  const agent = typeof plain.header.agent === 'string' ? plain.header.agent : undefined;
+  const ciphertext = await sealMeta(key, e2e.account, session, {
+    header: plain.header,
+    projectKey: plain.projectKey,
+    ...(plain.name !== undefined ? { name: plain.name } : {}),
+    ...(agent !== undefined ? { agent } : {}),
+  });
+  return { projectKey: await sealProjectKey(e2e.keys, plain.projectKey), sealed: { keyId: key.keyId, wrappedKey: key.wrappedKey, ciphertext } };
+}
+
+/** A batch body sealed for its envelope, and the sha-256 of what is sent (the server checks the stored body against it). */
+export async function sealedBody(e2e: E2eKeys, key: SessionKey, b: Omit<BatchBinding, 'account'>, body: string): Promise<{ body: string; sha256: string }> {
+  // Buffer's base64 is native: the pure-JS one of shared/ would cost more than the encryption itself.
+  const bytes = await sealBatchBytes(key, { ...b, account: e2e.account }, body);
+  const sealed = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
+  return { body: sealed, sha256: createHash('sha256').update(sealed, 'utf8').digest('hex') };
+}
