@@ -8,6 +8,7 @@ import { ChangesResponseSchema, PushBatchesResponseSchema, type PushBatchRequest
 import { FailingStore } from '../ops/failing-store.js';
 import { TEST_ADMIN_SECRET, TestClient, adminCreateAccount, appFetcher, makeBatch, metaFor, storeSnapshot } from './routes-helpers.js';
 import { tempDir } from '../helpers/cli.js';
+import { sha256Hex } from '../../worker/sha256.js';
 
 const cleanups: (() => void)[] = [];
 afterAll(async () => {
@@ -95,6 +96,24 @@ describe.each([
     expect(over.status).toBe(413);
     expect(over.json.error).toMatchObject({ code: 'too_large', details: { maxBatches: 2 } });
     expect(await storeSnapshot(store)).toEqual(before);
+  });
+});
+
+describe('POST /v1/batches on an end-to-end encrypted account', () => {
+  it('holds every item to the account\'s rules: plaintext batches and meta refused, a ciphertext batch stored', async () => {
+    const { client } = await rig(new MemoryStore());
+    expect((await client.call('PUT', '/v1/account/key', { keyId: 'k1', check: 'Y2hlY2s' })).status).toBe(200);
+    const plain = await makeBatch({ session: 'e1', host: 'h1', seq: 1, meta: metaFor('e1') });
+    const body = 'AAECAwQFBgcICQoLDA0ODxAREhM=';
+    const sealed: PushBatchRequest = {
+      envelope: { session: 'e2', host: 'h1', seq: 1, batchId: 'b-e2', entryCount: 1, sha256: await sha256Hex(body), encoding: 'aes-256-gcm' },
+      body,
+      meta: { projectKey: 'a'.repeat(64), sealed: { keyId: 'k1', wrappedKey: 'AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8gISIjJCUmJw==', ciphertext: 'AAECAwQFBgcICQoLDA0ODxAREhM=' } },
+    };
+    const results = PushBatchesResponseSchema.parse((await pushMany(client, [plain, sealed])).json).results;
+    expect(results[0]).toMatchObject({ ok: false, error: { code: 'encryption_required', retryable: false } });
+    expect(results[1]).toMatchObject({ ok: true, status: 'created', session: 'e2' });
+    expect(await heads(client)).toEqual({ 'e2/h1': 1 });
   });
 });
 
