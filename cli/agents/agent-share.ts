@@ -3,7 +3,7 @@ import type { CommandContext } from '../command.js';
 import { isSessyncError, SessyncError } from '../../shared/errors.js';
 import { sessionOf } from '../store/locate.js';
 import { realCwd } from '../store/paths.js';
-import { readSession } from '../store/session-reader.js';
+import { openSessionView } from '../store/session-file-index-open.js';
 import { resolveEntry } from '../store/resolve.js';
 import { chosenAgents, refreshMirror } from './agent-run.js';
 import { claudeShareSource, type ShareSource } from './claude-share.js';
@@ -15,10 +15,10 @@ export async function shareSourceFor(ctx: CommandContext, ref: string, at: strin
   if (agents.includes('pi')) {
     try {
       const { session } = await sessionOf(ctx, ref);
-      const s = await readSession(session.path);
+      const s = await openSessionView(session.path);
       if (s.problems.length) ctx.info(`note: ${s.problems.length} unreadable line(s) of ${s.path} are not part of the share (run \`sessync doctor\`)`);
-      const atId = at === undefined ? s.tree.leafId : resolveEntry(s.tree, at).id;
-      return { header: s.header, branch: atId === null ? [] : s.tree.branch(atId), atId };
+      const atId = at === undefined ? s.leafId : resolveEntry(s.tree(), at).id;
+      return { header: s.header, branch: atId === null ? [] : await s.branch(atId), atId };
     } catch (e) {
       if (!isSessyncError(e, 'not_found')) throw e;
       notFound = e;
