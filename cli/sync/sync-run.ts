@@ -90,6 +90,8 @@ export interface RunSummary {
   sessions: SessionOutcome[];
   /** Sessions deleted on the server that this machine has (kept, removed with --apply-deletes, or restored). */
   deleted: DeletedNote[];
+  /** Codex forks this run made: which session, from which, why, and whether this machine's own work moved into it. */
+  forks?: { fork: string; from: string; reason: string; mine: boolean }[];
 }
 
 /** Login, client, state, host id: what every network command needs. */
