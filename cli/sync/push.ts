@@ -144,7 +144,7 @@ export async function pushSession(ctx: SyncContext, target: PushTarget): Promise
       };
       let mismatch = false;
       try {
-        mismatch = (await ctx.api.pushBatch(req)).metaMismatch === true;
+        mismatch = (await (ctx.pushBatch ? ctx.pushBatch(req) : ctx.api.pushBatch(req))).metaMismatch === true;
       } catch (e) {
         if (isSessyncError(e, 'bad_input') && !e.retryable) {
           if (!rereadRefused) {

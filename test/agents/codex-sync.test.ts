@@ -6,7 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { codex } from '../../shared/agents/codex.js';
 import { LIMITS } from '../../shared/wire.js';
 import { useServer } from '../sync/helpers.js';
-import { codexPair, lines, msg, newId, startRollout } from './codex-rig.js';
+import { fsObjects, readable } from '../crypto/crypto-rig.js';
+import { CodexMachine, codexPair, lines, msg, newId, startRollout } from './codex-rig.js';
 
 describe('Codex rollouts through sync (real files, real sessync serve)', () => {
   const rig = useServer(undefined, 'sessync-codexsync-');
@@ -112,3 +113,25 @@ describe('Codex rollouts through sync (real files, real sessync serve)', () => {
     expect(readFileSync(pathA, 'utf8').startsWith(onB)).toBe(true);
   });
 });
+
+describe('Codex rollouts over an end-to-end encrypted account', () => {
+  const rig = useServer(undefined, 'sessync-codexenc-');
+
+  it('the rollout travels byte-exact, and no object the server stores holds its text', async () => {
+    const remote = 'git@github.com:Acme/codex-secret.git';
+    const a = new CodexMachine(rig.root, 'enc-a', { remote });
+    const b = new CodexMachine(rig.root, 'enc-b', { remote });
+    const login = await a.login(rig.server, { encrypt: true });
+    expect(login).toMatchObject({ encrypted: true });
+    await b.login(rig.server, { encrypt: true });
+    await b.ok(['key', 'import', '--json'], login.key);
+    const id = newId();
+    const secret = 'the codex prompt nobody else reads 7f3a';
+    const path = startRollout(a, id, msg(secret, '2026-01-01T00:00:01.000Z'));
+    await a.ok(['sync', '--json']);
+    expect(await b.ok(['sync', '--json'])).toMatchObject({ failed: 0, createdSessions: 1 });
+    expect(b.text(id)).toBe(readFileSync(path, 'utf8'));
+    expect(readable(fsObjects(rig.server.dataDir!), [secret, a.project])).toEqual([]);
+  });
+});
+
