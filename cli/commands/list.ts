@@ -5,13 +5,14 @@ import { locate, positionals } from '../store/locate.js';
 import { shortId } from '../format/short-id.js';
 import { shortTime } from '../format/describe-entry.js';
 import { sessionsRoot } from '../store/paths.js';
+import { piLayout } from '../store/pi-folders.js';
 import type { SessionSummary } from '../store/session-index.js';
 import { AGENT_OPTION, agentEnv, agentPaths, chosenAgents, projectScope, refreshMirror } from '../agents/agent-run.js';
 
 const command: Command = {
   summary: 'List sessions of this project (--all: of every project), newest entry first.',
   help: 'Sorted by the time of each session\'s newest entry (as pi does), so every machine lists the same order; the time shown is that entry\'s.',
-  usage: '[--all] [--agent pi|claude-code|all]',
+  usage: '[--all] [--agent pi|claude-code|codex|all]',
   options: { all: { type: 'boolean', default: false }, ...AGENT_OPTION },
   async run(ctx) {
     positionals(ctx, [], 'sessync list [--all]');
@@ -25,7 +26,7 @@ const command: Command = {
       const root = sessionsRoot(agentEnv(agent, ctx.env));
       // Rows name their agent when more than one agent's sessions are listed.
       const own = await agentPaths(agent, ctx.env);
-      for (const r of await listSessions({ root, realCwd: place.realCwd, all, skipped })) rows.push({ ...r, path: own(r.id, r.path), ...(agents.length > 1 ? { agent } : {}) });
+      for (const r of await listSessions({ root, realCwd: place.realCwd, all, skipped, ...piLayout(agentEnv(agent, ctx.env)) })) rows.push({ ...r, path: own(r.id, r.path), ...(agents.length > 1 ? { agent } : {}) });
     }
     // Each agent's rows come sorted, newest entry first; with several agents, they are sorted again together.
     if (agents.length > 1) rows.sort((a, b) => (Date.parse(b.lastEntryAt) || 0) - (Date.parse(a.lastEntryAt) || 0));

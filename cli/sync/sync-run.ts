@@ -10,12 +10,15 @@ import { withFileLock } from '../store/file-lock.js';
 import { realCwd as toRealCwd, sessionsRoot, sessyncHome } from '../store/paths.js';
 import { listSessions, type SessionSummary } from '../store/session-index.js';
 import { resolveSession } from '../store/resolve.js';
+import { piLayout } from '../store/pi-folders.js';
 import { idMatches } from '../format/short-id.js';
 import { projectKey } from './project-key.js';
 import { remoteAgents, remoteProjectKeys } from './remote-keys.js';
 import { droppedSessions } from './dropped.js';
 import { projectKeysHere } from './project-scope.js';
 import { pushSession } from './push.js';
+import { PushBatcher } from './push-batcher.js';
+import { PullBatcher } from './pull-batcher.js';
 import { pullSession } from './pull.js';
 import { SyncState, serverKey, type BatchProblem } from './sync-state.js';
 import { applyTombstones, onPushGone, undelete, type DeletedNote } from './tombstones.js';
@@ -88,6 +91,8 @@ export interface RunSummary {
   sessions: SessionOutcome[];
   /** Sessions deleted on the server that this machine has (kept, removed with --apply-deletes, or restored). */
   deleted: DeletedNote[];
+  /** Codex forks this run made: which session, from which, why, and whether this machine's own work moved into it. */
+  forks?: { fork: string; from: string; reason: string; mine: boolean }[];
 }
 
 /** Login, client, state, host id: what every network command needs. */
@@ -101,6 +106,7 @@ export async function openSync(env: NodeJS.ProcessEnv, o: { api?: ApiClient; not
   const state = new SyncState(sessyncHome(env), serverKey(api.url, api.account));
   await mkdirPrivate(state.dir);
   const ctx: SyncContext = { api, state, hostId: await state.hostId(o.note), sessionsRoot: sessionsRoot(env), env, e2e: e2eLoader(api, env) };
+  if (piLayout(env).flat) ctx.flat = true;
   if (o.note) ctx.note = o.note;
   return ctx;
 }
@@ -137,6 +143,7 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
   const before = ctx.api.requestCount;
   return withSyncLock(ctx, async () => {
     const root = ctx.sessionsRoot;
+    const layout = piLayout(ctx.env);
     const wantsPull = o.mode !== 'push';
     const wantsPush = o.mode !== 'pull';
     let locals: SessionSummary[];
@@ -154,7 +161,7 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
     if (o.ref !== undefined) {
       rc = await toRealCwd(o.cwd).catch(() => undefined);
       try {
-        locals = [await resolveSession(o.ref, { root, realCwd: rc ?? o.cwd, cwd: o.cwd })];
+        locals = [await resolveSession(o.ref, { root, realCwd: rc ?? o.cwd, cwd: o.cwd, ...layout })];
         only = new Set([locals[0]!.id]);
       } catch (e) {
         if (!isSessyncError(e, 'not_found') || !wantsPull) throw e;
@@ -167,14 +174,14 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
       }
       if (rc) cwdKey = await projectKey(rc);
     } else if (o.all) {
-      locals = await listSessions({ root, all: true, skipped: skippedFiles });
+      locals = await listSessions({ root, all: true, skipped: skippedFiles, ...layout });
       fetchRemoteOnly = true;
       // Sessions of the project at --cwd still land in this folder (matched by key), others under their own cwd.
       rc = await toRealCwd(o.cwd).catch(() => undefined);
       if (rc) cwdKey = await projectKey(rc);
     } else {
       rc = await toRealCwd(o.cwd);
-      locals = await listSessions({ root, realCwd: rc, skipped: skippedFiles });
+      locals = await listSessions({ root, realCwd: rc, skipped: skippedFiles, ...layout });
       cwdKey = await projectKey(rc);
       only = new Set(locals.map((l) => l.id));
     }
@@ -294,8 +301,28 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
     try {
       // Sessions are independent (own state file, own seqs): several at once hide request latency and fsyncs.
       // All pushes finish before any pull starts, so a pull never meets this machine's batch still in flight.
-      await inParallel(ops.filter((x) => x.kind === 'push'), PUSH_PARALLEL, runOp);
-      await inParallel(ops.filter((x) => x.kind !== 'push'), PULL_PARALLEL, runOp);
+      const pushes = ops.filter((x) => x.kind === 'push');
+      if (pushes.length > 1) {
+        // Many sessions at once, their batches gathered into shared requests: one session at a time is latency-bound.
+        const batcher = new PushBatcher(ctx.api, BATCHED_PUSH_PARALLEL / 2);
+        ctx.pushBatch = (req) => batcher.push(req);
+        try {
+          await inParallel(pushes, BATCHED_PUSH_PARALLEL, (op) => batcher.around(() => runOp(op)));
+        } finally {
+          delete ctx.pushBatch;
+        }
+      } else await inParallel(pushes, PUSH_PARALLEL, runOp);
+      const pulls = ops.filter((x) => x.kind !== 'push');
+      if (pulls.length > 1) {
+        // Many sessions at once, their pages gathered into shared requests, as for pushes.
+        const batcher = new PullBatcher(ctx.api, BATCHED_PULL_PARALLEL / 2);
+        ctx.pull = (session, cursor) => batcher.pull(session, cursor);
+        try {
+          await inParallel(pulls, BATCHED_PULL_PARALLEL, (op) => batcher.around(() => runOp(op)));
+        } finally {
+          delete ctx.pull;
+        }
+      } else await inParallel(pulls, PULL_PARALLEL, runOp);
     } finally {
       o.progress?.stop();
       if (mapDirty) await ctx.state.saveProjectMap(projectMap);
@@ -327,7 +354,11 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
 const ABORTS_RUN: ReadonlySet<string> = new Set(['unavailable', 'unauthorized', 'forbidden', 'wrong_server', 'internal', 'key_mismatch', 'encryption_required']);
 
 const PUSH_PARALLEL = 8;
+/** Sessions pushed at once when their batches share requests: half of them fill a request while the other half's is sent. */
+const BATCHED_PUSH_PARALLEL = 64;
 const PULL_PARALLEL = 4;
+/** Sessions pulled at once when their pages share requests: half fill a request while the other half's is answered. */
+const BATCHED_PULL_PARALLEL = 32;
 
 /** Runs fn over items with at most `limit` at once; the first error stops new starts and is rethrown. */
 async function inParallel<T>(items: readonly T[], limit: number, fn: (t: T) => Promise<void>): Promise<void> {
