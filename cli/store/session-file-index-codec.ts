@@ -43,8 +43,13 @@ export class EntryColumns {
   raw: Buffer | null = null;
   parentText = new Map<number, string>();
   tsText = new Map<number, string>();
-  /** Position by id, made when lookups by scanning would add up (a fresh build makes it from the start). */
-  byId: Map<string, number> | null = null;
+  /**
+   * Position by id: an open-addressing table over the hash column (position + 1 per slot, 0 empty), made when lookups
+   * by scanning would add up (a fresh build makes it from the start). Typed, not a Map: no string hashing or map
+   * entry per id, and it is rebuilt from the hash column without decoding a single id.
+   */
+  private slots: Int32Array | null = null;
+  private slotBits = 0;
   private scans = 0;
 
   constructor(capacity = 64) {
@@ -79,6 +84,7 @@ export class EntryColumns {
   /** A new row whose fields the caller sets (the decoder, which makes no strings). */
   reserve(): number {
     if (this.n === this.offset.length) this.grow();
+    this.slots = null; // its hash is set after this: the table is made again on the next lookup
     return this.n++;
   }
 
@@ -90,24 +96,52 @@ export class EntryColumns {
     this.line[i] = line;
     this.parent[i] = parent;
     this.kind[i] = kind;
-    const ms = Date.parse(timestamp);
+    let ms = canonicalIsoMs(timestamp);
+    if (Number.isNaN(ms)) {
+      ms = Date.parse(timestamp);
+      if (!(Number.isFinite(ms) && new Date(ms).toISOString() === timestamp)) this.tsText.set(i, timestamp);
+    }
     this.ms[i] = ms;
-    if (!(Number.isFinite(ms) && new Date(ms).toISOString() === timestamp)) this.tsText.set(i, timestamp);
     this.idHash[i] = hashId(id);
     this.ids[i] = id;
     this.idAt[i] = -1;
     if (parentText !== null) this.parentText.set(i, parentText);
-    this.byId?.set(id, i);
+    if (this.slots !== null) {
+      if (this.n * 2 > this.slots.length) this.indexIds();
+      else this.slot(i);
+    }
   }
 
-  /** The position of the entry with this id, or -1. A few lookups scan the hash column; more build the map once. */
+  /** Makes the id table now (sized for twice the entries, so probes stay short). */
+  indexIds(): void {
+    let bits = 7;
+    while (1 << bits < this.n * 4) bits++;
+    this.slotBits = bits;
+    this.slots = new Int32Array(1 << bits);
+    for (let i = 0; i < this.n; i++) this.slot(i);
+  }
+
+  private slot(i: number): void {
+    const slots = this.slots!;
+    const mask = slots.length - 1;
+    let k = Math.imul(this.idHash[i]!, 0x9e3779b1) >>> (32 - this.slotBits);
+    while (slots[k] !== 0) k = (k + 1) & mask;
+    slots[k] = i + 1;
+  }
+
+  /** The position of the entry with this id, or -1. A few lookups scan the hash column; more build the id table once. */
   find(id: string): number {
-    if (this.byId === null && this.scans++ >= 32) {
-      this.byId = new Map();
-      for (let i = 0; i < this.n; i++) this.byId.set(this.id(i), i);
-    }
-    if (this.byId !== null) return this.byId.get(id) ?? -1;
+    if (this.slots === null && this.scans++ >= 32) this.indexIds();
     const h = hashId(id);
+    const slots = this.slots;
+    if (slots !== null) {
+      const mask = slots.length - 1;
+      for (let k = Math.imul(h, 0x9e3779b1) >>> (32 - this.slotBits); slots[k] !== 0; k = (k + 1) & mask) {
+        const j = slots[k]! - 1;
+        if (this.idHash[j] === h && this.id(j) === id) return j;
+      }
+      return -1;
+    }
     for (let j = this.n - 1; j >= 0; j--) if (this.idHash[j] === h && this.id(j) === id) return j;
     return -1;
   }
@@ -134,10 +168,41 @@ export class EntryColumns {
   /** Drops entries from position n on (a file cut back to where it still agrees). */
   truncate(n: number): void {
     this.n = n;
-    this.byId = null;
+    this.slots = null;
     this.ids.length = Math.min(this.ids.length, n);
     for (const m of [this.parentText, this.tsText]) for (const k of [...m.keys()]) if (k >= n) m.delete(k);
   }
+}
+
+/** Digits of `s` from `at` to `at + n` as a number, or -1 when one is not a digit. */
+function digits(s: string, at: number, n: number): number {
+  let v = 0;
+  for (let k = at; k < at + n; k++) {
+    const d = s.charCodeAt(k) - 48;
+    if (d < 0 || d > 9) return -1;
+    v = v * 10 + d;
+  }
+  return v;
+}
+
+const DAYS = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/**
+ * The time of a timestamp written exactly as toISOString writes it (YYYY-MM-DDTHH:MM:SS.mmmZ, years 1000-9999), read
+ * from its digits; NaN for any other text (the caller then asks Date.parse). Spares a Date and a string per entry.
+ */
+export function canonicalIsoMs(t: string): number {
+  if (t.length !== 24 || t.charCodeAt(4) !== 45 || t.charCodeAt(7) !== 45 || t.charCodeAt(10) !== 84 || t.charCodeAt(13) !== 58 || t.charCodeAt(16) !== 58 || t.charCodeAt(19) !== 46 || t.charCodeAt(23) !== 90) return NaN;
+  const y = digits(t, 0, 4);
+  const mo = digits(t, 5, 2);
+  const d = digits(t, 8, 2);
+  const h = digits(t, 11, 2);
+  const mi = digits(t, 14, 2);
+  const sec = digits(t, 17, 2);
+  const ms = digits(t, 20, 3);
+  if (y < 1000 || mo < 1 || mo > 12 || d < 1 || d > DAYS[mo - 1]! || h < 0 || h > 23 || mi < 0 || mi > 59 || sec < 0 || sec > 59 || ms < 0) return NaN;
+  if (mo === 2 && d === 29 && !(y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0))) return NaN;
+  return Date.UTC(y, mo - 1, d, h, mi, sec, ms);
 }
 
 /** FNV-1a over the UTF-16 code units: finds a repeated id among a million without making their strings. */

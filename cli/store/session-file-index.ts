@@ -204,7 +204,7 @@ function indexLines(s: IndexState, fd: number, to: number): void {
   s.recent = [];
   recentBytes = 0;
   recentFrom = s.entries.n;
-  if (s.entries.n === 0) s.entries.byId ??= new Map(); // a fresh build looks up every parent: keep the map from the start
+  if (s.entries.n === 0) s.entries.indexIds(); // a fresh build looks up every id and parent: keep the table from the start
   const buf = Buffer.allocUnsafe(READ_BYTES);
   // Pieces of a line longer than what is left of a read: copied (buf is reused), joined once when it ends.
   let carry: Buffer[] = [];
