@@ -243,6 +243,10 @@ export interface IndexState {
 /** The longest id, parent id or timestamp the format stores; a file with a longer one is read whole. */
 export const MAX_FIELD_BYTES = 0xfff0;
 
+/** Scratch for one little-endian double (as the reader's readDoubleLE expects), whatever the platform's order. */
+const F64_BYTES = new Uint8Array(8);
+const F64 = new DataView(F64_BYTES.buffer);
+
 /** A growable byte buffer for encoding. */
 class Out {
   buf = Buffer.allocUnsafe(1 << 16);
@@ -257,17 +261,25 @@ class Out {
     this.room(1);
     this.buf[this.n++] = v;
   }
+  // Byte stores rather than Buffer's write*LE (range checks per call): an index write covers every entry.
   u32(v: number): void {
     this.room(4);
-    this.n = this.buf.writeUInt32LE(v, this.n);
+    const b = this.buf;
+    const n = this.n;
+    b[n] = v;
+    b[n + 1] = v >>> 8;
+    b[n + 2] = v >>> 16;
+    b[n + 3] = v >>> 24;
+    this.n = n + 4;
   }
   i32(v: number): void {
-    this.room(4);
-    this.n = this.buf.writeInt32LE(v, this.n);
+    this.u32(v >>> 0);
   }
   f64(v: number): void {
     this.room(8);
-    this.n = this.buf.writeDoubleLE(v, this.n);
+    F64.setFloat64(0, v, true);
+    this.buf.set(F64_BYTES, this.n);
+    this.n += 8;
   }
   bytes(b: Buffer): void {
     this.room(b.length);
