@@ -141,7 +141,11 @@ function open(path: string, s: IndexState): Opened | null {
 function readEntries(path: string, o: Opened, at: readonly number[], recent: (unknown | undefined)[] | undefined): SessionEntry[] {
   const c = o.c;
   const out: SessionEntry[] = new Array(at.length);
-  const order = at.map((_, k) => k).sort((a, b) => c.offset[at[a]!]! - c.offset[at[b]!]!);
+  const order = at.map((_, k) => k);
+  // A branch is mostly stored in file order: sort only when it is not.
+  let sorted = true;
+  for (let k = 1; k < at.length && sorted; k++) sorted = c.offset[at[k - 1]!]! <= c.offset[at[k]!]!;
+  if (!sorted) order.sort((a, b) => c.offset[at[a]!]! - c.offset[at[b]!]!);
   const fd = openSync(path, 'r');
   try {
     for (let k = 0; k < order.length; ) {
@@ -206,7 +210,8 @@ function indexedContext(read: (at: readonly number[]) => SessionEntry[], c: Entr
   }
   let kept = -1;
   let from = 0;
-  const need = new Set<number>();
+  // Marks, not a Set and a sort: a session never compacted puts every message in context.
+  const need = new Uint8Array(path.length);
   if (comp >= 0) {
     const first = read([path[comp]!])[0]!.firstKeptEntryId;
     // Ids are unique here (a repeated one is read whole), so searching back from the compaction finds the same
@@ -219,19 +224,24 @@ function indexedContext(read: (at: readonly number[]) => SessionEntry[], c: Entr
       }
     }
     from = kept >= 0 ? kept : comp;
-    need.add(comp);
+    need[comp] = 1;
   }
-  if (think >= 0) need.add(think);
-  if (model >= 0) need.add(model);
-  for (let i = from; i < path.length; i++) if (IN_CONTEXT.has(c.kind[path[i]!]!)) need.add(i);
-  const at = [...need].sort((a, b) => a - b);
-  const full = read(at.map((i) => path[i]!));
-  const byPos = new Map(at.map((i, k) => [i, full[k]!]));
-  if (kept >= 0 && !byPos.has(kept)) {
-    const e = path[kept]!;
-    byPos.set(kept, { type: '', id: c.id(e), parentId: c.parentId(e), timestamp: c.timestamp(e) }); // matched by id only
+  if (think >= 0) need[think] = 1;
+  if (model >= 0) need[model] = 1;
+  for (let i = from; i < path.length; i++) if (IN_CONTEXT.has(c.kind[path[i]!]!)) need[i] = 1;
+  const at: number[] = [];
+  for (let i = 0; i < path.length; i++) if (need[i] === 1 || i === kept) at.push(i);
+  const read1 = at.filter((i) => need[i] === 1);
+  const full = read(read1.map((i) => path[i]!));
+  const trimmed: SessionEntry[] = new Array(at.length);
+  for (let k = 0, r = 0; k < at.length; k++) {
+    const i = at[k]!;
+    if (need[i] === 1) trimmed[k] = full[r++]!;
+    else {
+      const e = path[i]!;
+      trimmed[k] = { type: '', id: c.id(e), parentId: c.parentId(e), timestamp: c.timestamp(e) }; // the kept entry, matched by id only
+    }
   }
-  const trimmed = [...byPos.keys()].sort((a, b) => a - b).map((i) => byPos.get(i)!);
   return contextOfBranch(trimmed, header);
 }
 
