@@ -1,6 +1,9 @@
-// CLI local store speed: list over 10,000 sessions vs reading them whole; append cost per entry at 1,000 vs 100,000 entries; startup.
+// CLI local store speed: list over 10,000 sessions vs reading them whole and over a 3,000-session / 5 GB store; append cost at 1,000 vs 100,000 entries; startup.
 import { spawnSync } from 'node:child_process';
 import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, writeSync } from 'node:fs';
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import { syncBuiltinESMExports } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -113,6 +116,91 @@ async function listBench(dir: string): Promise<BenchRow[]> {
   ];
 }
 
+/** The heavy store of the goal: 3,000 sessions, 5 GB (SESSYNC_BENCH_LIST_GB sets the size, so a CI-like run can take less). */
+const BIG_SESSIONS = 3_000;
+const BIG_BYTES = (Number(process.env.SESSYNC_BENCH_LIST_GB) || 5) * 1024 ** 3;
+
+/**
+ * Runs fn while counting the bytes node:fs hands back to its reads (sync and promise ones), to show what a cold list
+ * reads per file. Counted at node:fs rather than /proc/self/io: the module loader's thread reads in the same process.
+ */
+async function countingReads<T>(fn: () => Promise<T>): Promise<{ value: T; bytes: number }> {
+  let bytes = 0;
+  const size = (r: unknown) => (typeof r === 'number' ? r : typeof r === 'string' ? Buffer.byteLength(r) : Buffer.isBuffer(r) ? r.length : 0);
+  const saved: [Record<string, unknown>, string, unknown][] = [];
+  for (const [mod, name] of [[fs, 'readSync'], [fs, 'readFileSync'], [fsp, 'readFile']] as const) {
+    const m = mod as unknown as Record<string, (...a: unknown[]) => unknown>;
+    const orig = m[name]!;
+    saved.push([m, name, orig]);
+    m[name] = function (this: unknown, ...a: unknown[]) {
+      const r = orig.apply(this, a);
+      if (r instanceof Promise) return r.then((v) => ((bytes += size(v)), v));
+      bytes += size(r);
+      return r;
+    };
+  }
+  syncBuiltinESMExports();
+  try {
+    return { value: await fn(), bytes };
+  } finally {
+    for (const [m, name, orig] of saved) m[name] = orig;
+    syncBuiltinESMExports();
+  }
+}
+
+/** One session body of about `bytes`, ending in an assistant reply (where a pi turn ends), written into every file after its own header. */
+function sessionBody(bytes: number, t0: number): Buffer {
+  let text = '';
+  let parent: string | null = null;
+  for (let i = 0; text.length < bytes || i % 3 !== 2; i++) {
+    const e = entry(parent, i, t0 + i);
+    parent = e.id;
+    text += serializeLine(e) + '\n';
+  }
+  return Buffer.from(text);
+}
+
+async function bigListBench(dir: string): Promise<BenchRow[]> {
+  process.env.SESSYNC_HOME = join(dir, 'home');
+  const root = join(dir, 'home', 'sessions');
+  const cwd = '/bench/big-project';
+  const pdir = projectDir(root, cwd);
+  mkdirSync(pdir, { recursive: true });
+  const t0 = Date.UTC(2026, 0, 1);
+  const body = sessionBody(BIG_BYTES / BIG_SESSIONS, t0);
+  let total = 0;
+  for (let i = 0; i < BIG_SESSIONS; i++) {
+    const ts = new Date(t0 + i * 1000).toISOString();
+    const fd = openSync(join(pdir, sessionFileName(ts, newId())), 'w');
+    total += writeSync(fd, serializeLine({ type: 'session', version: CURRENT_VERSION, id: newId(), timestamp: ts, cwd }) + '\n');
+    total += writeSync(fd, body);
+    closeSync(fd);
+  }
+  spawnSync('sync');
+  const c = now();
+  const first = await listSessions({ root, realCwd: cwd });
+  const coldMs = now() - c;
+  // A second cold list (summary cache removed), counting its reads: the counting itself would slow the timed one.
+  rmSync(join(dir, 'home', 'cache', 'list'), { recursive: true, force: true });
+  const counted = await countingReads(() => listSessions({ root, realCwd: cwd }));
+  const perFile = counted.bytes / BIG_SESSIONS;
+  if (counted.value.length !== BIG_SESSIONS) throw new Error('second cold list: wrong session count');
+  if (first.length !== BIG_SESSIONS) throw new Error(`list found ${first.length} of ${BIG_SESSIONS}`);
+  const warm: number[] = [];
+  for (let r = 0; r < 3; r++) {
+    const t = now();
+    await listSessions({ root, realCwd: cwd });
+    warm.push(now() - t);
+  }
+  const w = median(warm);
+  const note = `${BIG_SESSIONS.toLocaleString('en')} files, ${(total / 1024 ** 3).toFixed(1)} GB`;
+  return [
+    { name: `list, cold (no summary cache), ${note}`, value: fmt(coldMs), goal: '<= 300 ms', pass: coldMs <= 300 },
+    { name: `list, cold: bytes read per file (counted at node:fs)`, value: `${perFile.toFixed(1)} B`, goal: '<= 4,096 B', pass: perFile <= 4096 },
+    { name: `list, warm (summary cache), ${note}, median of 3`, value: fmt(w), goal: '<= 50 ms', pass: w <= 50 },
+  ];
+}
+
 async function appendBench(dir: string): Promise<BenchRow[]> {
   mkdirSync(dir, { recursive: true });
   process.env.SESSYNC_HOME = join(dir, 'home');
@@ -170,7 +258,9 @@ const bench: Bench = {
     const dir = mkdtempSync(join(tmpdir(), 'sessync-cli-bench-'));
     const saved = process.env.SESSYNC_HOME;
     try {
-      return [...(await listBench(join(dir, 'list'))), ...(await appendBench(join(dir, 'append'))), ...startupBench()];
+      const list = await listBench(join(dir, 'list'));
+      rmSync(join(dir, 'list'), { recursive: true, force: true }); // room for the 5 GB store
+      return [...list, ...(await bigListBench(join(dir, 'big-list'))), ...(await appendBench(join(dir, 'append'))), ...startupBench()];
     } finally {
       if (saved === undefined) delete process.env.SESSYNC_HOME;
       else process.env.SESSYNC_HOME = saved;

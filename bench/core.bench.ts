@@ -1,6 +1,6 @@
 // Session-log core speed: open + tree + branch + context of a generated 100 MB session vs bare JSON.parse, memory, deep chains.
 import { spawnSync } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -48,7 +48,11 @@ function text(r: () => number, words: number): string {
   return out;
 }
 
-export function generate(path: string): { bytes: number; entries: number } {
+/**
+ * `compactEvery` > 0 adds a compaction after every so many entries, keeping the last few turns (pi compacts when the
+ * context nears the model's window, so a long session is mostly compacted history).
+ */
+export function generate(path: string, target = TARGET_BYTES, compactEvery = 0): { bytes: number; entries: number } {
   const r = rng(42);
   const fd = openSync(path, 'w');
   const start = Date.UTC(2026, 0, 1);
@@ -73,9 +77,16 @@ export function generate(path: string): { bytes: number; entries: number } {
   add({ type: 'model_change', provider: 'anthropic', modelId: 'claude-sonnet-4-5' });
   add({ type: 'thinking_level_change', thinkingLevel: 'medium' });
   let turn = 0;
-  while (bytes + buf.length < TARGET_BYTES) {
+  const userIds: string[] = [];
+  let sinceCompaction = 0;
+  while (bytes + buf.length < target) {
     const ts = start + count * 1000;
-    add({ type: 'message', message: { role: 'user', content: [{ type: 'text', text: text(r, 10 + Math.floor(r() * 60)) }], timestamp: ts } });
+    if (compactEvery > 0 && sinceCompaction >= compactEvery) {
+      add({ type: 'compaction', summary: text(r, 300), firstKeptEntryId: userIds[userIds.length - 3]!, tokensBefore: 180_000 });
+      sinceCompaction = 0;
+    }
+    const before = count;
+    userIds.push(add({ type: 'message', message: { role: 'user', content: [{ type: 'text', text: text(r, 10 + Math.floor(r() * 60)) }], timestamp: ts } }));
     for (let k = 0; k < 3; k++) {
       const callId = `toolu_${turn}_${k}`;
       add({
@@ -101,6 +112,7 @@ export function generate(path: string): { bytes: number; entries: number } {
       });
     }
     turn++;
+    sinceCompaction += count - before;
   }
   bytes += writeSync(fd, buf);
   closeSync(fd);
@@ -120,7 +132,45 @@ interface ChildResult {
 
 /** The file in 1 MiB chunks read synchronously (one reused buffer): the open path a CLI uses. */
 
+/** Every line of the file through JSON.parse, read in 1 MiB chunks, nothing kept: the bare cost of parsing a file too large for one string. */
+function parseAllLines(path: string): number {
+  const fd = openSync(path, 'r');
+  const buf = Buffer.allocUnsafe(1 << 20);
+  let carry = '';
+  let lines = 0;
+  try {
+    for (let n = readSync(fd, buf, 0, buf.length, null); n > 0; n = readSync(fd, buf, 0, buf.length, null)) {
+      const text = carry + buf.toString('utf8', 0, n);
+      let from = 0;
+      for (let nl = text.indexOf('\n'); nl >= 0; nl = text.indexOf('\n', from)) {
+        if (nl > from) {
+          JSON.parse(text.slice(from, nl));
+          lines++;
+        }
+        from = nl + 1;
+      }
+      carry = text.slice(from);
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return lines;
+}
+
+/** `sessync resume` of the file, in-process (index and caches under the SESSYNC_HOME the parent set). */
+async function resumeChild(path: string): Promise<ChildResult> {
+  const { resumeSession } = await import('../cli/store/resume-session.js');
+  const rss0 = process.memoryUsage().rss;
+  const c0 = process.cpuUsage();
+  const t0 = performance.now();
+  const r = await resumeSession(path);
+  const ms = performance.now() - t0;
+  const cpuMs = cpuSince(c0);
+  return { ms, cpuMs, peakDelta: process.resourceUsage().maxRSS * 1024 - rss0, entries: 0, messages: r.info.messageCount };
+}
+
 async function child(mode: string, path: string): Promise<ChildResult> {
+  if (mode === 'resume') return resumeChild(path);
   const rss0 = process.memoryUsage().rss;
   let keep: unknown;
   let entries = 0;
@@ -128,7 +178,14 @@ async function child(mode: string, path: string): Promise<ChildResult> {
   let ms: number;
   let cpuMs: number;
   let c0: NodeJS.CpuUsage;
-  if (mode === 'baseline') {
+  if (mode === 'lines') {
+    c0 = process.cpuUsage();
+    const t0 = performance.now();
+    entries = parseAllLines(path) - 1;
+    ms = performance.now() - t0;
+    cpuMs = cpuSince(c0);
+    keep = entries;
+  } else if (mode === 'baseline') {
     const text = readFileSync(path, 'utf8');
     c0 = process.cpuUsage();
     const t0 = performance.now();
@@ -160,10 +217,10 @@ function cpuSince(c0: NodeJS.CpuUsage): number {
   return (d.user + d.system) / 1000;
 }
 
-function runChild(mode: string, path: string): ChildResult {
+function runChild(mode: string, path: string, home?: string): ChildResult {
   const r = spawnSync(process.execPath, ['--import', 'tsx', THIS_FILE], {
     cwd: fileURLToPath(new URL('..', import.meta.url)), // where `--import tsx` resolves
-    env: { ...process.env, CORE_BENCH_CHILD: mode, CORE_BENCH_FILE: path },
+    env: { ...process.env, CORE_BENCH_CHILD: mode, CORE_BENCH_FILE: path, ...(home ? { SESSYNC_HOME: home } : {}) },
     encoding: 'utf8',
     maxBuffer: 1 << 20,
   });
@@ -222,6 +279,53 @@ function chainRows(): BenchRow[] {
   ];
 }
 
+/** Size of the resume session: 1 GB, or SESSYNC_BENCH_RESUME_MB (a CI-like run may take less; the README gives the 1 GB figure). */
+const RESUME_BYTES = (Number(process.env.SESSYNC_BENCH_RESUME_MB) || 1024) * 1024 * 1024;
+const RESUME_ROUNDS = 3;
+/** pi compacts near the model's window; a turn here is ~7 entries of ~1.4 KB, so this is a compaction every ~3 MB. */
+const COMPACT_EVERY = 2000;
+
+/** First open (no index: it is built) and indexed resume of a compacted session, against parsing every line. */
+function resumeRows(dir: string, firstOpen100: ChildResult[], base100: number): BenchRow[] {
+  const path = join(dir, 'resume.jsonl');
+  const gen = generate(path, RESUME_BYTES, COMPACT_EVERY);
+  const size = statSync(path).size;
+  const home = join(dir, 'home');
+  const first = runChild('resume', path, home); // builds the index (and the append cache)
+  const lines: ChildResult[] = [];
+  const resumed: ChildResult[] = [];
+  for (let i = 0; i < RESUME_ROUNDS; i++) {
+    lines.push(runChild('lines', path));
+    resumed.push(runChild('resume', path, home));
+  }
+  const l = Math.min(...lines.map((r) => r.ms));
+  const r = Math.min(...resumed.map((x) => x.ms));
+  const mem = median(resumed.map((x) => x.peakDelta));
+  const f = Math.min(...firstOpen100.map((x) => x.ms));
+  const idx = statSync(join(home, 'cache', 'index', readdirSync(join(home, 'cache', 'index')).find((n) => n.endsWith('.idx'))!)).size;
+  return [
+    { name: `resume session: ${mb(size)}, ${gen.entries.toLocaleString('en')} entries, a compaction every ${COMPACT_EVERY.toLocaleString('en')}, ${resumed[0]!.messages.toLocaleString('en')} context messages; index ${mb(idx)}`, value: '' },
+    {
+      name: `first open, no index yet (\`resume\`: index built + context), 100 MB, best of ${ROUNDS}`,
+      value: msStr(f),
+      baseline: `${msStr(base100)} split+JSON.parse`,
+      ratio: f / base100,
+      goal: '<= 1.2x',
+      pass: f / base100 <= 1.2,
+    },
+    { name: `first open, no index yet, ${mb(size)} (reference)`, value: msStr(first.ms), baseline: `${msStr(l)} JSON.parse of every line`, ratio: first.ms / l },
+    {
+      name: `resume, indexed (\`resume\` in a fresh process), ${mb(size)}, best of ${RESUME_ROUNDS}`,
+      value: msStr(r),
+      baseline: `${msStr(l)} JSON.parse of every line`,
+      ratio: r / l,
+      goal: '<= 0.2x',
+      pass: r / l <= 0.2,
+    },
+    { name: `resume, indexed: peak memory (of file size)`, value: mb(mem), baseline: mb(size), ratio: mem / size, goal: '<= 0.25x', pass: mem / size <= 0.25 },
+  ];
+}
+
 const bench: Bench = {
   title: 'Session-log core (shared/)',
   async run() {
@@ -233,10 +337,12 @@ const bench: Bench = {
       const base: ChildResult[] = [];
       const stream: ChildResult[] = [];
       const whole: ChildResult[] = [];
+      const firstOpen: ChildResult[] = [];
       for (let i = 0; i < ROUNDS; i++) {
         base.push(runChild('baseline', path));
         stream.push(runChild('stream', path));
         whole.push(runChild('text', path));
+        firstOpen.push(runChild('resume', path, join(dir, `home-first-${i}`))); // a fresh home each time: no index yet
       }
       const b = Math.min(...base.map((r) => r.ms));
       const s = Math.min(...stream.map((r) => r.ms));
@@ -267,6 +373,7 @@ const bench: Bench = {
         { name: 'peak memory, readFile open (of file size; reference)', value: mb(wMem), baseline: mb(size), ratio: wMem / size },
         { name: 'peak memory, bare readFile+split+JSON.parse (reference)', value: mb(bMem), baseline: mb(size), ratio: bMem / size },
         ...chainRows(),
+        ...resumeRows(dir, firstOpen, b),
       ];
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Bench, BenchRow } from './run.js';
-import { startServe } from './sync.bench.js';
+import { startServe } from './serve-process.js';
 import { ApiClient } from '../cli/api-client.js';
 import { runSync } from '../cli/sync/sync-run.js';
 import { projectDir, sessionFileName } from '../cli/store/paths.js';

@@ -19,9 +19,10 @@ export interface Bench {
 }
 
 // The agents' own folders point nowhere unless a bench gives one (as in the tests): sync commands work on pi's and
-// Claude Code's folders when they exist, and a bench must never read or write those of whoever runs it.
+// Claude Code's and Codex's folders when they exist, and a bench must never read or write those of whoever runs it.
 process.env.PI_CODING_AGENT_DIR = '/nonexistent/sessync-bench-no-pi';
 process.env.CLAUDE_CONFIG_DIR = '/nonexistent/sessync-bench-no-claude';
+process.env.CODEX_HOME = '/nonexistent/sessync-bench-no-codex';
 
 const dir = fileURLToPath(new URL('.', import.meta.url));
 const only = process.argv.slice(2);

@@ -1,4 +1,5 @@
-// Sync service speed against the local server (HTTP, file-system store): push/pull throughput and requests per no-op sync.
+// Sync service speed: push/pull throughput over HTTP and requests per no-op sync (local server, file-system store), and
+// the server's CPU per push request measured in-process around the app's fetch (file-system and memory stores).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,6 +10,9 @@ import { FsStore } from '../worker/store/fs-store.js';
 import { keys } from '../shared/keys.js';
 import type { PushBatchRequest } from '../shared/wire.js';
 import { sha256Hex } from '../worker/sha256.js';
+import { createApp } from '../worker/app.js';
+import { MemoryStore } from '../worker/store/memory-store.js';
+import type { BlobStore } from '../worker/store/blob-store.js';
 
 const ENTRIES_PER_BATCH = 200;
 const BATCHES_PER_CLIENT = 25;
@@ -108,6 +112,77 @@ async function noopSync(url: string, token: string): Promise<BenchRow> {
   return { name: `requests for a no-op sync of ${SESSIONS_FOR_NOOP} sessions`, value: String(requests), baseline: `${SESSIONS_FOR_NOOP} (one per session)`, ratio: requests / SESSIONS_FOR_NOOP, goal: '<= 2', pass: requests <= 2 };
 }
 
+
+/** CPU per push request: on Workers the free plan allows 10 ms per request, the paid plans 30 s by default. */
+const CPU_SAMPLES = Number(process.env.SESSYNC_BENCH_CPU_SAMPLES) || 60;
+const CPU_WARMUP = 10;
+const CPU_ADMIN = 'bench-admin-secret-Q7vB2xLn9WkE4tZr';
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+/** A 1,000-entry batch of about 1 MB (entries of about 1 KiB, as real messages are). */
+async function megabyteBatch(session: string, seq: number): Promise<PushBatchRequest> {
+  const lines = Array.from({ length: 1000 }, (_, i) => JSON.stringify({
+    type: 'message',
+    id: `cpu-${seq}-${i}`,
+    parentId: i === 0 ? null : `cpu-${seq}-${i - 1}`,
+    timestamp: new Date(Date.UTC(2026, 0, 1, 0, 0, seq, i)).toISOString(),
+    message: { role: i % 2 ? 'assistant' : 'user', content: [{ type: 'text', text: `message ${i} of batch ${seq}: `.padEnd(900, 'lorem ipsum dolor sit amet ') }] },
+  }));
+  const body = lines.join('\n') + '\n';
+  return { envelope: { session, host: 'cpu', seq, batchId: `cpu-${seq}`, entryCount: 1000, sha256: await sha256Hex(body), encoding: 'jsonl' }, body };
+}
+
+/** A ciphertext batch of the same size: base64 of random bytes, as an encrypted account's client sends. */
+async function cipherBatch(session: string, seq: number): Promise<PushBatchRequest> {
+  const raw = new Uint8Array(768 * 1024);
+  for (let i = 0; i < raw.length; i += 65536) crypto.getRandomValues(raw.subarray(i, i + 65536));
+  const body = Buffer.from(raw).toString('base64');
+  return { envelope: { session, host: 'cpu', seq, batchId: `cpu-${seq}`, entryCount: 1000, sha256: await sha256Hex(body), encoding: 'aes-256-gcm' }, body };
+}
+
+/** Process CPU (user + system, all threads) of each push request, one at a time through the app's fetch. */
+async function cpuPerPush(store: BlobStore, make: (session: string, seq: number) => Promise<PushBatchRequest>): Promise<number[]> {
+  const app = createApp({ store, adminSecret: CPU_ADMIN });
+  const created = await app.fetch(new Request('http://bench/v1/admin/accounts', { method: 'POST', headers: { authorization: `Bearer ${CPU_ADMIN}`, 'content-type': 'application/json' }, body: '{}' }));
+  const { token } = (await created.json()) as { token: string };
+  const samples: number[] = [];
+  for (let seq = 1; seq <= CPU_WARMUP + CPU_SAMPLES; seq++) {
+    const text = JSON.stringify(await make('cpu-session', seq));
+    const req = new Request('http://bench/v1/sessions/cpu-session/batches', { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: text });
+    const before = process.cpuUsage();
+    const res = await app.fetch(req);
+    await res.text();
+    const used = process.cpuUsage(before);
+    if (res.status !== 201) throw new Error(`push answered ${res.status}`);
+    if (seq > CPU_WARMUP) samples.push((used.user + used.system) / 1000);
+  }
+  return samples.sort((a, b) => a - b);
+}
+
+async function cpuRows(): Promise<BenchRow[]> {
+  const rows: BenchRow[] = [];
+  const dir = mkdtempSync(join(tmpdir(), 'sessync-bench-cpu-'));
+  try {
+    const cases: [string, () => Promise<BlobStore>, typeof megabyteBatch, number][] = [
+      ['1 MB / 1,000-entry batch, file-system store', async () => new FsStore(join(dir, 'a')), megabyteBatch, 10],
+      ['1 MB / 1,000-entry batch, memory store', async () => new MemoryStore(), megabyteBatch, 10],
+      ['1 MB ciphertext batch, file-system store', async () => new FsStore(join(dir, 'b')), cipherBatch, 2],
+      ['1 MB ciphertext batch, memory store', async () => new MemoryStore(), cipherBatch, 2],
+    ];
+    for (const [name, open, make, goal] of cases) {
+      const t = await cpuPerPush(await open(), make);
+      const p50 = percentile(t, 50);
+      rows.push({ name: `server CPU per push request: ${name}`, value: `p50 ${p50.toFixed(1)} ms, p99 ${percentile(t, 99).toFixed(1)} ms (${t.length} requests)`, goal: `p50 <= ${goal} ms`, pass: p50 <= goal });
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return rows;
+}
+
 const bench: Bench = {
   title: 'Sync service (local server, file-system store, over HTTP)',
   async run() {
@@ -118,6 +193,7 @@ const bench: Bench = {
         ...(await throughput(server.url, server.token, 1, 'one')),
         ...(await throughput(server.url, server.token, 8, 'eight')),
         await noopSync(server.url, server.token),
+        ...(await cpuRows()),
       ];
     } finally {
       await server.close();

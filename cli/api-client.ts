@@ -26,7 +26,11 @@ import {
   ListSharesResponseSchema,
   NAME_RE,
   PullResponseSchema,
+  PullManyResponseSchema,
+  type PullManyResponse,
   PushBatchResponseSchema,
+  PushBatchesResponseSchema,
+  type PushBatchesResponse,
   RevokeShareResponseSchema,
   SessionMetaResponseSchema,
   ShareBlobResponseSchema,
@@ -147,6 +151,19 @@ export class ApiClient {
 
   async pushBatch(req: PushBatchRequest): Promise<PushBatchResponse> {
     return this.call('POST', `/v1/sessions/${enc(req.envelope.session)}/batches`, req, PushBatchResponseSchema);
+  }
+
+  /**
+   * POST /v1/batches with items already serialised (the caller measured them against the body limit). A server
+   * from before the route answers 404 not_found; one with a lower cap answers 413 with `details.server.maxBatches`.
+   */
+  async pushBatchesJson(items: readonly string[]): Promise<PushBatchesResponse> {
+    return this.call('POST', '/v1/batches', new PrebuiltJson(`{"batches":[${items.join(',')}]}`), PushBatchesResponseSchema);
+  }
+
+  /** POST /v1/pulls: one page of each session. A server from before it answers 404; Workers, 413 (one per request). */
+  async pullMany(sessions: readonly { session: string; cursor: Cursor }[]): Promise<PullManyResponse> {
+    return this.call('POST', '/v1/pulls', { sessions }, PullManyResponseSchema);
   }
 
   async pull(session: string, cursor: Cursor): Promise<PullResponse> {
@@ -284,8 +301,9 @@ export class ApiClient {
   }
 
   /** One request with retries: only errors marked retryable are tried again, after backoff with full jitter. */
+  /** `body` is serialised here, unless it is `{ json }`: text the caller built. */
   private async call<T>(method: string, path: string, body: unknown, schema: z.ZodType<T>, o: { auth?: boolean } = {}): Promise<T> {
-    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const payload = body === undefined ? undefined : body instanceof PrebuiltJson ? body.json : JSON.stringify(body);
     const started = Date.now();
     for (let attempt = 0; ; attempt++) {
       try {
@@ -347,12 +365,11 @@ export class ApiClient {
     }
     const errBody = isJson ? ErrorBodySchema.safeParse(json) : null;
     if (errBody?.success) {
-      const { code, message, retryable } = errBody.data.error;
-      const known = (KNOWN_CODES.has(code) ? code : 'internal') as ErrorCode;
-      if (known === 'unauthorized') {
+      const { code, message, retryable, details } = errBody.data.error;
+      if (code === 'unauthorized') {
         throw new SessyncError('unauthorized', `the server at ${this.url} refused the token (${message}): run \`sessync login ${this.url} --token <token>\` with a valid token`);
       }
-      throw new SessyncError(known, `server: ${message}`, { retryable: retryable ?? (RETRYABLE_STATUS.has(res.status) || known === 'unavailable'), details: { status: res.status, code } });
+      throw serverError(errBody.data.error, res.status, details);
     }
     if (RETRYABLE_STATUS.has(res.status)) {
       throw new SessyncError('unavailable', `the server at ${this.url} answered HTTP ${res.status}: it may be restarting`, { retryable: true, details: { status: res.status } });
@@ -362,6 +379,21 @@ export class ApiClient {
     }
     throw new SessyncError('wrong_server', `${this.url} answered HTTP ${res.status} without a sessync error body: is this the URL of a sessync server?`, { details: { status: res.status, body: text.slice(0, 200) } });
   }
+}
+
+/** Serialised JSON handed to `call` as it is. */
+class PrebuiltJson {
+  constructor(readonly json: string) {}
+}
+
+/**
+ * A server's error answer as the error a command sees: codes this client does not know become `internal`, and the
+ * server's own details (when it sent any) ride in `details.server`. Also for the per-item errors of POST /v1/batches.
+ */
+export function serverError(e: { code: string; message: string; retryable?: boolean | undefined }, status: number, server?: unknown): SessyncError {
+  const known = (KNOWN_CODES.has(e.code) ? e.code : 'internal') as ErrorCode;
+  const retryable = e.retryable ?? (RETRYABLE_STATUS.has(status) || known === 'unavailable');
+  return new SessyncError(known, `server: ${e.message}`, { retryable, details: { status, code: e.code, ...(server === undefined ? {} : { server }) } });
 }
 
 function isUnreachable(err: SessyncError): boolean {

@@ -57,7 +57,15 @@ export function buildContext(
   tree: SessionTree,
   opts: { leafId?: string; header?: SessionHeader | null } = {},
 ): SessionContext {
-  const path = tree.branch(opts.leafId);
+  return contextOfBranch(tree.branch(opts.leafId), opts.header);
+}
+
+/**
+ * buildContext on a branch given root to leaf. A reader that loads only part of a branch passes the entries
+ * the projection reads (the latest compaction and its first kept entry, the latest model and thinking-level
+ * sources, and what it puts in context) in branch order; any other entry may be left out or passed with type '' and gives the same result.
+ */
+export function contextOfBranch(path: readonly SessionEntry[], header?: SessionHeader | null): SessionContext {
   let model: SessionModel | null = null;
   let thinkingLevel: string | null = null;
   let compactionAt = -1;
@@ -84,7 +92,6 @@ export function buildContext(
     }
   }
 
-  const header = opts.header;
   if (model === null && header && typeof header.provider === 'string' && typeof header.modelId === 'string') {
     model = { provider: header.provider, modelId: header.modelId };
   }

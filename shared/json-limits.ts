@@ -29,11 +29,19 @@ export function findTooDeepText(text: string, limit: number): TooDeep | null {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
-      if (c === 0x5c /* \ */) i++; // whatever follows a backslash is part of the string
-      else if (c === 0x22 /* " */) {
-        inString = false;
-        strEnd = i;
+      // Straight to the string's closing quote (native search: most of a session's text is inside strings). A quote
+      // after an odd run of backslashes is escaped; whatever follows a backslash is part of the string.
+      let q = text.indexOf('"', i);
+      while (q >= 0) {
+        let b = q - 1;
+        while (b >= i && text.charCodeAt(b) === 0x5c) b--;
+        if ((q - 1 - b) % 2 === 0) break;
+        q = text.indexOf('"', q + 1);
       }
+      if (q < 0) return null; // an unterminated string: nothing after it opens a level
+      inString = false;
+      strEnd = q;
+      i = q;
     } else if (c === 0x22) {
       inString = true;
       strStart = i + 1;

@@ -147,8 +147,9 @@ function makePlan(opts: RedactOptions, value: unknown): Plan {
   const dirs = [opts.homeDir, ...(opts.homeDirs ?? []), fromHeader]
     .map((d) => d?.replace(/[\\/]+$/, ''))
     .filter((d): d is string => d !== undefined && d.length >= 3);
-  // Longest first, so a home inside another one's path is not cut short; each as a whole path prefix: not /home/ann inside /home/anna.
-  const homes = [...new Set(dirs)].sort((a, b) => b.length - a.length).map((d) => new RegExp(`${escapeRe(d)}(?![A-Za-z0-9_.-])`, 'g'));
+  // Longest first, so a home inside another one's path is not cut short; each as a whole path prefix: not /home/ann inside
+  // /home/anna, nor inside a longer path or a closing tag (`/srv/root`, `</root>` when the home is /root).
+  const homes = [...new Set(dirs)].sort((a, b) => b.length - a.length).map((d) => new RegExp(`(?<![A-Za-z0-9_.~<-])${escapeRe(d)}(?![A-Za-z0-9_.-])`, 'g'));
   homes.push(GENERIC_HOME);
   return { secrets, homes };
 }

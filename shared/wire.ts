@@ -8,12 +8,16 @@ export const SERVICE_NAME = 'sessync';
 export const LIMITS = {
   /** Bytes of one push request body. */
   maxRequestBytes: 10 * 1024 * 1024,
+  /** Batches in one POST /v1/batches (their bodies together within maxRequestBytes). */
+  maxBatchesPerPush: 256,
   /** Bytes of one batch body (JSONL of entries, or ciphertext). */
   maxBatchBytes: 8 * 1024 * 1024,
   /** Entries in one batch. */
   maxEntriesPerBatch: 5_000,
   /** Bytes of one entry line. */
   maxEntryBytes: 4 * 1024 * 1024,
+  /** Sessions in one POST /v1/pulls (their pages together within maxPullBytes). */
+  maxSessionsPerPull: 64,
   /** Batches in one pull response. */
   maxBatchesPerPull: 40,
   /** Bytes of batch bodies in one pull response (the last batch may cross it once). */
@@ -62,7 +66,8 @@ export const KeyIdSchema = z.string().regex(NAME_RE, 'keyId: letters, digits, - 
 
 /** Error body of every non-2xx answer. */
 export const ErrorBodySchema = z.object({
-  error: z.object({ code: z.string(), message: z.string(), retryable: z.boolean().optional() }),
+  /** `details`: facts a client can act on (e.g. the cap of POST /v1/batches), when the error has any. */
+  error: z.object({ code: z.string(), message: z.string(), retryable: z.boolean().optional(), details: z.unknown().optional() }),
 });
 export type ErrorBody = z.infer<typeof ErrorBodySchema>;
 
@@ -181,6 +186,27 @@ export const PushBatchResponseSchema = z.object({
 });
 export type PushBatchResponse = z.infer<typeof PushBatchResponseSchema>;
 
+/**
+ * POST /v1/batches: the batches of several sessions in one request (at most one per session), each handled
+ * exactly as POST /v1/sessions/:session/batches would (the session is the envelope's). Every batch is checked
+ * before the first write; one refused batch does not fail the others. Items are parsed one by one, so a
+ * malformed item is that item's error.
+ */
+export const PushBatchesRequestSchema = z.object({
+  batches: z.array(z.unknown()).min(1).max(LIMITS.maxBatchesPerPush),
+}).strict();
+export type PushBatchesRequest = { batches: PushBatchRequest[] };
+
+/** One item's outcome, in request order: the single route's answer, or the error it would have answered. */
+export const PushBatchesItemSchema = z.union([
+  PushBatchResponseSchema.extend({ ok: z.literal(true) }),
+  z.object({ ok: z.literal(false), error: ErrorBodySchema.shape.error }),
+]);
+export type PushBatchesItem = z.infer<typeof PushBatchesItemSchema>;
+
+export const PushBatchesResponseSchema = z.object({ results: z.array(PushBatchesItemSchema) });
+export type PushBatchesResponse = z.infer<typeof PushBatchesResponseSchema>;
+
 /** Per-host pull cursor: the last seq the client holds from each host (absent = none). */
 export const CursorSchema = z
   .record(HostIdSchema, z.number().int().min(0))
@@ -209,6 +235,24 @@ export const PullResponseSchema = z.object({
   more: z.boolean(),
 });
 export type PullResponse = z.infer<typeof PullResponseSchema>;
+
+/**
+ * POST /v1/pulls: a page of several sessions in one request (at most one entry per session), each as
+ * POST /v1/sessions/:session/pull would answer it, within one request's LIMITS.maxPullBytes together: once they are
+ * spent, the sessions after get no batches and `more: true` (ask again). Per-session errors (404) in their item.
+ */
+export const PullManyRequestSchema = z.object({
+  sessions: z.array(z.object({ session: SessionIdSchema, cursor: CursorSchema }).strict()).min(1).max(LIMITS.maxSessionsPerPull),
+}).strict();
+export type PullManyRequest = z.infer<typeof PullManyRequestSchema>;
+
+export const PullManyItemSchema = z.union([
+  PullResponseSchema.extend({ ok: z.literal(true), session: z.string() }),
+  z.object({ ok: z.literal(false), session: z.string(), error: ErrorBodySchema.shape.error }),
+]);
+export type PullManyItem = z.infer<typeof PullManyItemSchema>;
+export const PullManyResponseSchema = z.object({ results: z.array(PullManyItemSchema) });
+export type PullManyResponse = z.infer<typeof PullManyResponseSchema>;
 
 /** One (session, host) and the highest seq stored from that host. */
 export const HeadSchema = z.object({ session: z.string(), host: z.string(), seq: z.number().int() });

@@ -14,6 +14,6 @@ export default defineConfig({
     // Claude Code's folder points nowhere unless a test gives one: the sessions of whoever runs the tests are never
     // read (without --agent, sync commands include Claude Code whenever its folder exists).
     // pi's the same: sessync syncs pi's own folder when it exists.
-    env: { CLAUDE_CONFIG_DIR: '/nonexistent/sessync-tests-no-claude', PI_CODING_AGENT_DIR: '/nonexistent/sessync-tests-no-pi' },
+    env: { CLAUDE_CONFIG_DIR: '/nonexistent/sessync-tests-no-claude', PI_CODING_AGENT_DIR: '/nonexistent/sessync-tests-no-pi', CODEX_HOME: '/nonexistent/sessync-tests-no-codex' },
   },
 });

@@ -8,6 +8,8 @@ import { SessyncError, type ErrorCode } from '../shared/errors.js';
 import { accountKeyRoutes } from './routes/account-key.js';
 import { adminRoutes } from './routes/admin.js';
 import { batchesRoutes } from './routes/batches.js';
+import { multiBatchesRoutes } from './routes/multi-batches.js';
+import { multiPullRoutes } from './routes/multi-pull.js';
 import { changesRoutes } from './routes/changes.js';
 import { healthRoutes } from './routes/health.js';
 import { pullRoutes } from './routes/pull.js';
@@ -73,7 +75,9 @@ export function createApp(opts: AppOptions = {}): Hono<AppEnv> {
   app.route('/', healthRoutes);
   app.route('/', adminRoutes((c) => opts.adminSecret ?? c.env?.SESSYNC_ADMIN_SECRET));
   app.route('/', batchesRoutes);
+  app.route('/', multiBatchesRoutes);
   app.route('/', pullRoutes);
+  app.route('/', multiPullRoutes);
   app.route('/', changesRoutes);
   app.route('/', sessionsRoutes);
   app.route('/', sharesRoutes);

@@ -7,6 +7,25 @@ import { sha256Hex } from './sha256.js';
 
 const encoder = new TextEncoder();
 
+/** 1 for the bytes of the base64 alphabet (A-Z a-z 0-9 + /). */
+const BASE64_ALPHABET = (() => {
+  const t = new Uint8Array(256);
+  for (const c of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/') t[c.charCodeAt(0)] = 1;
+  return t;
+})();
+
+/**
+ * Non-empty base64 alphabet with at most two '=' at the end: what /^[A-Za-z0-9+/]+={0,2}$/ accepts, by a table walk
+ * over the bytes the hash needed anyway (the regex cost a ciphertext push most of its CPU: 6 ms per MB).
+ */
+export function isBase64Bytes(bytes: Uint8Array): boolean {
+  let end = bytes.length;
+  while (end > 0 && bytes.length - end < 2 && bytes[end - 1] === 0x3d /* = */) end--;
+  if (end === 0) return false;
+  for (let i = 0; i < end; i++) if (BASE64_ALPHABET[bytes[i]!] === 0) return false;
+  return true;
+}
+
 function bad(message: string): SessyncError {
   return new SessyncError('bad_input', message);
 }
@@ -34,7 +53,7 @@ export async function validateBatch(pathSession: string, req: PushBatchRequest):
   const actual = await sha256Hex(bytes);
   if (actual !== env.sha256) throw bad(`envelope.sha256 does not match the body (body hashes to ${actual}); the body was changed or truncated`);
   if (env.encoding === 'aes-256-gcm') {
-    if (!/^[A-Za-z0-9+/]+={0,2}$/.test(req.body)) throw bad('an aes-256-gcm body must be base64 ciphertext');
+    if (!isBase64Bytes(bytes)) throw bad('an aes-256-gcm body must be base64 ciphertext');
     return bytes.byteLength;
   }
   if (req.body === '' || env.entryCount === 0) {

@@ -72,6 +72,7 @@ export function describeIssues(error: z.ZodError): string {
 
 /** A key that zod would silently drop (it sets no prototype), so a value sent under it would be lost without a word. */
 const PROTO_KEY = '__proto__';
+const ESCAPED_PROTO_CHAR = /\\u00[5-7][0-9a-fA-F]/;
 
 /**
  * JSON-parses and validates text already read; every failure is a 400 SessyncError naming `what`.
@@ -89,11 +90,16 @@ export function parseJson<S extends z.ZodType>(text: string, schema: S, what: st
   }
   let value: unknown;
   let protoKey = false;
+  // The reviver costs as much as the parse: only a text that spells the key, or escapes a character it could be
+  // spelled with (U+005F to U+0074), can hold it.
+  const mayHoldProto = text.includes(PROTO_KEY) || (text.includes('\\u00') && ESCAPED_PROTO_CHAR.test(text));
   try {
-    value = JSON.parse(text, (key, v: unknown) => {
-      if (key === PROTO_KEY) protoKey = true;
-      return v;
-    });
+    value = mayHoldProto
+      ? JSON.parse(text, (key, v: unknown) => {
+        if (key === PROTO_KEY) protoKey = true;
+        return v;
+      })
+      : JSON.parse(text);
   } catch (e) {
     throw new SessyncError('bad_input', `${what}: the request body is not valid JSON (${(e as Error).message})`);
   }

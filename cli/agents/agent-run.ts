@@ -9,6 +9,8 @@ import { withFileLock } from '../store/file-lock.js';
 import { listSessions } from '../store/session-index.js';
 import { runSync, type RunOptions, type RunSummary } from '../sync/sync-run.js';
 import { claudeMirrorRoot, claudeMirrorState, claudeProjectsRoot } from './claude-paths.js';
+import { codexHome } from './codex-paths.js';
+import { codexEnv, codexPaths, refreshCodex, runCodexSync } from './codex-run.js';
 import { exportClaude } from './claude-export.js';
 import { dropSetAside, importClaude } from './claude-import.js';
 import { loadMirrorState, saveMirrorState } from './mirror-state.js';
@@ -24,13 +26,18 @@ async function isDir(path: string): Promise<boolean> {
 }
 
 /**
- * `--agent pi|claude-code|all`, else $SESSYNC_AGENT (a standing choice, e.g. `pi` to leave Claude Code alone). Without
+ * `--agent pi|claude-code|codex|all`, else $SESSYNC_AGENT (a standing choice, e.g. `pi` to leave Claude Code alone). Without
  * either: pi (sessync's own store) and every other agent whose folder exists here.
  */
 export async function chosenAgents(option: unknown, env: NodeJS.ProcessEnv): Promise<AgentName[]> {
   const value = option ?? (env.SESSYNC_AGENT || undefined);
   // Claude Code's own folder ($CLAUDE_CONFIG_DIR or ~/.claude), not only projects/: a new machine gets its sessions too.
-  if (value === undefined) return (await isDir(dirname(claudeProjectsRoot(env)))) ? ['pi', 'claude-code'] : ['pi'];
+  if (value === undefined) {
+    const found: AgentName[] = ['pi'];
+    if (await isDir(dirname(claudeProjectsRoot(env)))) found.push('claude-code');
+    if (await isDir(codexHome(env))) found.push('codex');
+    return found;
+  }
   if (value === 'all') return [...AGENT_NAMES];
   if (typeof value === 'string' && (AGENT_NAMES as readonly string[]).includes(value)) return [value as AgentName];
   const from = option === undefined ? 'SESSYNC_AGENT' : '--agent';
@@ -39,6 +46,7 @@ export async function chosenAgents(option: unknown, env: NodeJS.ProcessEnv): Pro
 
 /** The environment the engine runs with for one agent: Claude Code's sessions root is its mirror. */
 export function agentEnv(agent: AgentName, env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  if (agent === 'codex') return codexEnv(env);
   return agent === 'pi' ? env : { ...env, SESSYNC_SESSIONS_DIR: claudeMirrorRoot(env) };
 }
 
@@ -54,6 +62,7 @@ async function withMirrorLock<T>(env: NodeJS.ProcessEnv, fn: () => Promise<T>): 
  */
 export async function refreshMirror(agent: AgentName, env: NodeJS.ProcessEnv, note: (t: string) => void, projectCwd?: string): Promise<void> {
   if (agent === 'pi') return;
+  if (agent === 'codex') return refreshCodex(env, note);
   const only = projectCwd === undefined ? undefined : new Set([claudeProjectFolder(await realpath(projectCwd).catch(() => projectCwd))]);
   await withMirrorLock(env, async () => {
     const state = await loadMirrorState(env);
@@ -65,6 +74,7 @@ export async function refreshMirror(agent: AgentName, env: NodeJS.ProcessEnv, no
 /** Maps a session's path in the engine's view to the agent's own file: for Claude Code, its mirror to its session file. */
 export async function agentPaths(agent: AgentName, env: NodeJS.ProcessEnv): Promise<(session: string, path: string) => string> {
   if (agent === 'pi') return (_session, path) => path;
+  if (agent === 'codex') return codexPaths(env);
   const state = await loadMirrorState(env);
   return (session, path) => {
     const at = state.sessions[session];
@@ -90,6 +100,7 @@ export async function runAgentSync(agent: AgentName, o: RunOptions): Promise<Run
     await noteOwnStoreAside(o.env, note);
     return runSync({ ...o, agent });
   }
+  if (agent === 'codex') return runCodexSync(o);
   await refreshMirror(agent, o.env, note, projectScope(o));
   const summary = await runSync({ ...o, env: agentEnv(agent, o.env), agent });
   if (o.restore) await withMirrorLock(o.env, async () => restoredAside(o.env, summary, note));
@@ -147,6 +158,7 @@ export async function runAgents(agents: AgentName[], o: RunOptions): Promise<Run
     deleted: all.flatMap((s) => s.deleted),
     ...(all.some((s) => s.ignoredHeads) ? { ignoredHeads: all.flatMap((s) => s.ignoredHeads ?? []) } : {}),
     skippedFiles: all.flatMap((s) => s.skippedFiles),
+    ...(all.some((s) => s.forks) ? { forks: all.flatMap((s) => s.forks ?? []) } : {}),
     requests: add('requests'),
     sessions: all.flatMap((s) => s.sessions),
     agents: each,

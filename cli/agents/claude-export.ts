@@ -22,7 +22,7 @@ function kindOf(rel: string, session: string): SessionFile['kind'] {
   return rel.includes('/tool-results/') ? 'tool-result' : 'subagent';
 }
 
-async function readOr(path: string, missing: string): Promise<string> {
+export async function readOr(path: string, missing: string): Promise<string> {
   try {
     return await readFile(path, 'utf8');
   } catch (e) {
@@ -32,7 +32,7 @@ async function readOr(path: string, missing: string): Promise<string> {
 }
 
 /** Appends lines with one write and an fsync (creating the file and its folder when needed). */
-async function appendLines(path: string, lines: string[]): Promise<void> {
+export async function appendLines(path: string, lines: string[]): Promise<void> {
   await mkdir(dirname(path), { recursive: true });
   const fh = await open(path, 'a', 0o600);
   try {

@@ -36,7 +36,7 @@ const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
  * The text of complete lines with every line that is not valid UTF-8 left blank (its number kept): decoding it would
  * change its bytes, and a line is only ever synced byte-exact. Returns the numbers (1-based, in `buf`) of those lines.
  */
-function decodeLines(buf: Buffer): { text: string; bad: number[] } {
+export function decodeLines(buf: Buffer): { text: string; bad: number[] } {
   try {
     return { text: strictUtf8.decode(buf), bad: [] };
   } catch {

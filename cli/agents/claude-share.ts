@@ -18,6 +18,8 @@ export interface ShareSource {
   header: SessionHeader;
   branch: SessionEntry[];
   atId: string | null;
+  /** What of the session was left out and why (unreadable lines): said to the user, in --json output too. */
+  notes?: string[];
 }
 
 /** Root..`at` along the conversation (a compaction continues what it compacted); `at` defaults to the sync leaf. */

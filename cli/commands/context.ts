@@ -1,8 +1,7 @@
 // `sessync context <ref>`: what the model is sent when the session continues: model, thinking level, messages.
 import type { Command } from '../command.js';
-import { buildContext } from '../../shared/context.js';
 import { positionals, sessionOf } from '../store/locate.js';
-import { readSession } from '../store/session-reader.js';
+import { openSessionView } from '../store/session-file-index-open.js';
 import { describeMessage } from '../format/describe-entry.js';
 
 const command: Command = {
@@ -11,8 +10,7 @@ const command: Command = {
   async run(ctx) {
     const [ref] = positionals(ctx, ['<ref>'], 'sessync context <ref>');
     const { session } = await sessionOf(ctx, ref!);
-    const s = await readSession(session.path);
-    const c = buildContext(s.tree, { header: s.header });
+    const c = await (await openSessionView(session.path)).context();
     const human = [
       `model    ${c.model ? `${c.model.provider}/${c.model.modelId}` : '(none recorded)'}`,
       `thinking ${c.thinkingLevel ?? '(default)'}`,

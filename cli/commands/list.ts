@@ -11,7 +11,7 @@ import { AGENT_OPTION, agentEnv, agentPaths, chosenAgents, projectScope, refresh
 const command: Command = {
   summary: 'List sessions of this project (--all: of every project), newest entry first.',
   help: 'Sorted by the time of each session\'s newest entry (as pi does), so every machine lists the same order; the time shown is that entry\'s.',
-  usage: '[--all] [--agent pi|claude-code|all]',
+  usage: '[--all] [--agent pi|claude-code|codex|all]',
   options: { all: { type: 'boolean', default: false }, ...AGENT_OPTION },
   async run(ctx) {
     positionals(ctx, [], 'sessync list [--all]');

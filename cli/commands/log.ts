@@ -1,7 +1,7 @@
 // `sessync log <ref>`: the active branch, root to leaf, one line per entry.
 import type { Command } from '../command.js';
 import { positionals, sessionOf } from '../store/locate.js';
-import { readSession } from '../store/session-reader.js';
+import { openSessionView } from '../store/session-file-index-open.js';
 import { describeEntry, labelsOf, shortTime } from '../format/describe-entry.js';
 import { shortId } from '../format/short-id.js';
 
@@ -11,15 +11,15 @@ const command: Command = {
   async run(ctx) {
     const [ref] = positionals(ctx, ['<ref>'], 'sessync log <ref>');
     const { session } = await sessionOf(ctx, ref!);
-    const s = await readSession(session.path);
-    const branch = s.tree.branch();
-    const labels = labelsOf(s.entries);
+    const s = await openSessionView(session.path);
+    const branch = await s.branch();
+    const labels = labelsOf(await s.labels());
     for (const p of s.problems) ctx.info(`line ${p.line} not loaded: ${p.reason}`);
-    for (const p of s.tree.problems) ctx.info(`entry ${shortId(p.entryId)}: ${p.reason}`);
+    for (const p of s.treeProblems) ctx.info(`entry ${shortId(p.entryId)}: ${p.reason}`);
     const human = branch.length
       ? branch.map((e) => `${shortId(e.id)}  ${shortTime(e.timestamp)}  ${describeEntry(e)}${labels.has(e.id) ? `  [${labels.get(e.id)}]` : ''}`).join('\n')
       : '(no entries)';
-    ctx.print(human, { id: s.header.id, leafId: s.tree.leafId, entries: branch });
+    ctx.print(human, { id: s.header.id, leafId: s.leafId, entries: branch });
   },
 };
 export default command;

@@ -7,7 +7,7 @@ import type { RunSummary } from '../sync/sync-run.js';
 
 const command: Command = {
   summary: 'Bring back a session deleted here (by you or by the agent\'s cleanup) from the server.',
-  usage: '<ref> [--agent pi|claude-code|all] [--map KEY=PATH]...',
+  usage: '<ref> [--agent pi|claude-code|codex|all] [--map KEY=PATH]...',
   help: 'A session synced and then deleted on this machine is not pulled back by sync; restore pulls it again, into this project (or where --map says).',
   options: { ...AGENT_OPTION, map: { type: 'string', multiple: true } },
   async run(ctx) {

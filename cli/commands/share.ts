@@ -26,7 +26,7 @@ async function projectDirs(cwd: string, sessionCwd: string): Promise<string[]> {
 
 const command: Command = {
   summary: 'Share a session\'s branch (root to ENTRY, default the active leaf) as an end-to-end encrypted, expiring link.',
-  usage: '<ref> [--at ENTRY] [--expires 7d] [--no-redact] [--agent pi|claude-code|all]',
+  usage: '<ref> [--at ENTRY] [--expires 7d] [--no-redact] [--agent pi|claude-code|codex|all]',
   help: [
     'The branch is redacted (API keys and tokens, private keys, Authorization headers, values of the project\'s',
     '.env and of secret-looking environment variables, the home path) and re-scanned; anything left blocks the share.',
@@ -39,7 +39,7 @@ const command: Command = {
     const expiresAt = parseExpires(stringOpt(ctx, 'expires') ?? DEFAULT_EXPIRES);
     const login = await loadLogin(ctx.env);
     if (!login) throw new SessyncError('unauthorized', 'not logged in: a share is uploaded to your sessync server; run `sessync login <url> --token <token>` first');
-    const { header, branch, atId } = await shareSourceFor(ctx, ref!, stringOpt(ctx, 'at'));
+    const { header, branch, atId, notes } = await shareSourceFor(ctx, ref!, stringOpt(ctx, 'at'));
 
     let redact: RedactOptions | null = null;
     if (ctx.opts['no-redact'] !== true) {
@@ -69,6 +69,7 @@ const command: Command = {
       expiresAt: res.expiresAt,
       entryCount: branch.length,
       redacted: prepared.redacted,
+      ...(notes?.length ? { notes } : {}),
     });
   },
 };

@@ -1,6 +1,7 @@
 // `sessync status`: per session, what is not yet pushed (local, printed at once) and what waits on the server.
 import type { Command } from '../command.js';
 import { isSessyncError } from '../../shared/errors.js';
+import { codexForkList } from '../agents/codex-state.js';
 import { AGENT_OPTION, agentEnv, agentPaths, chosenAgents, projectScope, refreshMirror } from '../agents/agent-run.js';
 import { sessionsRoot } from '../store/paths.js';
 import { scopeOf } from '../sync/run-command.js';
@@ -46,7 +47,7 @@ function serverLines(r: StatusReport): string[] {
 
 const command: Command = {
   summary: 'Show, per session, entries not yet pushed (printed at once, offline too) and batches waiting on the server.',
-  usage: '[<ref> | --all] [--agent pi|claude-code|all]',
+  usage: '[<ref> | --all] [--agent pi|claude-code|codex|all]',
   options: { all: { type: 'boolean', default: false }, ...AGENT_OPTION },
   async run(ctx) {
     const scope = scopeOf(ctx, 'status');
@@ -94,7 +95,11 @@ const command: Command = {
       }
     }
     if (!all) throw notFound;
-    if (ctx.json) ctx.print('', all);
+    const forks = agents.includes('codex') ? await codexForkList(ctx.env) : [];
+    if (!ctx.json && forks.length > 0) {
+      ctx.print(['Codex forks made here (a session continued on two machines):', ...forks.map((f) => `  ${f.fork} from ${f.from} (${f.when}): ${f.reason}`)].join('\n'));
+    }
+    if (ctx.json) ctx.print('', forks.length > 0 ? { ...all, codexForks: forks } : all);
   },
 };
 export default command;

@@ -8,7 +8,7 @@ const once = syncCommand('sync', 'Push new local entries, then pull remote ones,
 
 const command: Command = {
   ...once,
-  usage: '[<ref> | --all] [--map KEY=PATH]... [--agent pi|claude-code|all] [--apply-deletes] [--watch]',
+  usage: '[<ref> | --all] [--map KEY=PATH]... [--agent pi|claude-code|codex|all] [--apply-deletes] [--watch]',
   help: `${once.help}\n--watch: keeps syncing: ${watchCadence()}; keeps going while the server is away; stops on Ctrl-C (SIGINT) or SIGTERM.`,
   options: { ...once.options, watch: { type: 'boolean', default: false } },
   async run(ctx) {

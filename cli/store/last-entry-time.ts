@@ -1,9 +1,14 @@
-// A session file's header and newest entry time from at most 4 KiB at each end: what `list` sorts by, as pi does.
+// A session file's header and newest entry time from its first and last bytes (4 KiB in all, as a rule): what `list` sorts by, as pi does.
 import { closeSync, openSync, readSync } from 'node:fs';
 import { HEADER_PREFIX_BYTES, parseHeaderPrefix, type HeaderRead } from './session-reader.js';
 import type { TailState } from './tail-state.js';
 
-const TAIL_BYTES = 4096;
+/**
+ * A cold list reads at most 4 KiB of a file: 1 KiB for the header line (a few hundred bytes; a longer one costs a
+ * second read of the 4 KiB prefix) and 3 KiB for the last lines (a longer last line widens the window).
+ */
+const HEAD_BYTES = 1024;
+const TAIL_BYTES = HEADER_PREFIX_BYTES - HEAD_BYTES;
 /** A last line longer than this (a pasted image) is not read through: the header time stands in for it. */
 const MAX_TAIL_SCAN = 1 << 20;
 
@@ -43,13 +48,15 @@ export interface HeadAndTail {
 
 /**
  * Reads the header and the newest entry time of a file of `size` bytes. The tail state (left by an append or an
- * open, peeked by the caller) gives the time for free when it describes exactly this size and mtime; otherwise the last 4 KiB are read.
+ * open, peeked by the caller) gives the time for free when it describes exactly this size and mtime; otherwise the last 3 KiB are read.
  * The newest time, not the file's mtime: mtime is the pull time on another machine, the entry times are the same.
  */
 export function readHeadAndTailSync(path: string, size: number, mtimeMs: number, t: TailState | null): HeadAndTail {
   const fd = openSync(path, 'r');
   try {
-    const n = readSync(fd, headBuf, 0, HEADER_PREFIX_BYTES, 0);
+    // A file of at most 4 KiB is read in one go; a larger one first reads only the head of its header.
+    let n = readSync(fd, headBuf, 0, size <= HEADER_PREFIX_BYTES ? HEADER_PREFIX_BYTES : HEAD_BYTES, 0);
+    if (n === HEAD_BYTES && headBuf.subarray(0, n).indexOf(0x0a) < 0) n = readSync(fd, headBuf, 0, HEADER_PREFIX_BYTES, 0);
     const header = parseHeaderPrefix(headBuf, n);
     if (!header.ok) return { header, lastEntryAt: null };
     if (t !== null && t.size === size && t.mtimeMs === mtimeMs) {
@@ -57,7 +64,7 @@ export function readHeadAndTailSync(path: string, size: number, mtimeMs: number,
       for (const id in t.tips) if (best === null || timeOf(t.tips[id]) > timeOf(best)) best = t.tips[id]!;
       return { header, lastEntryAt: best };
     }
-    if (size <= n) return { header, lastEntryAt: newestIn(headBuf.subarray(0, n), 0) };
+    if (size <= HEADER_PREFIX_BYTES) return { header, lastEntryAt: newestIn(headBuf.subarray(0, n), 0) };
     for (let want = TAIL_BYTES; ; want *= 4) {
       const len = Math.min(want, size);
       const buf = Buffer.alloc(len);

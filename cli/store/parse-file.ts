@@ -56,7 +56,7 @@ const BULK_BYTES = 16 << 20;
  * large session; a larger growing factor while loading skips them (0 restores V8's own choice).
  * V8 reads this flag each time it sets a new limit, so changing it at run time is safe.
  */
-function withBulkHeap<T>(bytes: number, load: () => T): T {
+export function withBulkHeap<T>(bytes: number, load: () => T): T {
   if (bytes < BULK_BYTES) return load();
   setFlagsFromString('--heap-growing-percent=900');
   try {

@@ -1,10 +1,9 @@
 // Opens a session to continue it: migrates an old file on disk first (original kept as .bak), then restores leaf, model and context.
-import { buildContext } from '../../shared/context.js';
 import type { SessionModel } from '../../shared/context.js';
 import { ensureCurrent } from './migrate-file.js';
 import type { MigrateResult } from './migrate-file.js';
-import { readSession } from './session-reader.js';
-import { peekTailState, readTailState } from './tail-state.js';
+import { openSessionView } from './session-file-index-open.js';
+import { peekTailState, readTailState, saveTailState } from './tail-state.js';
 import { forgetSummary } from './summary-cache.js';
 
 export type SessionProblem = { line: number; reason: string } | { entryId: string; reason: string };
@@ -22,18 +21,27 @@ export interface ResumeInfo {
 
 export async function resumeSession(path: string): Promise<{ info: ResumeInfo; migrated: MigrateResult | null }> {
   const migrated = await ensureCurrent(path);
-  const s = await readSession(path);
+  // From the session's index: the active branch and only the entries its context needs are read.
+  const s = await openSessionView(path);
   // Resuming means appending next: warm the append cache now (it also gives `list` this file's name and count).
   const before = await peekTailState(path);
-  const after = await readTailState(path);
+  const idx = s.index;
+  let after;
+  if (idx && !(before && before.size === idx.size && before.mtimeMs === idx.mtimeMs)) {
+    // A cold or outdated cache would re-read every byte appended since it was saved: the index already knows them.
+    after = (await s.tailState()) ?? (await readTailState(path));
+    await saveTailState(after);
+  } else {
+    after = await readTailState(path);
+  }
   if (before?.messageCount !== after.messageCount || before?.name !== after.name) await forgetSummary(path);
-  const ctx = buildContext(s.tree, { header: s.header });
-  const problems: SessionProblem[] = [...s.problems, ...s.tree.problems];
+  const ctx = await s.context();
+  const problems: SessionProblem[] = [...s.problems, ...s.treeProblems];
   return {
     info: {
       id: s.header.id,
       path,
-      leafId: s.tree.leafId,
+      leafId: s.leafId,
       model: ctx.model,
       thinkingLevel: ctx.thinkingLevel,
       messageCount: ctx.messages.length,

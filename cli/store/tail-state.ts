@@ -61,7 +61,7 @@ export function tipBeats(aTs: string, aId: string, bTs: string, bId: string): bo
   return aId > bId;
 }
 
-function pickLeaf(tips: Record<string, string>): string | null {
+export function pickLeaf(tips: Record<string, string>): string | null {
   let best: string | null = null;
   let bestTs = '';
   for (const id in tips) {
@@ -81,7 +81,7 @@ function loaded(v: TailState | null, path: string): TailState | null {
   return { ...v, tips: toNullRecord(v.tips) };
 }
 
-function emptyState(path: string): TailState {
+export function emptyState(path: string): TailState {
   return {
     format: FORMAT,
     path,

@@ -61,6 +61,16 @@ export async function projectKey(dir: string): Promise<string> {
   return (await describeProjectKey(dir)).key;
 }
 
+/**
+ * A session's project key: its cwd's, else (the cwd is no folder of this machine) the repository URL the agent recorded
+ * in the session (Codex's session_meta.git), carried in the header as `gitUrl`.
+ */
+export async function sessionProjectKey(header: { cwd: string; gitUrl?: unknown }): Promise<string> {
+  const info = await describeProjectKey(header.cwd);
+  if (info.source === 'path' && typeof header.gitUrl === 'string' && header.gitUrl.trim() !== '') return normaliseRemote(header.gitUrl);
+  return info.key;
+}
+
 async function computeKey(dir: string): Promise<ProjectKeyInfo> {
   const isDir = await stat(dir).then((s) => s.isDirectory(), () => false);
   if (!isDir) return { key: `path:${dir}`, source: 'path', detail: 'the folder does not exist on this machine' };

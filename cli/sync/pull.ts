@@ -161,7 +161,7 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
   let ownSeq = 0;
   const e2e = (await ctx.e2e?.()) ?? null;
   for (;;) {
-    const res = await ctx.api.pull(session, cursor);
+    const res = await (ctx.pull ? ctx.pull(session, cursor) : ctx.api.pull(session, cursor));
     // Encrypted: every batch of the page authenticated before any of it is merged (a failure throws, nothing written).
     const batches = e2e ? await openPulled(ctx, e2e, session, res.batches) : res.batches;
     const incoming: IncomingEntry[] = [];

@@ -10,7 +10,7 @@ import { ensureCurrent } from '../store/migrate-file.js';
 import { readHeader } from '../store/session-reader.js';
 import { alignLeaf } from '../store/leaf-marker.js';
 import { newSessionState, type PendingBatch, type SessionSyncState } from './sync-state.js';
-import { projectKey } from './project-key.js';
+import { sessionProjectKey } from './project-key.js';
 import { readSlice, tailHash } from './read-slice.js';
 import type { SyncContext } from './sync-context.js';
 import { ownValue } from '../../shared/own-keys.js';
@@ -50,7 +50,7 @@ async function metaFor(target: PushTarget): Promise<SessionMetaInput> {
     // Sending it would only be refused (or, to an older server, be stored and break every pull of the session).
     throw new SessyncError('bad_input', `${target.path}: the session header nests JSON deeper than ${LIMITS.maxJsonDepth} levels, the server's limit; this session cannot be pushed`);
   }
-  return { header, projectKey: await projectKey(header.cwd), ...(target.name ? { name: target.name.slice(0, 1000) } : {}) };
+  return { header, projectKey: await sessionProjectKey(header), ...(target.name ? { name: target.name.slice(0, 1000) } : {}) };
 }
 
 /** Finds this host's head for the session on the server (0 = none): used when our seq disagrees with it. */
@@ -144,7 +144,7 @@ export async function pushSession(ctx: SyncContext, target: PushTarget): Promise
       };
       let mismatch = false;
       try {
-        mismatch = (await ctx.api.pushBatch(req)).metaMismatch === true;
+        mismatch = (await (ctx.pushBatch ? ctx.pushBatch(req) : ctx.api.pushBatch(req))).metaMismatch === true;
       } catch (e) {
         if (isSessyncError(e, 'bad_input') && !e.retryable) {
           if (!rereadRefused) {

@@ -41,6 +41,7 @@ export function summaryLine(s: RunSummary): string {
   const removed = s.deleted.filter((d) => d.action === 'removed').length;
   if (kept) parts.push(`${kept} session${kept === 1 ? '' : 's'} deleted on the server kept here, not pushed`);
   if (removed) parts.push(`${removed} session${removed === 1 ? '' : 's'} deleted on the server removed here`);
+  for (const f of s.forks ?? []) parts.push(`Codex session ${f.from} forked: ${f.mine ? "this machine's" : "another machine's"} continuation is now session ${f.fork} (${f.reason})`);
   if (s.failed) parts.push(`${s.failed} session${s.failed === 1 ? '' : 's'} failed`);
   return `${s.mode}: ${s.sessionsChecked} session${s.sessionsChecked === 1 ? '' : 's'} checked; ${parts.join('; ')}; ${s.requests} request${s.requests === 1 ? '' : 's'}`;
 }
@@ -48,12 +49,12 @@ export function summaryLine(s: RunSummary): string {
 export function syncCommand(mode: SyncMode, summary: string): Command {
   return {
     summary,
-    usage: `[<ref> | --all] [--map KEY=PATH]... [--agent pi|claude-code|all] ${mode === 'push' ? '[--undelete]' : '[--apply-deletes]'}`,
+    usage: `[<ref> | --all] [--map KEY=PATH]... [--agent pi|claude-code|codex|all] ${mode === 'push' ? '[--undelete]' : '[--apply-deletes]'}`,
     help: [
       'Without a ref: the sessions of this project (--cwd), including ones only the server has (matched by project key:',
       'the git remote, else the root commit, else the path). --all: every session here and on the server.',
       '--map KEY=PATH files sessions of project KEY under PATH on this machine (remembered).',
-      '--agent: whose sessions (default: pi, and Claude Code when $CLAUDE_CONFIG_DIR or ~/.claude exists; $SESSYNC_AGENT sets another default).',
+      '--agent: whose sessions (default: pi, Claude Code when $CLAUDE_CONFIG_DIR or ~/.claude exists, Codex when $CODEX_HOME or ~/.codex does; $SESSYNC_AGENT sets another default).',
       mode === 'push'
         ? '--undelete: a session deleted on the server (by any machine) is put back, with this machine\'s whole file.'
         : '--apply-deletes: remove the local files of sessions deleted on the server (by default they are kept, and not pushed).',

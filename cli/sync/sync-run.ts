@@ -16,6 +16,8 @@ import { remoteAgents, remoteProjectKeys } from './remote-keys.js';
 import { droppedSessions } from './dropped.js';
 import { projectKeysHere } from './project-scope.js';
 import { pushSession } from './push.js';
+import { PushBatcher } from './push-batcher.js';
+import { PullBatcher } from './pull-batcher.js';
 import { pullSession } from './pull.js';
 import { SyncState, serverKey, type BatchProblem } from './sync-state.js';
 import { applyTombstones, onPushGone, undelete, type DeletedNote } from './tombstones.js';
@@ -88,6 +90,8 @@ export interface RunSummary {
   sessions: SessionOutcome[];
   /** Sessions deleted on the server that this machine has (kept, removed with --apply-deletes, or restored). */
   deleted: DeletedNote[];
+  /** Codex forks this run made: which session, from which, why, and whether this machine's own work moved into it. */
+  forks?: { fork: string; from: string; reason: string; mine: boolean }[];
 }
 
 /** Login, client, state, host id: what every network command needs. */
@@ -294,8 +298,28 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
     try {
       // Sessions are independent (own state file, own seqs): several at once hide request latency and fsyncs.
       // All pushes finish before any pull starts, so a pull never meets this machine's batch still in flight.
-      await inParallel(ops.filter((x) => x.kind === 'push'), PUSH_PARALLEL, runOp);
-      await inParallel(ops.filter((x) => x.kind !== 'push'), PULL_PARALLEL, runOp);
+      const pushes = ops.filter((x) => x.kind === 'push');
+      if (pushes.length > 1) {
+        // Many sessions at once, their batches gathered into shared requests: one session at a time is latency-bound.
+        const batcher = new PushBatcher(ctx.api, BATCHED_PUSH_PARALLEL / 2);
+        ctx.pushBatch = (req) => batcher.push(req);
+        try {
+          await inParallel(pushes, BATCHED_PUSH_PARALLEL, (op) => batcher.around(() => runOp(op)));
+        } finally {
+          delete ctx.pushBatch;
+        }
+      } else await inParallel(pushes, PUSH_PARALLEL, runOp);
+      const pulls = ops.filter((x) => x.kind !== 'push');
+      if (pulls.length > 1) {
+        // Many sessions at once, their pages gathered into shared requests, as for pushes.
+        const batcher = new PullBatcher(ctx.api, BATCHED_PULL_PARALLEL / 2);
+        ctx.pull = (session, cursor) => batcher.pull(session, cursor);
+        try {
+          await inParallel(pulls, BATCHED_PULL_PARALLEL, (op) => batcher.around(() => runOp(op)));
+        } finally {
+          delete ctx.pull;
+        }
+      } else await inParallel(pulls, PULL_PARALLEL, runOp);
     } finally {
       o.progress?.stop();
       if (mapDirty) await ctx.state.saveProjectMap(projectMap);
@@ -327,7 +351,11 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
 const ABORTS_RUN: ReadonlySet<string> = new Set(['unavailable', 'unauthorized', 'forbidden', 'wrong_server', 'internal', 'key_mismatch', 'encryption_required']);
 
 const PUSH_PARALLEL = 8;
+/** Sessions pushed at once when their batches share requests: half of them fill a request while the other half's is sent. */
+const BATCHED_PUSH_PARALLEL = 64;
 const PULL_PARALLEL = 4;
+/** Sessions pulled at once when their pages share requests: half fill a request while the other half's is answered. */
+const BATCHED_PULL_PARALLEL = 32;
 
 /** Runs fn over items with at most `limit` at once; the first error stops new starts and is rethrown. */
 async function inParallel<T>(items: readonly T[], limit: number, fn: (t: T) => Promise<void>): Promise<void> {

@@ -2,7 +2,7 @@
 import type { SessionEntry } from '../entry.js';
 import type { Problem } from '../jsonl.js';
 
-export const AGENT_NAMES = ['pi', 'claude-code'] as const;
+export const AGENT_NAMES = ['pi', 'claude-code', 'codex'] as const;
 export type AgentName = (typeof AGENT_NAMES)[number];
 
 /** Environment variables as given (process.env, or a test's own); nothing is read from the real one. */
@@ -45,6 +45,8 @@ export interface ParsedAgentFile {
 export interface ProjectHints {
   cwd: string | null;
   gitBranch?: string;
+  /** The repository URL the agent recorded (Codex's session_meta.git), when it did. */
+  gitUrl?: string;
 }
 
 /** One rendered piece of a line, for the share viewer. */

@@ -1,18 +1,15 @@
 // Share of a Claude Code session: redacted and encrypted here, read in headless Chromium (messages, thinking and tool
 // calls collapsed, no secret), imported on another machine as a new Claude Code session the real claude resumes.
-import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromium, type BrowserContext } from 'playwright-core';
 import { useServer } from '../sync/helpers.js';
 import { ClaudeMachine } from './claude-rig.js';
 import { claude, conversationTexts, findClaude } from './claude-cli.js';
 import { startFakeAnthropic, type FakeAnthropic } from './fake-anthropic.js';
 import { FIXTURES } from './fixture-samples.js';
+import { CHROMIUM_CANDIDATES, chromiumPath, useViewerBrowser } from './viewer-browser.js';
 
-const CANDIDATES = ['/usr/lib/chromium/chromium', '/usr/bin/chromium'];
-const executablePath = CANDIDATES.find((p) => existsSync(p));
 const found = await findClaude();
 const MAIN = join(FIXTURES, 'claude-code', 'lanegrid__agtrace__claude_session.jsonl');
 const AGENT = join(FIXTURES, 'claude-code', 'lanegrid__agtrace__claude_agent.jsonl');
@@ -20,7 +17,7 @@ const COMPACTED = join(FIXTURES, 'claude-code', 'codemie-ai__codemie-code__sessi
 const OLD = join(FIXTURES, 'claude-code', 'd-kimuson__claude-code-viewer__fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl');
 const SESSION = '7f2abd2d-7cfc-4447-9ddd-3ca8d14e02e9';
 const SECRET = 'sk-ant-api03-' + 'Q'.repeat(40);
-const missing = [!executablePath && `chromium (${CANDIDATES.join(' or ')})`, found.bin === null && `the claude binary (${found.why})`, !existsSync(MAIN) && `the fixture ${MAIN}`, !existsSync(AGENT) && `the fixture ${AGENT}`, !existsSync(OLD) && `the fixture ${OLD}`, !existsSync(COMPACTED) && `the fixture ${COMPACTED}`].filter(Boolean);
+const missing = [!chromiumPath && `chromium (${CHROMIUM_CANDIDATES.join(' or ')})`, found.bin === null && `the claude binary (${found.why})`, !existsSync(MAIN) && `the fixture ${MAIN}`, !existsSync(AGENT) && `the fixture ${AGENT}`, !existsSync(OLD) && `the fixture ${OLD}`, !existsSync(COMPACTED) && `the fixture ${COMPACTED}`].filter(Boolean);
 if (missing.length) console.error(`\n*** test/agents/claude-share.test.ts SKIPPED: missing ${missing.join(', ')} ***\n`);
 
 describe('sharing a Claude Code session', () => {
@@ -31,21 +28,12 @@ describe('sharing a Claude Code session', () => {
   describe.skipIf(missing.length > 0)('share -> viewer in Chromium -> import -> claude --resume', () => {
     const rig = useServer(undefined, 'sessync-ccshare-');
     let api: FakeAnthropic;
-    let browser: BrowserContext;
-    let profile: string;
+    const chrome = useViewerBrowser();
     beforeAll(async () => {
       api = await startFakeAnthropic();
-      profile = mkdtempSync(join(tmpdir(), 'sessync-chromium-'));
-      browser = await chromium.launchPersistentContext(profile, {
-        executablePath: executablePath!,
-        headless: true,
-        args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-      });
-    }, 120_000);
+    });
     afterAll(async () => {
-      await browser?.close();
       await api?.close();
-      if (profile) rmSync(profile, { recursive: true, force: true });
     });
 
     it('the branch is redacted, renders in the viewer, and imports as a session claude resumes', async () => {
@@ -62,7 +50,7 @@ describe('sharing a Claude Code session', () => {
       expect(redacted.anthropic_key).toBeGreaterThanOrEqual(1);
       expect(entryCount).toBeGreaterThan(5);
 
-      const page = await browser.newPage();
+      const page = await chrome.browser.newPage();
       const errors: string[] = [];
       page.on('pageerror', (e) => errors.push(String(e)));
       await page.goto(url);
@@ -127,7 +115,7 @@ describe('sharing a Claude Code session', () => {
       const got = readFileSync(imported.path, 'utf8').split('\n').filter(Boolean);
       expect(got.filter((l) => l.includes('"isSidechain":true'))).toHaveLength(inline);
       expect(imported.entryCount).toBe(shared.entryCount);
-      const page = await browser.newPage();
+      const page = await chrome.browser.newPage();
       await page.goto(shared.url);
       await page.waitForSelector('body[data-rendered]', { timeout: 30_000 });
       expect(await page.locator('details', { hasText: 'subagent: Create React components for the TODO app' }).count()).toBeGreaterThan(0);
@@ -137,7 +125,7 @@ describe('sharing a Claude Code session', () => {
 
     it('a compacted session shares the whole conversation: the history before, the compaction, its summary', async () => {
       const { text, shared } = await shareFixture('sharer-compacted', '624a4a58-b34c-462d-a70d-13421c8125a8', COMPACTED);
-      const page = await browser.newPage();
+      const page = await chrome.browser.newPage();
       await page.goto(shared.url);
       await page.waitForSelector('body[data-rendered]', { timeout: 60_000 });
       expect(await page.locator('p.note', { hasText: 'conversation compacted' }).count()).toBe(1);

@@ -212,12 +212,12 @@ describe.skipIf(!present)('Claude Code sessions through sync (real sessync serve
     expect((await b.ok(['status', '--agent', 'pi', '--json'])).sessions).toEqual([]);
   });
 
-  it('--agent takes pi, claude-code or all, and refuses anything else', async () => {
+  it('--agent takes pi, claude-code, codex or all, and refuses anything else', async () => {
     const a = new ClaudeMachine(rig.root, 'opt', { remote: REMOTE });
     await a.login(rig.server);
-    const r = await a.run(['push', '--agent', 'codex']);
+    const r = await a.run(['push', '--agent', 'aider']);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain('--agent must be one of pi, claude-code, all');
+    expect(r.stderr).toContain('--agent must be one of pi, claude-code, codex, all');
     // SESSYNC_AGENT=pi turns Claude Code off for every command: its folder is not even read.
     const id = '66666666-3333-4444-8555-666666666666';
     a.write(`${id}.jsonl`, turn(id, realpathSync(a.project), null, 'off', ['ffffffff-0000-4000-8000-000000000001', 'ffffffff-0000-4000-8000-000000000002'], '2026-01-05T00:00:00.000Z'));

@@ -1,6 +1,6 @@
 // A fake Anthropic Messages API on 127.0.0.1 for driving the real Claude Code CLI headless: records each request, answers with SSE.
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { ServerResponse } from 'node:http';
+import { startLoopback } from './fake-api-server.js';
 
 export interface FakeAnthropic {
   url: string;
@@ -30,50 +30,33 @@ function answer(res: ServerResponse, text: string, model: string): void {
   res.end();
 }
 
-async function body(req: IncomingMessage): Promise<string> {
-  const parts: Buffer[] = [];
-  for await (const c of req) parts.push(c as Buffer);
-  return Buffer.concat(parts).toString('utf8');
-}
-
 export async function startFakeAnthropic(): Promise<FakeAnthropic> {
   const requests: Record<string, unknown>[] = [];
   const replies: string[] = [];
-  const server = createServer((req, res) => {
-    void (async () => {
-      const text = await body(req);
-      const path = (req.url ?? '').split('?')[0];
-      if (req.method === 'POST' && path === '/v1/messages') {
-        const b = JSON.parse(text) as Record<string, unknown>;
-        requests.push(b);
-        const model = typeof b.model === 'string' ? b.model : 'claude-fake';
-        if (b.stream === true) answer(res, replies.shift() ?? 'ok from the fake model', model);
-        else {
-          res.writeHead(200, { 'content-type': 'application/json' });
-          res.end(JSON.stringify({ id: 'msg_fake', type: 'message', role: 'assistant', model, content: [{ type: 'text', text: replies.shift() ?? 'ok' }], stop_reason: 'end_turn', usage: { input_tokens: 1, output_tokens: 1 } }));
-        }
-        return;
-      }
-      if (path === '/v1/messages/count_tokens') {
+  const server = await startLoopback((req, res, path, text) => {
+    if (req.method === 'POST' && path === '/v1/messages') {
+      const b = JSON.parse(text) as Record<string, unknown>;
+      requests.push(b);
+      const model = typeof b.model === 'string' ? b.model : 'claude-fake';
+      if (b.stream === true) answer(res, replies.shift() ?? 'ok from the fake model', model);
+      else {
         res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ input_tokens: 10 }));
-        return;
+        res.end(JSON.stringify({ id: 'msg_fake', type: 'message', role: 'assistant', model, content: [{ type: 'text', text: replies.shift() ?? 'ok' }], stop_reason: 'end_turn', usage: { input_tokens: 1, output_tokens: 1 } }));
       }
-      if (path === '/v1/models') {
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ data: [], has_more: false }));
-        return;
-      }
-      res.writeHead(404, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ type: 'error', error: { type: 'not_found_error', message: `fake API: no ${req.method} ${path}` } }));
-    })();
+      return;
+    }
+    if (path === '/v1/messages/count_tokens') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ input_tokens: 10 }));
+      return;
+    }
+    if (path === '/v1/models') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ data: [], has_more: false }));
+      return;
+    }
+    res.writeHead(404, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ type: 'error', error: { type: 'not_found_error', message: `fake API: no ${req.method} ${path}` } }));
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    requests,
-    replies,
-    close: () => new Promise<void>((r) => server.close(() => r())),
-  };
+  return { url: server.origin, requests, replies, close: server.close };
 }

@@ -61,7 +61,7 @@ describe('global flags anywhere', () => {
     const r = await t.run(['list', '--bogus']);
     expect(r.code).toBe(2);
     expect(r.stdout).toBe('');
-    expect(r.stderr).toBe('sessync: unknown option --bogus for sessync list. Usage: sessync list [--all] [--agent pi|claude-code|all] (`sessync list --help` for more)\n');
+    expect(r.stderr).toBe('sessync: unknown option --bogus for sessync list. Usage: sessync list [--all] [--agent pi|claude-code|codex|all] (`sessync list --help` for more)\n');
     // Balanced quotes, no advice about `--`.
     expect(r.stderr.split("'").length % 2).toBe(1);
     expect(r.stderr).not.toMatch(/positional argument/);

@@ -95,6 +95,12 @@ describe('known values and the home path', () => {
     expect(r.counts).toEqual({ home_path: 2 });
   });
 
+  it('leaves a home that is only part of a longer path or a closing tag (a home of /root and `</root>`)', () => {
+    const r = redactValue('<root>x</root> cd /root/app; ls /srv/root; cat file:///root/a', { homeDir: '/root' });
+    expect(r.value).toBe('<root>x</root> cd ~/app; ls /srv/root; cat file://~/a');
+    expect(r.counts).toEqual({ home_path: 2 });
+  });
+
   it('replaces any user\'s /home/<name> and /Users/<name> (a session from another machine), not only this machine\'s', () => {
     const text = [
       'cat /Users/alice/code/app/src/main.ts',

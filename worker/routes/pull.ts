@@ -1,6 +1,7 @@
 // POST /v1/sessions/:session/pull: the batches after a per-host cursor, in host then seq order, paginated.
 import { Hono } from 'hono';
 import type { AppEnv } from '../app-env.js';
+import type { BlobStore } from '../store/blob-store.js';
 import { SessyncError } from '../../shared/errors.js';
 import { keys } from '../../shared/keys.js';
 import { LIMITS, PullRequestSchema, type Cursor, type PulledBatch, type PullResponse } from '../../shared/wire.js';
@@ -18,14 +19,20 @@ const PARALLEL_GETS = 8;
 
 pullRoutes.post('/v1/sessions/:session/pull', requireAccount, async (c) => {
   const session = nameParam(c, 'session', 'session id');
-  const { cursor: sent } = await readJson(c, PullRequestSchema, SMALL_BODY_BYTES, 'pull');
+  const { cursor } = await readJson(c, PullRequestSchema, SMALL_BODY_BYTES, 'pull');
+  return c.json(await pullPage(c.var.store, c.var.account, session, cursor, LIMITS.maxPullBytes));
+});
+
+/**
+ * One page of a session's batches after `sent`, in host then seq order: at most LIMITS.maxBatchesPerPull batches
+ * and about `maxBytes` of bodies (the last batch may cross it; a page holds at least one batch when any is due).
+ * 404 for a session with no heads. Also the per-session step of POST /v1/pulls.
+ */
+export async function pullPage(store: BlobStore, account: string, session: string, sent: Cursor, maxBytes: number): Promise<PullResponse> {
   // A Map, not the parsed object: host ids are user input, and `constructor` or `toString` must not read Object.prototype.
   const cursor = new Map(Object.entries(sent));
-  const store = c.var.store;
-  const account = c.var.account;
   const heads = await sessionHeads(store, account, session);
   if (heads.size === 0) throw notFoundSession(session);
-
   // Which (host, seq) to fetch, in order, capped by batch count; bytes are capped while reading.
   const wanted: { host: string; seq: number }[] = [];
   for (const host of [...heads.keys()].sort()) {
@@ -54,11 +61,10 @@ pullRoutes.post('/v1/sessions/:session/pull', requireAccount, async (c) => {
       batches.push(b);
       next.set(w.host, w.seq);
       bytes += b.body.length;
-      if (bytes >= LIMITS.maxPullBytes) break outer;
+      if (bytes >= maxBytes) break outer;
     }
   }
   const more = [...heads].some(([host, head]) => head > (next.get(host) ?? 0));
   // fromEntries defines own properties, so every host id, whatever its name, is in the answer.
-  const res: PullResponse = { batches, cursor: Object.fromEntries(next) as Cursor, more };
-  return c.json(res);
-});
+  return { batches, cursor: Object.fromEntries(next) as Cursor, more };
+}

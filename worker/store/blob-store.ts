@@ -25,6 +25,14 @@ export interface ListOptions {
   limit?: number;
 }
 
+/** One write of a group (see BlobStore.writeMany). */
+export interface BlobWrite {
+  key: string;
+  body: Uint8Array;
+  /** Replace whatever is there (put); default: only if the key does not exist (putIfAbsent). */
+  replace?: boolean;
+}
+
 /**
  * Every backend (R2, S3, file system, memory) implements this and passes
  * test/worker/blob-store.case.ts. Keys are built only by shared/keys.ts and are never
@@ -54,4 +62,12 @@ export interface BlobStore {
 
   /** Removes the key. Deleting a missing key is not an error. */
   delete(key: string): Promise<void>;
+
+  /**
+   * Optional: several writes made durable together, for a backend where durability costs per write (the file
+   * system's fsync). Each result is what putIfAbsent (created or not) or put (true) returns for that write, and
+   * every write is durable when the call resolves. When it throws, any subset of the writes may be stored, each
+   * one whole. Object stores make every put durable on its own and leave it out (see worker/store/group-commit.ts).
+   */
+  writeMany?(writes: readonly BlobWrite[]): Promise<boolean[]>;
 }

@@ -1,16 +1,22 @@
 // A BlobStore that keeps every object under a fixed key prefix of another store (`s3://bucket/prefix`).
-import type { BlobObject, BlobStore, ListOptions, ListPage } from './blob-store.js';
+import type { BlobObject, BlobStore, BlobWrite, ListOptions, ListPage } from './blob-store.js';
 
 /**
  * Keys seen by the app are the inner keys without the prefix, so one bucket can hold several services
  * (or other data) side by side. List cursors are the inner store's own and pass through unchanged.
  */
 export class PrefixedStore implements BlobStore {
+  /** Present when the inner store has it: a prefix must not cost the group commit. */
+  readonly writeMany?: (writes: readonly BlobWrite[]) => Promise<boolean[]>;
+
   constructor(
     readonly inner: BlobStore,
     /** Non-empty; ends with `/` when it names a folder (normalised by the caller). */
     readonly prefix: string,
-  ) {}
+  ) {
+    const many = inner.writeMany?.bind(inner);
+    if (many) this.writeMany = (writes) => many(writes.map((w) => ({ ...w, key: this.prefix + w.key })));
+  }
 
   async get(key: string): Promise<BlobObject | null> {
     const o = await this.inner.get(this.prefix + key);

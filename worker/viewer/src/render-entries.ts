@@ -1,6 +1,7 @@
 // Turns session entries into DOM, with textContent only: session text is never parsed as HTML.
 import type { RenderedPart } from '../../../shared/agents/agent.js';
 import { renderAgentEntry } from '../../../shared/agents/claude-render.js';
+import { renderCodexEntry } from '../../../shared/agents/codex-render.js';
 import { jsonStringify } from '../../../shared/json-stringify.js';
 
 type Obj = Record<string, unknown>;
@@ -143,8 +144,8 @@ export class EntryRenderer {
         if (str(entry.name)) put(this.root, el('p', 'note', `Session named “${str(entry.name)}”`));
         return;
       default: {
-        // Another agent's line (Claude Code's), rendered by its adapter; label, custom and unknown types carry nothing to read.
-        const parts = renderAgentEntry(entry);
+        // Another agent's line (Claude Code's, Codex's), rendered by its adapter; label, custom and unknown types carry nothing to read.
+        const parts = renderAgentEntry(entry) ?? renderCodexEntry(entry);
         if (parts && parts.length) this.parts(parts);
         return;
       }
@@ -155,6 +156,8 @@ export class EntryRenderer {
   private parts(parts: RenderedPart[]): void {
     const first = parts[0]!;
     if (first.kind === 'summary') return this.summary('summary', 'Summary', parts.map((p) => p.text).join('\n'));
+    // Instructions and context the agent adds itself (Codex's developer messages): there, but closed.
+    if (first.kind === 'system' && first.collapsed) return void put(this.root, lazyDetails(`context: ${oneLine(first.text, 100)}`, 'context', parts.map((p) => () => el('div', 'text', p.text))));
     if (first.kind === 'system') return void put(this.root, el('p', 'note', first.text));
     const role = parts.find((p) => p.kind === 'user' || p.kind === 'assistant')?.kind ?? (first.kind === 'tool_result' ? 'tool' : 'assistant');
     const c = this.card(role, role === 'tool' ? 'tool result' : role);

@@ -1,0 +1,169 @@
+// The mirror -> Codex rollouts: pulled lines are appended byte-exact; a continuation that cannot share the rollout
+// becomes a fork rollout (shared/codex-fork.ts), and this machine's own such continuation is moved into its fork.
+import { stat, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { codex, isCodexSessionId } from '../../shared/agents/codex.js';
+import { forkRolloutLines, planForks, type ForkLine, type PlannedFork } from '../../shared/codex-fork.js';
+import { readSession } from '../store/session-reader.js';
+import { listSessions } from '../store/session-index.js';
+import { appendLines } from './claude-export.js';
+import { findRollouts } from './codex-files.js';
+import { codexHolders } from './codex-holders.js';
+import { fixCodexIndex } from './codex-index.js';
+import { readRollout } from './codex-mirror-import.js';
+import { codexBackupPath, moveIntoForks, writeWholeFile } from './codex-move.js';
+import { codexIndexPath, codexMirrorRoot, codexSessionsRoot } from './codex-paths.js';
+import type { CodexState } from './codex-state.js';
+
+export interface CodexForkMade {
+  fork: string;
+  from: string;
+  reason: string;
+  /** This machine's own continuation moved into the fork. */
+  mine: boolean;
+}
+
+export interface CodexExportResult {
+  lines: number;
+  created: number;
+  forks: CodexForkMade[];
+}
+
+async function exists(path: string): Promise<boolean> {
+  return stat(path).then(
+    () => true,
+    () => false,
+  );
+}
+
+function why(f: PlannedFork, from: string): string {
+  switch (f.reason) {
+    case 'local-later':
+      return `this machine continued session ${from} after another machine's continuation reached the server first`;
+    case 'remote-later':
+      return `another machine continued session ${from} after this machine's continuation had reached the server`;
+    case 'recorded':
+      return `a machine already made this continuation of ${from} the fork`;
+    default:
+      return `two continuations of ${from} reached the server from other machines; the earlier one keeps the session`;
+  }
+}
+
+const text = (lines: string[]) => lines.map((l) => `${l}\n`).join('');
+
+/**
+ * Brings each given mirror's lines into its Codex rollout. A rollout Codex is writing (a last line without '\n') or
+ * holding open is left alone and reported; the next sync does it.
+ */
+export async function exportCodexMirror(env: NodeJS.ProcessEnv, state: CodexState, mirrors: string[], note: (t: string) => void): Promise<CodexExportResult> {
+  const result: CodexExportResult = { lines: 0, created: 0, forks: [] };
+  const root = codexSessionsRoot(env);
+  const pending = new Set<string>();
+  const written: { session: string; path: string }[] = [];
+  const rollouts = new Map((await findRollouts(root, () => undefined)).map((r) => [r.session, r.path]));
+  const known = new Set<string>([...rollouts.keys(), ...Object.keys(state.sessions)]);
+  for (const l of await listSessions({ root: codexMirrorRoot(env), all: true })) known.add(l.id);
+  for (const mirror of new Set([...mirrors, ...state.pending])) {
+    try {
+      const m = await readSession(mirror);
+      const session = m.header.id;
+      const lines: ForkLine[] = [];
+      for (const e of m.entries) {
+        const back = codex.fromEntry(e);
+        if (back) lines.push({ id: e.id, parentId: e.parentId, timestamp: e.timestamp, text: back.text });
+      }
+      if (lines.length === 0) continue;
+      if (!isCodexSessionId(session)) {
+        note(`${mirror}: session id "${session}" is not a uuid, which Codex needs in a rollout's name; not written out`);
+        continue;
+      }
+      const rollout = rollouts.get(session) ?? join(root, codex.mainFile(session, String(m.header.timestamp)));
+      const here = (await exists(rollout)) ? await readRollout(rollout, rollout.slice(root.length + 1), note) : null;
+      if (here && here.tail !== '') {
+        note(`${rollout}: its last line is still being written; the pulled lines go there on the next sync`);
+        pending.add(mirror);
+        continue;
+      }
+      const local = here ? here.lines.map((l) => l.id) : null;
+      const plan = planForks({ session, lines, local, synced: state.synced[session] ?? null, known });
+      const byId = new Map(lines.map((l) => [l.id, l.text]));
+      const textOf = (id: string) => byId.get(id)!;
+      const forkFiles = plan.forks
+        .filter((f) => !rollouts.has(f.id))
+        .map((f) => ({ f, path: join(root, codex.mainFile(f.id, lines.find((l) => l.id === f.at)!.timestamp)), text: text(forkRolloutLines(session, f, textOf)) }));
+      const keepText = text(plan.keep.map(textOf));
+      const touched = [rollout, ...forkFiles.map((x) => x.path)];
+      if (plan.moveLocal || forkFiles.length > 0) {
+        const holders = await codexHolders([rollout, codexIndexPath(env)]);
+        if (holders.length > 0) {
+          const who = holders.includes(-1) ? 'sessync cannot check here whether Codex' : `Codex (pid ${holders.join(', ')})`;
+          note(`${who} has ${rollout} or its index open; sessync makes the fork of session ${session} on the next sync after it exits`);
+          pending.add(mirror);
+          continue;
+        }
+      }
+      if (plan.moveLocal && here) {
+        // Every line of the rollout here must be in what it becomes or in a fork, or it is not touched at all.
+        const kept = new Set([...plan.keep, ...plan.forks.flatMap((f) => f.path)]);
+        const lost = here.lines.filter((l) => !kept.has(l.id));
+        if (here.unreadable > 0) {
+          note(`${rollout}: has ${here.unreadable} unreadable line(s), which a rewrite would drop; the fork of session ${session} is not made and the rollout is left as it is`);
+          continue;
+        }
+        if (lost.length > 0) {
+          note(`${rollout}: ${lost.length} line(s) (from line ${lost[0]!.line}) belong to no line of work sessync can name; the rollout is left as it is`);
+          continue;
+        }
+        await moveIntoForks(env, session, rollout, keepText, forkFiles.map(({ path, text: t }) => ({ path, text: t })));
+      } else if (here && plan.keep.slice(0, here.lines.length).some((id, i) => id !== here.lines[i]!.id)) {
+        note(`${rollout}: does not start like the session's lines on the server; the rollout is left as it is`);
+        continue;
+      } else {
+        for (const x of forkFiles) await writeWholeFile(x.path, x.text);
+        if (!here) {
+          await writeWholeFile(rollout, keepText);
+          result.created++;
+          result.lines += plan.keep.length;
+        } else {
+          const missing = plan.keep.slice(here.lines.length);
+          if (missing.length > 0) await appendLines(rollout, missing.map(textOf));
+          result.lines += missing.length;
+        }
+        // A move killed after its rewrite: its forks are durable now, so its backup goes.
+        if (await exists(codexBackupPath(env, session))) await unlink(codexBackupPath(env, session));
+      }
+      for (const x of forkFiles) {
+        rollouts.set(x.f.id, x.path);
+        known.add(x.f.id);
+        const mine = x.f.reason === 'local-later';
+        const reason = why(x.f, session);
+        state.forks[x.f.id] = { from: session, at: x.f.at, reason, when: new Date().toISOString() };
+        result.forks.push({ fork: x.f.id, from: session, reason, mine });
+        note(
+          mine
+            ? `Codex: your work on this machine in session ${session} continues as session ${x.f.id} (codex exec resume ${x.f.id}): ${reason}. Session ${session} now holds the server's continuation.`
+            : `Codex: session ${session} was continued on two machines; the other continuation is now session ${x.f.id} (codex exec resume ${x.f.id}): ${reason}.`,
+        );
+      }
+      written.push(...touched.map((p, i) => ({ session: i === 0 ? session : forkFiles[i - 1]!.f.id, path: p })));
+      state.sessions[session] = { mirror, rollout };
+      const ms = await stat(mirror);
+      state.exported[mirror] = { size: ms.size, mtimeMs: ms.mtimeMs };
+      rollouts.set(session, rollout);
+      const last = plan.keep[plan.keep.length - 1];
+      if (last !== undefined) state.lastLocal[session] = last;
+    } catch (e) {
+      note(`${mirror}: ${(e as Error).message}; its Codex rollout is left as it is`);
+      pending.add(mirror);
+    }
+  }
+  state.pending = [...pending];
+  // One look at Codex's index for every rollout written: a row naming another path for one of them goes.
+  try {
+    await fixCodexIndex(env, written, note);
+  } catch (e) {
+    // An index that cannot be read is left exactly as it is: the rollouts are written, only a stale row may remain.
+    note(`Codex's index ${codexIndexPath(env)} could not be read (${(e as Error).message}); it is left as it is. If \`codex exec resume\` cannot find a pulled session, move that file aside and Codex rebuilds it from sessions/`);
+  }
+  return result;
+}

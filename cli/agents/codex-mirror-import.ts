@@ -1,0 +1,94 @@
+// Codex rollouts -> the mirror: lines not yet mirrored are appended to the session's mirror file, each as one entry.
+import { readFile, rename, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { codex, codexMeta } from '../../shared/agents/codex.js';
+import type { AgentLine } from '../../shared/agents/agent.js';
+import { CURRENT_VERSION, type SessionHeader } from '../../shared/entry.js';
+import { writeMirror } from './mirror-write.js';
+import { projectDir, sessionFileName } from '../store/paths.js';
+import { decodeLines } from './claude-read.js';
+import { findRollouts, type FoundRollout } from './codex-files.js';
+import { codexMirrorRoot, codexSessionsRoot } from './codex-paths.js';
+import type { CodexState } from './codex-state.js';
+
+async function exists(path: string): Promise<boolean> {
+  return stat(path).then(
+    () => true,
+    () => false,
+  );
+}
+
+/** A rollout's usable lines; unreadable ones are reported with file and line and never mirrored (they stay in the file). */
+export async function readRollout(path: string, rel: string, note: (t: string) => void): Promise<{ lines: AgentLine[]; tail: string; unreadable: number }> {
+  const { text, bad } = decodeLines(await readFile(path));
+  for (const no of bad) note(`${path}:${no}: bytes that are not UTF-8; this line is not synced (it stays in the file)`);
+  const parsed = codex.parseFile(text, { rel, kind: 'main' });
+  for (const p of parsed.problems) note(`${path}:${p.line}: ${p.reason}; this line is not synced (it stays in the file)`);
+  return { lines: parsed.lines, tail: parsed.tail, unreadable: bad.length + parsed.problems.length };
+}
+
+/** The mirror's header for a rollout: sessync's own, on this machine only; it names the agent and the fork's origin. */
+function headerOf(found: FoundRollout, lines: AgentLine[]): SessionHeader | null {
+  const hints = codex.projectHints({ lines, problems: [], tail: '' });
+  const cwd = hints.cwd;
+  if (!cwd) return null;
+  const meta = codexMeta(lines);
+  const timestamp = (typeof meta?.timestamp === 'string' && meta.timestamp) || lines.find((l) => l.timestamp)?.timestamp || new Date().toISOString();
+  const from = typeof meta?.forked_from_id === 'string' ? meta.forked_from_id : undefined;
+  return { type: 'session', version: CURRENT_VERSION, id: found.session, timestamp, cwd, agent: 'codex', ...(hints.gitUrl ? { gitUrl: hints.gitUrl } : {}), ...(from ? { forkedFrom: from } : {}) };
+}
+
+/** A session mirrored before whose rollout is gone: its mirror goes aside, so a sync does not bring it back (restore does). */
+async function setAsideDeleted(state: CodexState, present: ReadonlySet<string>, note: (t: string) => void): Promise<void> {
+  for (const [session, s] of Object.entries(state.sessions)) {
+    if (present.has(session) || !(await exists(s.mirror)) || (await exists(s.rollout))) continue;
+    await rename(s.mirror, `${s.mirror}.deleted-here`);
+    note(`Codex session ${session} was deleted from ${s.rollout}; sessync keeps it on the server and does not bring it back (\`sessync restore ${session}\` does)`);
+  }
+}
+
+/** Mirrors the rollouts of this machine; a rollout that did not change since it was last read is not read again. */
+export async function importCodexMirror(env: NodeJS.ProcessEnv, state: CodexState, note: (t: string) => void): Promise<{ sessions: number; lines: number }> {
+  const result = { sessions: 0, lines: 0 };
+  const all = await findRollouts(codexSessionsRoot(env), note);
+  await setAsideDeleted(state, new Set(all.map((f) => f.session)), note);
+  for (const found of all) {
+    try {
+      const st = await stat(found.path);
+      const known = state.sessions[found.session];
+      const was = state.files[found.path];
+      if (known?.rollout === found.path && was?.size === st.size && was.mtimeMs === st.mtimeMs && (await exists(known.mirror))) continue;
+      const { lines } = await readRollout(found.path, found.rel, note);
+      if (lines.length === 0) continue; // empty, or only a line still being written: next run
+      const entries = lines.map((l) => codex.toEntry(l, { rel: found.rel, kind: 'main' }));
+      let mirror = known && (await exists(known.mirror)) ? known.mirror : undefined;
+      let header: SessionHeader | null = null;
+      if (mirror === undefined) {
+        header = headerOf(found, lines);
+        if (!header) {
+          note(`${found.path}: no session_meta naming the session's cwd; not synced`);
+          continue;
+        }
+        mirror = join(projectDir(codexMirrorRoot(env), header.cwd), sessionFileName(header.timestamp, found.session));
+        if (await exists(mirror)) header = null; // a run stopped before its bookkeeping was saved: append to it
+      }
+      // A mirror that held nothing unwritten-out before gains only this rollout's own lines: still in step with it, so
+      // the next run need not write it out (a first sync of thousands of rollouts reads each once, not twice).
+      const out = state.exported[mirror];
+      const before = header ? null : await stat(mirror);
+      const inStep = header !== null || (out !== undefined && before !== null && out.size === before.size && out.mtimeMs === before.mtimeMs);
+      result.lines += await writeMirror(mirror, header ?? undefined, entries);
+      if (inStep) {
+        const after = await stat(mirror);
+        state.exported[mirror] = { size: after.size, mtimeMs: after.mtimeMs };
+      }
+      result.sessions++;
+      state.sessions[found.session] = { mirror, rollout: found.path };
+      state.files[found.path] = { size: st.size, mtimeMs: st.mtimeMs };
+      state.lastLocal[found.session] = lines[lines.length - 1]!.id;
+    } catch (e) {
+      note(`Codex session ${found.session} at ${found.path}: ${(e as Error).message}`);
+    }
+  }
+  return result;
+}

@@ -1,0 +1,385 @@
+// The session index's bytes and columns: a magic, then batches of entry records, each batch closed by a commit that a hash and the previous commit vouch for.
+import { createHash } from 'node:crypto';
+import type { Problem } from '../../shared/jsonl.js';
+
+const MAGIC = Buffer.from('SSYNCIX2');
+const TAG_HEADER = 1;
+const TAG_ENTRY = 2;
+const TAG_PROBLEM = 3;
+const TAG_UNSUPPORTED = 4;
+const TAG_COMMIT = 9;
+const HASH_BYTES = 8;
+/** Entry flags: the parent id is not an earlier entry (stored as text); the timestamp is not the canonical ISO form of its time. */
+const F_PARENT_TEXT = 1;
+const F_TS_TEXT = 2;
+
+/** Parent column: no parent; a parent id that names no earlier entry (kept as text in `parentText`). */
+export const NO_PARENT = -1;
+export const OTHER_PARENT = -2;
+
+/** Kinds of entry. An assistant message naming its provider and model is apart: the context takes the model from the latest one. */
+export const KIND = { other: 0, message: 1, assistantModel: 2, thinking: 3, model: 4, compaction: 5, branchSummary: 6, custom: 7, customMessage: 8, label: 9, sessionInfo: 10, sessionName: 11 } as const;
+/** The entry type of each kind ('' for types the index does not tell apart). */
+export const KIND_TYPES = ['', 'message', 'message', 'thinking_level_change', 'model_change', 'compaction', 'branch_summary', 'custom', 'custom_message', 'label', 'session_info', 'session_info'] as const;
+
+/**
+ * Entries as columns (one typed array per field): loading a million entries makes no object per entry, and
+ * ids become strings only for the entries a command touches.
+ */
+export class EntryColumns {
+  n = 0;
+  offset: Float64Array;
+  length: Uint32Array;
+  line: Uint32Array;
+  /** Position of the parent entry, or NO_PARENT / OTHER_PARENT. */
+  parent: Int32Array;
+  kind: Uint8Array;
+  /** Date.parse of the timestamp (NaN when it does not parse). */
+  ms: Float64Array;
+  idHash: Uint32Array;
+  /** Ids decoded so far; the rest are read from `raw` at `idAt` on first use. */
+  ids: (string | undefined)[] = [];
+  idAt: Float64Array;
+  raw: Buffer | null = null;
+  parentText = new Map<number, string>();
+  tsText = new Map<number, string>();
+  /** Position by id, made when lookups by scanning would add up (a fresh build makes it from the start). */
+  byId: Map<string, number> | null = null;
+  private scans = 0;
+
+  constructor(capacity = 64) {
+    const n = Math.max(64, capacity);
+    this.offset = new Float64Array(n);
+    this.length = new Uint32Array(n);
+    this.line = new Uint32Array(n);
+    this.parent = new Int32Array(n);
+    this.kind = new Uint8Array(n);
+    this.ms = new Float64Array(n);
+    this.idHash = new Uint32Array(n);
+    this.idAt = new Float64Array(n);
+  }
+
+  private grow(): void {
+    const cap = this.offset.length * 2;
+    const more = <T extends Float64Array | Uint32Array | Int32Array | Uint8Array>(a: T): T => {
+      const b = new (a.constructor as new (n: number) => T)(cap);
+      b.set(a);
+      return b;
+    };
+    this.offset = more(this.offset);
+    this.length = more(this.length);
+    this.line = more(this.line);
+    this.parent = more(this.parent);
+    this.kind = more(this.kind);
+    this.ms = more(this.ms);
+    this.idHash = more(this.idHash);
+    this.idAt = more(this.idAt);
+  }
+
+  /** A new row whose fields the caller sets (the decoder, which makes no strings). */
+  reserve(): number {
+    if (this.n === this.offset.length) this.grow();
+    return this.n++;
+  }
+
+  push(id: string, parent: number, parentText: string | null, timestamp: string, kind: number, line: number, offset: number, length: number): void {
+    if (this.n === this.offset.length) this.grow();
+    const i = this.n++;
+    this.offset[i] = offset;
+    this.length[i] = length;
+    this.line[i] = line;
+    this.parent[i] = parent;
+    this.kind[i] = kind;
+    const ms = Date.parse(timestamp);
+    this.ms[i] = ms;
+    if (!(Number.isFinite(ms) && new Date(ms).toISOString() === timestamp)) this.tsText.set(i, timestamp);
+    this.idHash[i] = hashId(id);
+    this.ids[i] = id;
+    this.idAt[i] = -1;
+    if (parentText !== null) this.parentText.set(i, parentText);
+    this.byId?.set(id, i);
+  }
+
+  /** The position of the entry with this id, or -1. A few lookups scan the hash column; more build the map once. */
+  find(id: string): number {
+    if (this.byId === null && this.scans++ >= 32) {
+      this.byId = new Map();
+      for (let i = 0; i < this.n; i++) this.byId.set(this.id(i), i);
+    }
+    if (this.byId !== null) return this.byId.get(id) ?? -1;
+    const h = hashId(id);
+    for (let j = this.n - 1; j >= 0; j--) if (this.idHash[j] === h && this.id(j) === id) return j;
+    return -1;
+  }
+
+  id(i: number): string {
+    let s = this.ids[i];
+    if (s === undefined) {
+      const at = this.idAt[i]!;
+      s = this.raw!.toString('utf8', at + 2, at + 2 + this.raw!.readUInt16LE(at));
+      this.ids[i] = s;
+    }
+    return s;
+  }
+
+  parentId(i: number): string | null {
+    const p = this.parent[i]!;
+    return p >= 0 ? this.id(p) : p === NO_PARENT ? null : this.parentText.get(i)!;
+  }
+
+  timestamp(i: number): string {
+    return this.tsText.get(i) ?? new Date(this.ms[i]!).toISOString();
+  }
+
+  /** Drops entries from position n on (a file cut back to where it still agrees). */
+  truncate(n: number): void {
+    this.n = n;
+    this.byId = null;
+    this.ids.length = Math.min(this.ids.length, n);
+    for (const m of [this.parentText, this.tsText]) for (const k of [...m.keys()]) if (k >= n) m.delete(k);
+  }
+}
+
+/** FNV-1a over the UTF-16 code units: finds a repeated id among a million without making their strings. */
+export function hashId(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+  return h >>> 0;
+}
+
+export interface IndexState {
+  /** The session file this index describes (a hash of it names the index file; kept to rule out a collision). */
+  path: string;
+  headerId: string;
+  version: number;
+  /** Bytes of the header line, its newline included. */
+  headerEnd: number;
+  entries: EntryColumns;
+  /** Complete lines after the header that were not loaded, as the full reader reports them. */
+  problems: Problem[];
+  /** Bytes indexed: the end of the last complete line (its newline included). */
+  covered: number;
+  /** Lines counted up to `covered`. */
+  lines: number;
+  /** File size and mtime at the last commit. */
+  size: number;
+  mtimeMs: number;
+  /** Hash of the (at most 64) bytes before `covered`: a rewrite of the indexed part shows there first. */
+  tailHash: string;
+  /** Why this file is read whole instead (a split line, an old format, a repeated id...); null when the index serves it. */
+  unsupported: string | null;
+  /**
+   * Entries this process just parsed while indexing, by position (the most recent ones, up to a byte budget), so the
+   * reads that follow a first open take them instead of parsing their lines again. Never saved.
+   */
+  recent?: (unknown | undefined)[];
+}
+
+/** The longest id, parent id or timestamp the format stores; a file with a longer one is read whole. */
+export const MAX_FIELD_BYTES = 0xfff0;
+
+/** A growable byte buffer for encoding. */
+class Out {
+  buf = Buffer.allocUnsafe(1 << 16);
+  n = 0;
+  room(k: number): void {
+    if (this.n + k <= this.buf.length) return;
+    const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.n + k));
+    this.buf.copy(next, 0, 0, this.n);
+    this.buf = next;
+  }
+  u8(v: number): void {
+    this.room(1);
+    this.buf[this.n++] = v;
+  }
+  u32(v: number): void {
+    this.room(4);
+    this.n = this.buf.writeUInt32LE(v, this.n);
+  }
+  i32(v: number): void {
+    this.room(4);
+    this.n = this.buf.writeInt32LE(v, this.n);
+  }
+  f64(v: number): void {
+    this.room(8);
+    this.n = this.buf.writeDoubleLE(v, this.n);
+  }
+  bytes(b: Buffer): void {
+    this.room(b.length);
+    this.n += b.copy(this.buf, this.n);
+  }
+  str(s: string): void {
+    const len = Buffer.byteLength(s);
+    this.room(2 + len);
+    this.n = this.buf.writeUInt16LE(len, this.n);
+    this.n += this.buf.write(s, this.n, len, 'utf8');
+  }
+}
+
+function batchHash(buf: Buffer, start: number, end: number): Buffer {
+  return createHash('sha1').update(buf.subarray(start, end)).digest().subarray(0, HASH_BYTES);
+}
+
+/**
+ * One batch: the header record when `withHeader`, the entries from `fromEntry` and problems from `fromProblem`,
+ * then a commit from `prevCovered` (the covered bytes the batch continues) to the state's. With `withMagic` it
+ * starts a new index file.
+ */
+export function encodeBatch(s: IndexState, opts: { withMagic: boolean; withHeader: boolean; fromEntry: number; fromProblem: number; prevCovered: number }): Buffer {
+  const o = new Out();
+  if (opts.withMagic) o.bytes(MAGIC);
+  const start = o.n;
+  if (opts.withHeader) {
+    o.u8(TAG_HEADER);
+    o.str(s.path);
+    o.str(s.headerId);
+    o.u32(s.version);
+    o.f64(s.headerEnd);
+  }
+  if (s.unsupported !== null) {
+    o.u8(TAG_UNSUPPORTED);
+    o.str(s.unsupported.slice(0, 1000));
+  }
+  const c = s.entries;
+  for (let i = opts.fromEntry; i < c.n; i++) {
+    const pText = c.parentText.get(i);
+    const tText = c.tsText.get(i);
+    o.u8(TAG_ENTRY);
+    o.u8(c.kind[i]!);
+    o.u32(c.line[i]!);
+    o.f64(c.offset[i]!);
+    o.u32(c.length[i]!);
+    o.i32(c.parent[i]!);
+    o.f64(c.ms[i]!);
+    o.u32(c.idHash[i]!);
+    o.str(c.id(i));
+    o.u8((pText !== undefined ? F_PARENT_TEXT : 0) | (tText !== undefined ? F_TS_TEXT : 0));
+    if (pText !== undefined) o.str(pText);
+    if (tText !== undefined) o.str(tText);
+  }
+  for (let i = opts.fromProblem; i < s.problems.length; i++) {
+    o.u8(TAG_PROBLEM);
+    o.u32(s.problems[i]!.line);
+    o.str(s.problems[i]!.reason);
+  }
+  o.u8(TAG_COMMIT);
+  o.f64(opts.prevCovered);
+  o.f64(s.covered);
+  o.u32(s.lines);
+  o.f64(s.size);
+  o.f64(s.mtimeMs);
+  o.bytes(Buffer.from(s.tailHash, 'hex'));
+  o.bytes(batchHash(o.buf, start, o.n));
+  return o.buf.subarray(0, o.n);
+}
+
+/** Thrown inside decode for bytes that end mid-record: the batch is torn. */
+class Torn extends Error {}
+
+export interface Decoded {
+  state: IndexState;
+  /** Bytes of the index file up to the end of its last valid commit: anything after is a torn or foreign write. */
+  validLength: number;
+}
+
+/**
+ * The index as of its last commit that verifies: its batch hash matches and it continues the commit before it.
+ * A torn batch (a writer killed mid-write) or any damage ends the index there. null when not even one batch
+ * verifies. Ids are not decoded: the columns keep where each one is in `buf`.
+ */
+export function decodeIndex(buf: Buffer): Decoded | null {
+  if (buf.length < MAGIC.length || !buf.subarray(0, MAGIC.length).equals(MAGIC)) return null;
+  let state: IndexState | null = null;
+  let validLength = 0;
+  const cols = new EntryColumns(Math.ceil(buf.length / 60)); // an entry record takes about 60 bytes or more: no regrowth
+  cols.raw = buf;
+  let pos = MAGIC.length;
+  let committed = 0;
+  // DataView reads compile to plain loads; Buffer's readDoubleLE assembles each number byte by byte.
+  const dv = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+  const need = (k: number) => {
+    if (pos + k > buf.length) throw new Torn();
+  };
+  const str = (): string => {
+    need(2);
+    const len = buf.readUInt16LE(pos);
+    need(2 + len);
+    const s = buf.toString('utf8', pos + 2, pos + 2 + len);
+    pos += 2 + len;
+    return s;
+  };
+  try {
+    while (pos < buf.length) {
+      const start = pos;
+      const problems: Problem[] = [];
+      let header: Pick<IndexState, 'path' | 'headerId' | 'version' | 'headerEnd'> | null = null;
+      let unsupported: string | null = null;
+      for (;;) {
+        need(1);
+        const tag = buf[pos++]!;
+        if (tag === TAG_COMMIT) break;
+        if (tag === TAG_ENTRY) {
+          need(33 + 2);
+          const i = cols.reserve();
+          cols.kind[i] = buf[pos]!;
+          cols.line[i] = dv.getUint32(pos + 1, true);
+          cols.offset[i] = dv.getFloat64(pos + 5, true);
+          cols.length[i] = dv.getUint32(pos + 13, true);
+          cols.parent[i] = dv.getInt32(pos + 17, true);
+          cols.ms[i] = dv.getFloat64(pos + 21, true);
+          cols.idHash[i] = dv.getUint32(pos + 29, true);
+          cols.ids[i] = undefined;
+          pos += 33;
+          cols.idAt[i] = pos;
+          need(2);
+          pos += 2 + dv.getUint16(pos, true);
+          need(1);
+          const flags = buf[pos++]!;
+          if (flags & F_PARENT_TEXT) cols.parentText.set(i, str());
+          if (flags & F_TS_TEXT) cols.tsText.set(i, str());
+        } else if (tag === TAG_PROBLEM) {
+          need(4);
+          const line = buf.readUInt32LE(pos);
+          pos += 4;
+          problems.push({ line, reason: str() });
+        } else if (tag === TAG_HEADER) {
+          const path = str();
+          const headerId = str();
+          need(12);
+          header = { path, headerId, version: buf.readUInt32LE(pos), headerEnd: buf.readDoubleLE(pos + 4) };
+          pos += 12;
+        } else if (tag === TAG_UNSUPPORTED) {
+          unsupported = str();
+        } else {
+          throw new Torn(); // an unknown tag: not a record this format wrote
+        }
+      }
+      need(36 + 20 + HASH_BYTES);
+      const prevCovered = buf.readDoubleLE(pos);
+      const covered = buf.readDoubleLE(pos + 8);
+      const lines = buf.readUInt32LE(pos + 16);
+      const size = buf.readDoubleLE(pos + 20);
+      const mtimeMs = buf.readDoubleLE(pos + 28);
+      const tailHash = buf.toString('hex', pos + 36, pos + 56);
+      pos += 56;
+      if (!batchHash(buf, start, pos).equals(buf.subarray(pos, pos + HASH_BYTES))) throw new Torn();
+      pos += HASH_BYTES;
+      if (state === null) {
+        if (header === null || prevCovered !== 0) throw new Torn();
+        state = { ...header, entries: cols, problems, covered, lines, size, mtimeMs, tailHash, unsupported };
+      } else {
+        if (header !== null || prevCovered !== state.covered || covered < state.covered) throw new Torn(); // not a continuation
+        for (const p of problems) state.problems.push(p);
+        Object.assign(state, { covered, lines, size, mtimeMs, tailHash, unsupported: unsupported ?? state.unsupported });
+      }
+      validLength = pos;
+      committed = cols.n;
+    }
+  } catch (e) {
+    if (!(e instanceof Torn)) throw e;
+    // A batch cut off or damaged: everything before it stands, as validLength says; its entries are dropped.
+  }
+  if (state === null) return null;
+  cols.truncate(committed);
+  return { state, validLength };
+}

@@ -1,0 +1,309 @@
+// Opens a session for resume, context, log and share: from its index, reading only the entries asked for, or whole when the index cannot serve it.
+import { closeSync, openSync } from 'node:fs';
+import { unlink } from 'node:fs/promises';
+import { buildContext, contextOfBranch, type SessionContext } from '../../shared/context.js';
+import { checkEntry, checkHeader, type SessionEntry, type SessionHeader } from '../../shared/entry.js';
+import { splitJsonValues, type Problem } from '../../shared/jsonl.js';
+import { SessionTree, type TreeProblem } from '../../shared/tree.js';
+import { hashId, KIND, KIND_TYPES, NO_PARENT, OTHER_PARENT, type EntryColumns, type IndexState } from './session-file-index-codec.js';
+import { clip, decode, indexPath, kindOf, readAt, sameEntry, sessionFileIndex } from './session-file-index.js';
+import { readSession } from './session-reader.js';
+import { tailStateFromIndex } from './session-file-index-tail.js';
+import type { TailState } from './tail-state.js';
+
+/** What the commands that continue or show one branch need of a session. */
+export interface SessionView {
+  path: string;
+  header: SessionHeader;
+  leafId: string | null;
+  /** Damage the tree repaired (dangling parents, cycles, repeated ids), as SessionTree reports it. */
+  treeProblems: TreeProblem[];
+  /** Lines not loaded, as the full reader reports them. */
+  problems: Problem[];
+  /** The index this view reads from; null when the file was read whole. */
+  index: IndexState | null;
+  /** Every entry's place in the tree; from the index its entries carry only id, parentId, timestamp and type (made on first use). */
+  tree(): SessionTree;
+  /** The context projection of the branch ending at leafId (default: the leaf). */
+  context(leafId?: string): Promise<SessionContext>;
+  /** Whole entries, root to leafId (default: the leaf). */
+  branch(leafId?: string): Promise<SessionEntry[]>;
+  /** Whole label entries, in file order. */
+  labels(): Promise<SessionEntry[]>;
+  /** The append cache as the index gives it for free; null when the file was read whole (the cache reads it then). */
+  tailState(): Promise<TailState | null>;
+}
+
+/** An entry line no longer says what the index recorded: the file changed under the index since it was checked. */
+class StaleIndex extends Error {}
+
+const NL = 0x0a;
+/** Lines this close together are read in one call (one read beats many for a branch stored in order). */
+const MAX_GAP = 64 << 10;
+const MAX_SPAN = 8 << 20;
+
+/** The index opened: the header, and a last line without its newline that parses (not indexed: it may still grow), kept whole. */
+interface Opened {
+  header: SessionHeader;
+  c: EntryColumns;
+  problems: Problem[];
+  /** Position of the unterminated last entry in the columns (pushed for this view only), or -1. */
+  tailAt: number;
+  tail: SessionEntry | null;
+  leaf: number;
+  treeProblems: TreeProblem[];
+}
+
+function timeAt(c: EntryColumns, i: number): number {
+  const t = c.ms[i]!;
+  return Number.isNaN(t) ? -Infinity : t;
+}
+
+/** SessionTree's leaf rule on the columns: the newest tip; equal times by timestamp text, then id. */
+function leafOf(c: EntryColumns): number {
+  const hasChild = new Uint8Array(c.n);
+  for (let i = 0; i < c.n; i++) {
+    const p = c.parent[i]!;
+    if (p >= 0) hasChild[p] = 1;
+  }
+  let best = -1;
+  let bestTime = 0;
+  for (let i = 0; i < c.n; i++) {
+    if (hasChild[i]) continue;
+    const t = timeAt(c, i);
+    if (best < 0 || t > bestTime || (t === bestTime && laterTie(c, i, best))) {
+      best = i;
+      bestTime = t;
+    }
+  }
+  return best;
+}
+
+function laterTie(c: EntryColumns, a: number, b: number): boolean {
+  const ta = c.timestamp(a);
+  const tb = c.timestamp(b);
+  return ta !== tb ? ta > tb : c.id(a) > c.id(b);
+}
+
+function open(path: string, s: IndexState): Opened | null {
+  if (s.unsupported !== null || s.headerEnd === 0) return null;
+  const c = s.entries;
+  const fd = openSync(path, 'r');
+  try {
+    const hb = readAt(fd, 0, s.headerEnd);
+    let header: SessionHeader;
+    try {
+      header = JSON.parse(hb.toString('utf8', 0, hb.length - 1)) as SessionHeader;
+    } catch {
+      return null; // changed since it was indexed: read whole
+    }
+    if (checkHeader(header) !== null || header.id !== s.headerId) return null;
+    const problems = [...s.problems];
+    let tail: SessionEntry | null = null;
+    let tailAt = -1;
+    if (s.size > s.covered) {
+      // The full reader's rule for a last line without a newline: an entry when it parses, else a torn write.
+      const b = readAt(fd, s.covered, s.size);
+      const text = decode(b, 0, b.length);
+      if (text.length > 0 && !(text.charCodeAt(0) !== 123 && text.trim() === '')) {
+        const line = s.lines + 1;
+        let v: unknown;
+        try {
+          v = JSON.parse(text);
+        } catch (err) {
+          if (splitJsonValues(text) !== null) return null;
+          problems.push({ line, reason: clip(`torn last line (no newline, invalid JSON): ${(err as Error).message}`) });
+        }
+        if (v !== undefined) {
+          const why = checkEntry(v);
+          if (why !== null) problems.push({ line, reason: clip(why) });
+          else {
+            tail = v as SessionEntry;
+            if (c.find(tail.id) >= 0 || [...c.parentText.values()].includes(tail.id)) return null; // the full reader's case
+            const p = tail.parentId === null ? NO_PARENT : c.find(tail.parentId);
+            const parent = p === -1 ? OTHER_PARENT : p;
+            tailAt = c.n;
+            c.push(tail.id, parent, parent === OTHER_PARENT ? tail.parentId : null, tail.timestamp, kindOf(tail), line, s.covered, b.length);
+          }
+        }
+      }
+    }
+    const treeProblems: TreeProblem[] = [];
+    // In file order: the map is filled in file order.
+    for (const [i, p] of c.parentText) treeProblems.push({ entryId: c.id(i), reason: `dangling parent: ${p} is not in this session (entry kept as a root)` });
+    return { header, c, problems, tailAt, tail, leaf: leafOf(c), treeProblems };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Whole entries at positions `at`, in that order; neighbouring lines are read together. Throws StaleIndex. */
+function readEntries(path: string, o: Opened, at: readonly number[], recent: (unknown | undefined)[] | undefined): SessionEntry[] {
+  const c = o.c;
+  const out: SessionEntry[] = new Array(at.length);
+  const order = at.map((_, k) => k).sort((a, b) => c.offset[at[a]!]! - c.offset[at[b]!]!);
+  const fd = openSync(path, 'r');
+  try {
+    for (let k = 0; k < order.length; ) {
+      const first = at[order[k]!]!;
+      const known = first === o.tailAt ? o.tail : (recent?.[first] as SessionEntry | undefined);
+      if (known) {
+        out[order[k++]!] = known; // just parsed from these very bytes, or the unterminated last line
+        continue;
+      }
+      const start = c.offset[first]!;
+      let end = start + c.length[first]!;
+      let j = k + 1;
+      for (; j < order.length; j++) {
+        const e = at[order[j]!]!;
+        if (e === o.tailAt || recent?.[e] !== undefined || c.offset[e]! - end > MAX_GAP || c.offset[e]! + c.length[e]! - start > MAX_SPAN) break;
+        end = Math.max(end, c.offset[e]! + c.length[e]!);
+      }
+      const b = readAt(fd, start, end + 1);
+      for (; k < j; k++) {
+        const e = at[order[k]!]!;
+        const from = c.offset[e]! - start;
+        const to = from + c.length[e]!;
+        if (b[to] !== NL) throw new StaleIndex();
+        let v: SessionEntry;
+        try {
+          v = JSON.parse(decode(b, from, to)) as SessionEntry;
+        } catch {
+          throw new StaleIndex();
+        }
+        if (checkEntry(v) !== null || !sameEntry(c, e, v)) throw new StaleIndex();
+        out[order[k]!] = v;
+      }
+    }
+    return out;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Positions root to `leaf`. */
+function branchAt(c: EntryColumns, leaf: number): number[] {
+  const out: number[] = [];
+  for (let j = leaf; j >= 0; j = c.parent[j]!) out.push(j);
+  return out.reverse();
+}
+
+const IN_CONTEXT = new Set<number>([KIND.message, KIND.assistantModel, KIND.customMessage, KIND.branchSummary]);
+
+/**
+ * The context projection reading only what it needs: the latest compaction, model source and thinking-level change
+ * on the branch, the compaction's first kept entry, and the entries it puts in context after that.
+ */
+function indexedContext(read: (at: readonly number[]) => SessionEntry[], c: EntryColumns, header: SessionHeader, path: readonly number[]): SessionContext {
+  let comp = -1;
+  let think = -1;
+  let model = -1;
+  for (let i = 0; i < path.length; i++) {
+    const k = c.kind[path[i]!]!;
+    if (k === KIND.compaction) comp = i;
+    else if (k === KIND.thinking) think = i;
+    else if (k === KIND.model || k === KIND.assistantModel) model = i;
+  }
+  let kept = -1;
+  let from = 0;
+  const need = new Set<number>();
+  if (comp >= 0) {
+    const first = read([path[comp]!])[0]!.firstKeptEntryId;
+    // Ids are unique here (a repeated one is read whole), so searching back from the compaction finds the same
+    // entry as buildContext's forward search, sooner; the hash column spares making an id string per entry.
+    const h = typeof first === 'string' ? hashId(first) : -1;
+    for (let i = comp - 1; i >= 0 && h >= 0; i--) {
+      if (c.idHash[path[i]!] === h && c.id(path[i]!) === first) {
+        kept = i;
+        break;
+      }
+    }
+    from = kept >= 0 ? kept : comp;
+    need.add(comp);
+  }
+  if (think >= 0) need.add(think);
+  if (model >= 0) need.add(model);
+  for (let i = from; i < path.length; i++) if (IN_CONTEXT.has(c.kind[path[i]!]!)) need.add(i);
+  const at = [...need].sort((a, b) => a - b);
+  const full = read(at.map((i) => path[i]!));
+  const byPos = new Map(at.map((i, k) => [i, full[k]!]));
+  if (kept >= 0 && !byPos.has(kept)) {
+    const e = path[kept]!;
+    byPos.set(kept, { type: '', id: c.id(e), parentId: c.parentId(e), timestamp: c.timestamp(e) }); // matched by id only
+  }
+  const trimmed = [...byPos.keys()].sort((a, b) => a - b).map((i) => byPos.get(i)!);
+  return contextOfBranch(trimmed, header);
+}
+
+function wholeView(path: string, s: Awaited<ReturnType<typeof readSession>>): SessionView {
+  return {
+    path,
+    header: s.header,
+    leafId: s.tree.leafId,
+    treeProblems: s.tree.problems,
+    problems: s.problems,
+    index: null,
+    tree: () => s.tree,
+    context: async (leafId) => buildContext(s.tree, { leafId, header: s.header }),
+    branch: async (leafId) => s.tree.branch(leafId),
+    labels: async () => s.tree.entries.filter((e) => e.type === 'label'),
+    tailState: async () => null,
+  };
+}
+
+function stubTree(c: EntryColumns): SessionTree {
+  const stubs: SessionEntry[] = new Array(c.n);
+  for (let i = 0; i < c.n; i++) stubs[i] = { id: c.id(i), parentId: c.parentId(i), timestamp: c.timestamp(i), type: KIND_TYPES[c.kind[i]!] ?? '' };
+  return SessionTree.from(stubs);
+}
+
+/**
+ * The session at `path`, from its index (built or brought up to date first) when the index serves it, else read
+ * whole. An entry line that no longer matches its record (the file changed between the check and the read) makes
+ * the index be rebuilt once; after that the file is read whole.
+ */
+export async function openSessionView(path: string, retried = false): Promise<SessionView> {
+  const s = await sessionFileIndex(path);
+  const o = open(path, s);
+  if (o === null) return wholeView(path, await readSession(path));
+  const c = o.c;
+  const read = (at: readonly number[]) => readEntries(path, o, at, s.recent);
+  // On a stale read: rebuild and ask again (a fresh view), or read whole after one rebuild.
+  const again = async <T>(fn: () => T, redo: (v: SessionView) => Promise<T>): Promise<T> => {
+    try {
+      return fn();
+    } catch (e) {
+      if (!(e instanceof StaleIndex)) throw e;
+      if (!retried) await unlink(indexPath(path)).catch(() => undefined); // gone already: the rebuild is all that was wanted
+      return redo(retried ? wholeView(path, await readSession(path)) : await openSessionView(path, true));
+    }
+  };
+  let tree: SessionTree | null = null;
+  const leafAt = (leafId?: string): number => {
+    if (leafId === undefined) return o.leaf;
+    const i = c.find(leafId);
+    if (i < 0) return (tree ??= stubTree(c)).branch(leafId).length; // throws not_found as SessionTree does
+    return i;
+  };
+  const positions = (leafId?: string) => {
+    const leaf = leafAt(leafId);
+    return leaf < 0 ? [] : branchAt(c, leaf);
+  };
+  return {
+    path,
+    header: o.header,
+    leafId: o.leaf < 0 ? null : c.id(o.leaf),
+    treeProblems: o.treeProblems,
+    problems: o.problems,
+    index: s,
+    tree: () => (tree ??= stubTree(c)),
+    context: (leafId) => again(() => indexedContext(read, c, o.header, positions(leafId)), (v) => v.context(leafId)),
+    branch: (leafId) => again(() => read(positions(leafId)), (v) => v.branch(leafId)),
+    labels: () => {
+      const at: number[] = [];
+      for (let i = 0; i < c.n; i++) if (c.kind[i] === KIND.label) at.push(i);
+      return again(() => read(at), (v) => v.labels());
+    },
+    tailState: () => again(() => tailStateFromIndex(s, o.tailAt, (i) => read([i])[0]!), (v) => v.tailState()),
+  };
+}

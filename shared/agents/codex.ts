@@ -1,0 +1,151 @@
+// Codex CLI's rollout format behind the agent seam: where rollouts live, their names, chain identity, hints, leaf.
+import type { SessionEntry } from '../entry.js';
+import { parseJsonLines, type Problem } from '../jsonl.js';
+import type { Agent, AgentEnv, AgentLine, ParsedAgentFile, ProjectHints, RenderedPart, SessionFile } from './agent.js';
+import { AGENT_LINE_TYPE } from './claude-code.js';
+import { codexRedactionTargets, renderCodexLine } from './codex-render.js';
+import { sha256HexSync } from './line-hash.js';
+
+const UUID = '[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}';
+const UUID_RE = new RegExp(`^${UUID}$`);
+/** `YYYY/MM/DD/rollout-<local time>-<uuid>.jsonl`, as Codex names a rollout inside its sessions folder. */
+const ROLLOUT_RE = new RegExp(`^(\\d{4})/(\\d{2})/(\\d{2})/rollout-[0-9T:-]{1,40}-(${UUID})\\.jsonl$`);
+
+function str(v: unknown): string | undefined {
+  return typeof v === 'string' && v !== '' ? v : undefined;
+}
+
+function obj(v: unknown): Record<string, unknown> | undefined {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+}
+
+const pad = (n: number, w = 2) => String(n).padStart(w, '0');
+
+/** The local date and time Codex puts in a rollout's folders and name, for an ISO timestamp (now when it does not parse). */
+export function codexLocalTime(timestamp: string): { y: string; m: string; d: string; name: string } {
+  let t = new Date(timestamp);
+  if (Number.isNaN(t.getTime())) t = new Date();
+  const y = pad(t.getFullYear(), 4);
+  const m = pad(t.getMonth() + 1);
+  const d = pad(t.getDate());
+  return { y, m, d, name: `${y}-${m}-${d}T${pad(t.getHours())}-${pad(t.getMinutes())}-${pad(t.getSeconds())}` };
+}
+
+/** The session_meta payload of a rollout's first line, when it has one. */
+export function codexMeta(lines: readonly AgentLine[]): Record<string, unknown> | undefined {
+  const first = lines[0];
+  return first && first.value.type === 'session_meta' ? obj(first.value.payload) : undefined;
+}
+
+/** Identity of a line: the session, its predecessor's identity and its exact text. Two machines with one prefix agree. */
+export function codexLineId(session: string, prev: string | null, text: string): string {
+  return `x-${sha256HexSync(`${session}\n${prev ?? ''}\n${text}`).slice(0, 40)}`;
+}
+
+/** The session a rollout belongs to: its first line's session_meta id, else the uuid its file name carries. */
+function sessionOfText(first: Record<string, unknown> | undefined, file: SessionFile): string {
+  const meta = first?.type === 'session_meta' ? obj(first.payload) : undefined;
+  const id = str(meta?.id);
+  if (id !== undefined) return id;
+  return codex.sessionOf(file.rel) ?? file.rel;
+}
+
+export const codex: Agent = {
+  name: 'codex',
+
+  sessionsRoot(env: AgentEnv, home: string): string {
+    const dir = str(env.CODEX_HOME) ?? `${home.replace(/\/+$/, '')}/.codex`;
+    return `${dir.replace(/\/+$/, '')}/sessions`;
+  },
+
+  projectFolder(): string {
+    // Codex files rollouts by date, not by project: every rollout is relative to the sessions folder itself.
+    return '';
+  },
+
+  mainFile(session: string, timestamp: string): string {
+    const t = codexLocalTime(timestamp);
+    return `${t.y}/${t.m}/${t.d}/rollout-${t.name}-${session}.jsonl`;
+  },
+
+  sessionOf(rel: string): string | null {
+    const m = ROLLOUT_RE.exec(rel);
+    return m ? m[4]! : null;
+  },
+
+  sessionFiles(session: string, rels: readonly string[]): SessionFile[] {
+    // One file per session: a fork is a session of its own.
+    const main = rels.find((r) => codex.sessionOf(r) === session);
+    return main ? [{ rel: main, kind: 'main' }] : [];
+  },
+
+  parseFile(text: string, file: SessionFile): ParsedAgentFile {
+    const { lines: raw, tail } = parseJsonLines(text);
+    const lines: AgentLine[] = [];
+    const problems: Problem[] = [];
+    let session: string | undefined;
+    for (const r of raw) {
+      if (!r.value) {
+        problems.push({ line: r.line, reason: r.error ?? 'not a JSON object' });
+        continue;
+      }
+      session ??= sessionOfText(r.value, file);
+      const prev = lines.length > 0 ? lines[lines.length - 1]!.id : null;
+      const id = codexLineId(session, prev, r.text);
+      // A rollout is a chain: each line continues the one written before it.
+      const line: AgentLine = { line: r.line, text: r.text, value: r.value, id, parent: prev, prev };
+      const ts = str(r.value.timestamp);
+      if (ts !== undefined) line.timestamp = ts;
+      lines.push(line);
+    }
+    return { lines, problems, tail };
+  },
+
+  projectHints(main: ParsedAgentFile): ProjectHints {
+    const meta = codexMeta(main.lines);
+    let cwd = str(meta?.cwd);
+    if (cwd === undefined) for (const l of main.lines) if ((cwd = str(obj(l.value.payload)?.cwd)) !== undefined) break;
+    const git = obj(meta?.git);
+    const branch = str(git?.branch);
+    const url = str(git?.repository_url);
+    return { cwd: cwd ?? null, ...(branch !== undefined ? { gitBranch: branch } : {}), ...(url !== undefined ? { gitUrl: url } : {}) };
+  },
+
+  leaf(lines: readonly AgentLine[]): string | null {
+    // Codex resumes by appending to the end of the rollout.
+    return lines.length > 0 ? lines[lines.length - 1]!.id : null;
+  },
+
+  syncLeaf(lines: readonly AgentLine[]): string | null {
+    // A rollout holds one line of work: its last line. Two lines of work become two rollouts (shared/codex-fork.ts).
+    return codex.leaf(lines);
+  },
+
+  pinLeaf(): string[] {
+    return []; // Codex has no line that moves its leaf: divergent work becomes a fork rollout instead.
+  },
+
+  toEntry(line: AgentLine): SessionEntry {
+    return { type: AGENT_LINE_TYPE, agent: 'codex', id: line.id, parentId: line.prev, timestamp: line.timestamp ?? '', file: '', line: line.text };
+  },
+
+  fromEntry(entry: SessionEntry): { rel: string; text: string } | null {
+    if (entry.type !== AGENT_LINE_TYPE || entry.agent !== 'codex' || entry.file !== '') return null;
+    const text = typeof entry.line === 'string' ? entry.line : typeof entry.value === 'object' && entry.value !== null ? JSON.stringify(entry.value) : null;
+    if (text === null || text.includes('\n')) return null; // one line is one line
+    return { rel: '', text };
+  },
+
+  render(line: AgentLine): RenderedPart[] {
+    return renderCodexLine(line.value);
+  },
+
+  redactionTargets(line: AgentLine): unknown[] {
+    return codexRedactionTargets(line.value);
+  },
+};
+
+/** True for a Codex session id (a uuid: the file name must carry it, or `codex exec resume` cannot find it). */
+export function isCodexSessionId(id: string): boolean {
+  return UUID_RE.test(id);
+}

@@ -1,0 +1,71 @@
+// Machines for Codex sync tests: a sessync home, a CODEX_HOME and a project, all in a temp root.
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { codex } from '../../shared/agents/codex.js';
+import { Machine, type TestServer } from '../sync/helpers.js';
+
+export class CodexMachine extends Machine {
+  readonly codexHome: string;
+  /** HOME for the codex process (not sessync's). */
+  readonly userHome: string;
+
+  constructor(root: string, name: string, opts: { remote?: string; project?: string } = {}) {
+    const codexHome = join(root, name, 'codex');
+    super(root, name, { ...opts, env: { CODEX_HOME: codexHome, SESSYNC_AGENT: 'codex' } });
+    this.codexHome = codexHome;
+    this.userHome = join(root, name, 'user-home');
+    mkdirSync(join(codexHome, 'sessions'), { recursive: true });
+    mkdirSync(this.userHome, { recursive: true });
+  }
+
+  get sessionsDir(): string {
+    return join(this.codexHome, 'sessions');
+  }
+
+  /** Every rollout here, relative to sessions/. */
+  rollouts(): string[] {
+    return (readdirSync(this.sessionsDir, { recursive: true }) as string[]).filter((f) => /rollout-.*\.jsonl$/.test(f)).sort();
+  }
+
+  /** The one rollout of `session` here (absolute). */
+  rolloutOf(session: string): string {
+    const f = this.rollouts().filter((r) => r.endsWith(`-${session}.jsonl`));
+    if (f.length !== 1) throw new Error(`expected one rollout of ${session} in ${this.sessionsDir}, found ${f.length}`);
+    return join(this.sessionsDir, f[0]!);
+  }
+
+  text(session: string): string {
+    return readFileSync(this.rolloutOf(session), 'utf8');
+  }
+}
+
+const L = (o: object) => JSON.stringify(o);
+/** A user message line as Codex writes it. */
+export const msg = (t: string, ts: string) => L({ timestamp: ts, type: 'response_item', payload: { type: 'message', role: 'user', content: [{ type: 'input_text', text: t }] } });
+export const lines = (...ls: string[]) => ls.map((l) => `${l}\n`).join('');
+
+let n = 0;
+/** A session id of the test's own (uuid-shaped), new on each call. */
+export function newId(): string {
+  n++;
+  return `01a20000-0000-7000-8000-${String(n).padStart(12, '0')}`;
+}
+
+/** Writes a new rollout of `id` on `m` as Codex names it, with a session_meta naming m's project. */
+export function startRollout(m: CodexMachine, id: string, ...rest: string[]): string {
+  const ts = '2026-01-01T00:00:00.000Z';
+  const path = join(m.sessionsDir, codex.mainFile(id, ts));
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, lines(L({ timestamp: ts, type: 'session_meta', payload: { id, timestamp: ts, cwd: m.project, originator: 'codex_exec' } }), ...rest));
+  return path;
+}
+
+/** Two logged-in machines with a project of their own (the server is shared, and B pulls every session of its project). */
+export async function codexPair(root: string, name: string, server: TestServer): Promise<{ a: CodexMachine; b: CodexMachine }> {
+  const remote = `git@github.com:Acme/${name}.git`;
+  const a = new CodexMachine(root, `${name}-a`, { remote });
+  const b = new CodexMachine(root, `${name}-b`, { remote });
+  await a.login(server);
+  await b.login(server);
+  return { a, b };
+}

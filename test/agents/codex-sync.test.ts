@@ -1,0 +1,137 @@
+// Codex rollouts through sync with real files and the real server: a deleted rollout stays deleted, an index that is not
+// SQLite is left alone, a torn last line waits, lines at the size limit travel and one over it is reported.
+import { appendFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { codex } from '../../shared/agents/codex.js';
+import { LIMITS } from '../../shared/wire.js';
+import { useServer } from '../sync/helpers.js';
+import { fsObjects, readable } from '../crypto/crypto-rig.js';
+import { CodexMachine, codexPair, lines, msg, newId, startRollout } from './codex-rig.js';
+
+describe('Codex rollouts through sync (real files, real sessync serve)', () => {
+  const rig = useServer(undefined, 'sessync-codexsync-');
+  const pair = (name: string) => codexPair(rig.root, name, rig.server);
+
+  it('a rollout deleted here stays deleted through sync; restore brings it back with every line', async () => {
+    const { a, b } = await pair('deleted');
+    const id = newId();
+    const pathA = startRollout(a, id, msg('first', '2026-01-01T00:00:01.000Z'));
+    await a.ok(['sync', '--json']);
+    await b.ok(['sync', '--json']);
+    const onB = b.rolloutOf(id);
+    rmSync(onB);
+    appendFileSync(pathA, lines(msg('second from A', '2026-01-01T00:00:03.000Z')));
+    await a.ok(['sync', '--json']);
+    const r = await b.run(['sync']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain(`Codex session ${id} was deleted`);
+    expect(b.rollouts()).toEqual([]);
+    const back = await b.ok(['restore', id, '--json']);
+    expect(back.restored).toMatchObject([{ session: id }]);
+    expect(b.text(id)).toBe(readFileSync(pathA, 'utf8'));
+    expect(b.rolloutOf(id)).toBe(onB);
+  });
+
+  it("an index that is not SQLite: the pull still lands, the index is left byte for byte, and the user is told", async () => {
+    const { a, b } = await pair('badindex');
+    const id = newId();
+    const pathA = startRollout(a, id, msg('first', '2026-01-01T00:00:01.000Z'));
+    await a.ok(['sync', '--json']);
+    const index = join(b.codexHome, 'state_5.sqlite');
+    writeFileSync(index, 'not a database');
+    writeFileSync(`${index}-wal`, 'not a WAL either, but long enough to have a header: 0123456789abcdef');
+    const r = await b.run(['sync']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain(`Codex's index ${index} could not be read`);
+    expect(b.text(id)).toBe(readFileSync(pathA, 'utf8'));
+    expect(readFileSync(index, 'utf8')).toBe('not a database');
+  });
+
+  it("the project from session_meta.git when the rollout's cwd is no folder of this machine: B files it under that repository", async () => {
+    const { a, b } = await pair('gitkey');
+    const id = newId();
+    const ts = '2026-01-01T00:00:00.000Z';
+    const path = join(a.sessionsDir, codex.mainFile(id, ts));
+    mkdirSync(dirname(path), { recursive: true });
+    // Started in a checkout A no longer has; Codex recorded its repository (the same one B's project has).
+    const meta = { timestamp: ts, type: 'session_meta', payload: { id, timestamp: ts, cwd: join(a.project, '..', 'gone-checkout'), git: { repository_url: 'https://github.com/Acme/gitkey' } } };
+    writeFileSync(path, lines(JSON.stringify(meta), msg('from a checkout that is gone', '2026-01-01T00:00:01.000Z')));
+    await a.ok(['sync', '--all', '--json']);
+    // B syncs only its own project (run in its folder, no --all): the session is that project's.
+    expect(await b.ok(['sync', '--json'])).toMatchObject({ failed: 0, createdSessions: 1 });
+    expect(b.text(id)).toBe(readFileSync(path, 'utf8'));
+  });
+
+  it('a torn last line (Codex mid-write): the pulled lines wait, then land once the line is complete', async () => {
+    const { a, b } = await pair('torn');
+    const id = newId();
+    const pathA = startRollout(a, id, msg('first', '2026-01-01T00:00:01.000Z'));
+    await a.ok(['sync', '--json']);
+    await b.ok(['sync', '--json']);
+    appendFileSync(pathA, lines(msg('second from A', '2026-01-01T00:00:03.000Z')));
+    await a.ok(['sync', '--json']);
+    const pathB = b.rolloutOf(id);
+    const half = msg('being written on B', '2026-01-01T00:00:02.000Z');
+    appendFileSync(pathB, half.slice(0, 20));
+    const before = readFileSync(pathB, 'utf8');
+    const r = await b.run(['sync']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain('its last line is still being written');
+    expect(readFileSync(pathB, 'utf8')).toBe(before); // not a byte added to a file Codex is writing
+    // Codex finishes the line; the next sync: the two continuations become the original and a fork, nothing lost.
+    appendFileSync(pathB, `${half.slice(20)}\n`);
+    expect((await b.run(['sync'])).code).toBe(0);
+    expect(b.text(id)).toBe(readFileSync(pathA, 'utf8'));
+    const fork = b.rollouts().map((f) => codex.sessionOf(f)!).find((s) => s !== id)!;
+    expect(b.text(fork)).toContain(half);
+    // status says which fork was made here, and why.
+    const st = await b.run(['status']);
+    expect(st.stdout).toContain(`${fork} from ${id}`);
+    expect(st.stdout).toContain(`this machine continued session ${id} after another machine's continuation reached the server first`);
+    expect((await b.ok(['status', '--json'])).codexForks).toMatchObject([{ fork, from: id }]);
+  });
+
+  it('a line at the entry size limit travels byte-exact; one over it is reported, stays in the file, and nothing after it is written out of order', async () => {
+    const { a, b } = await pair('size');
+    const id = newId();
+    const overhead = 400;
+    const big = msg('x'.repeat(LIMITS.maxEntryBytes - overhead), '2026-01-01T00:00:01.000Z');
+    const pathA = startRollout(a, id, big, msg('after big', '2026-01-01T00:00:02.000Z'));
+    await a.ok(['sync', '--json']);
+    await b.ok(['sync', '--json']);
+    expect(b.text(id)).toBe(readFileSync(pathA, 'utf8'));
+    const huge = msg('y'.repeat(LIMITS.maxEntryBytes + 10), '2026-01-01T00:00:03.000Z');
+    appendFileSync(pathA, lines(huge, msg('after huge', '2026-01-01T00:00:04.000Z')));
+    const r = await a.run(['sync']);
+    expect(r.stderr + r.stdout).toMatch(/over the \d+-byte limit|invalid line/);
+    expect(readFileSync(pathA, 'utf8')).toContain(huge);
+    await b.ok(['sync', '--json']);
+    // B has every line before the one too big to travel, and none after it (they would land in the wrong place).
+    const onB = b.text(id);
+    expect(onB).not.toContain('after huge');
+    expect(readFileSync(pathA, 'utf8').startsWith(onB)).toBe(true);
+  });
+});
+
+describe('Codex rollouts over an end-to-end encrypted account', () => {
+  const rig = useServer(undefined, 'sessync-codexenc-');
+
+  it('the rollout travels byte-exact, and no object the server stores holds its text', async () => {
+    const remote = 'git@github.com:Acme/codex-secret.git';
+    const a = new CodexMachine(rig.root, 'enc-a', { remote });
+    const b = new CodexMachine(rig.root, 'enc-b', { remote });
+    const login = await a.login(rig.server, { encrypt: true });
+    expect(login).toMatchObject({ encrypted: true });
+    await b.login(rig.server, { encrypt: true });
+    await b.ok(['key', 'import', '--json'], login.key);
+    const id = newId();
+    const secret = 'the codex prompt nobody else reads 7f3a';
+    const path = startRollout(a, id, msg(secret, '2026-01-01T00:00:01.000Z'));
+    await a.ok(['sync', '--json']);
+    expect(await b.ok(['sync', '--json'])).toMatchObject({ failed: 0, createdSessions: 1 });
+    expect(b.text(id)).toBe(readFileSync(path, 'utf8'));
+    expect(readable(fsObjects(rig.server.dataDir!), [secret, a.project])).toEqual([]);
+  });
+});
+

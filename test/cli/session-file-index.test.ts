@@ -1,0 +1,167 @@
+// The per-session index gives what the full read gives (context, leaf, branch, problems, append cache) on random trees, however the file grew.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { appendFileSync, existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { SessionEntry } from '../../shared/entry.js';
+import { buildContext } from '../../shared/context.js';
+import { readSession } from '../../cli/store/session-reader.js';
+import { openSessionView } from '../../cli/store/session-file-index-open.js';
+import { indexPath } from '../../cli/store/session-file-index.js';
+import { readTailState } from '../../cli/store/tail-state.js';
+import { cacheDir } from '../../cli/store/paths.js';
+import { useTempHome } from '../helpers/cli.js';
+
+const home = useTempHome('sessync-fidx-', { beforeEach, afterEach });
+
+const HEADER = JSON.stringify({ type: 'session', version: 3, id: 'sess', timestamp: '2026-01-01T00:00:00.000Z', cwd: '/p' }) + '\n';
+const id = (i: number) => `e${String(i).padStart(3, '0')}`;
+
+/** One random entry of every kind the context projection treats differently (and some it ignores). */
+function makeEntry(kind: number, i: number, parent: string | null, t: number, ref: number): SessionEntry {
+  const base = { id: id(i), parentId: parent, timestamp: new Date(Date.UTC(2026, 0, 1) + t * 1000).toISOString() };
+  switch (kind) {
+    case 0:
+      return { ...base, type: 'message', message: { role: 'user', content: `u${i} é✓` } };
+    case 1:
+      return { ...base, type: 'message', message: { role: 'assistant', content: [{ type: 'text', text: `a${i}` }], provider: `p${i % 3}`, model: `m${i}` } };
+    case 2:
+      return { ...base, type: 'message', message: { role: 'assistant', content: [{ type: 'text', text: `a${i}` }] } }; // no model: not a model source
+    case 3:
+      return { ...base, type: 'compaction', summary: `sum${i}`, firstKeptEntryId: id(ref), tokensBefore: i };
+    case 4:
+      return { ...base, type: 'branch_summary', summary: i % 4 === 0 ? '' : `bs${i}`, fromId: id(ref) };
+    case 5:
+      return { ...base, type: 'model_change', provider: 'x', modelId: `mc${i}` };
+    case 6:
+      return { ...base, type: 'thinking_level_change', thinkingLevel: `t${i}` };
+    case 7:
+      return { ...base, type: 'label', targetId: id(ref), label: i % 3 === 0 ? '' : `l${i}` };
+    case 8:
+      return { ...base, type: 'session_info', name: `name${i}` };
+    case 9:
+      return { ...base, type: 'custom_message', customType: 'c', content: `cm${i}`, display: true };
+    default:
+      return { ...base, type: i % 2 ? 'custom' : 'future_type', customType: 'x', data: { i } };
+  }
+}
+
+/** A tree: mostly chains (parent = the entry before), some branches off earlier entries, a few missing parents, sometimes a bad line. */
+const sessionArb = fc
+  .array(fc.tuple(fc.integer({ min: 0, max: 11 }), fc.integer({ min: -3, max: 60 }), fc.integer({ min: 0, max: 8 }), fc.nat(60), fc.integer({ min: 0, max: 30 })), { minLength: 1, maxLength: 60 })
+  .map((spec) =>
+    spec.map(([kind, p, t, ref, bad], i) => {
+      const parent = i === 0 || p === -1 ? null : p === -2 ? 'missing' : p < 0 || p >= i ? id(i - 1) : p % 3 === 0 ? id(p) : id(i - 1);
+      const line = JSON.stringify(makeEntry(kind, i, parent, t + i, ref % (i + 1)));
+      return bad === 0 ? '{"type":"message",' : bad === 1 ? JSON.stringify({ type: 'message', id: `bad${i}` }) : line;
+    }),
+  );
+
+async function fullView(path: string) {
+  const s = await readSession(path);
+  const ctx = buildContext(s.tree, { header: s.header });
+  return {
+    leafId: s.tree.leafId,
+    branch: s.tree.branch(),
+    ctx,
+    problems: s.problems,
+    treeProblems: s.tree.problems,
+    labels: s.entries.filter((e) => e.type === 'label'),
+  };
+}
+
+async function indexedView(path: string) {
+  const v = await openSessionView(path);
+  return {
+    indexed: v.index !== null,
+    leafId: v.leafId,
+    branch: await v.branch(),
+    ctx: await v.context(),
+    problems: v.problems,
+    treeProblems: v.treeProblems,
+    labels: await v.labels(),
+  };
+}
+
+async function expectSame(path: string): Promise<void> {
+  const full = await fullView(path);
+  const { indexed, ...mine } = await indexedView(path);
+  expect(indexed).toBe(true);
+  expect(mine).toEqual(full);
+}
+
+function fileIn(dir: string): string {
+  return join(dir, `s-${Math.random().toString(36).slice(2)}.jsonl`);
+}
+
+describe('session index: same result as the full read', () => {
+  it('same context, leaf, branch, problems and labels on random trees with compactions and branch summaries, indexed after every chunk', async () => {
+    await fc.assert(
+      fc.asyncProperty(sessionArb, fc.array(fc.integer({ min: 1, max: 9 }), { minLength: 1, maxLength: 6 }), fc.boolean(), async (lines, cuts, tornEnd) => {
+        const file = fileIn(home.dir);
+        writeFileSync(file, HEADER);
+        for (let i = 0, k = 0; i < lines.length; k++) {
+          const n = cuts[k % cuts.length]!;
+          appendFileSync(file, lines.slice(i, i + n).map((l) => l + '\n').join(''));
+          i += n;
+          await expectSame(file);
+        }
+        // A last line without its newline: an entry when it parses, a torn write when not.
+        appendFileSync(file, tornEnd ? '{"type":"message","id":"to' : JSON.stringify(makeEntry(0, 999, null, 99, 0)));
+        await expectSame(file);
+      }),
+      { numRuns: 120 },
+    );
+  });
+
+  it('the append cache derived from the index equals the one built from the file', async () => {
+    await fc.assert(
+      fc.asyncProperty(sessionArb, async (lines) => {
+        const file = fileIn(home.dir);
+        writeFileSync(file, HEADER + lines.map((l) => l + '\n').join(''));
+        const fromIndex = await (await openSessionView(file)).tailState();
+        rmSync(cacheDir('tail'), { recursive: true, force: true });
+        expect(fromIndex).toEqual(await readTailState(file));
+      }),
+      { numRuns: 80 },
+    );
+  });
+
+  it('a file the index cannot serve (old format, split line, duplicate ids, no header) is read whole', async () => {
+    const e = (i: number, p: string | null) => JSON.stringify(makeEntry(0, i, p, i, 0));
+    const cases = [
+      JSON.stringify({ type: 'session', version: 2, id: 's', timestamp: '2026-01-01T00:00:00.000Z', cwd: '/p' }) + '\n' + e(1, null) + '\n',
+      HEADER + e(1, null) + e(2, id(1)) + '\n',
+      HEADER + e(1, null) + '\n' + e(1, null) + '\n',
+      '\n' + HEADER + e(1, null) + '\n',
+    ];
+    for (const text of cases) {
+      const file = fileIn(home.dir);
+      writeFileSync(file, text);
+      const v = await openSessionView(file);
+      expect(v.index).toBeNull();
+      const full = await fullView(file);
+      expect(v.leafId).toBe(full.leafId);
+      expect(await v.context()).toEqual(full.ctx);
+    }
+    const bad = fileIn(home.dir);
+    writeFileSync(bad, 'not a session\n');
+    await expect(openSessionView(bad)).rejects.toMatchObject({ code: 'corrupt' });
+  });
+
+  it('real pi sessions (../shared/fixtures/pi-v3) give the same view indexed', async (t) => {
+    const dir = join(process.cwd(), '..', 'shared', 'fixtures', 'pi-v3');
+    if (!existsSync(dir)) {
+      t.skip(); // fixtures absent: nothing real to compare against
+      return;
+    }
+    const files = readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.jsonl'));
+    expect(files.length).toBeGreaterThan(0);
+    for (const f of files) {
+      const copy = fileIn(home.dir);
+      writeFileSync(copy, readFileSync(join(dir, f)));
+      await expectSame(copy);
+      expect(statSync(indexPath(copy)).size).toBeLessThan(statSync(copy).size);
+    }
+  });
+});

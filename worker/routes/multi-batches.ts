@@ -1,0 +1,62 @@
+// POST /v1/batches: several sessions' batches in one request, each with the single-batch route's rules, one fsync round per step.
+import { Hono } from 'hono';
+import type { AppEnv } from '../app-env.js';
+import { SessyncError } from '../../shared/errors.js';
+import { LIMITS, PushBatchRequestSchema, PushBatchesRequestSchema, type PushBatchRequest, type PushBatchesItem, type PushBatchesResponse } from '../../shared/wire.js';
+import { requireAccount } from '../auth.js';
+import { describeIssues, readJson } from '../request-body.js';
+import { withGroupCommit } from '../store/group-commit.js';
+import { itemError } from '../item-error.js';
+import { readAccountKey } from '../account-key.js';
+import { storeOneBatch } from '../store-batch.js';
+
+export const multiBatchesRoutes = new Hono<AppEnv>();
+
+/** Batches per request on Workers: the free plan allows 50 storage calls per request, a batch costs about six. */
+const WORKERS_MAX_BATCHES = 8;
+
+function maxBatches(env: AppEnv['Bindings'] | undefined): number {
+  const set = Number(env?.SESSYNC_MAX_BATCHES_PER_PUSH);
+  if (Number.isInteger(set) && set >= 1) return Math.min(set, LIMITS.maxBatchesPerPush);
+  return env?.BUCKET ? WORKERS_MAX_BATCHES : LIMITS.maxBatchesPerPush;
+}
+
+multiBatchesRoutes.post('/v1/batches', requireAccount, async (c) => {
+  const req = await readJson(c, PushBatchesRequestSchema, LIMITS.maxRequestBytes, 'push batches');
+  const cap = maxBatches(c.env);
+  if (req.batches.length > cap) {
+    // Refused whole, before anything is stored; the client splits by `maxBatches` and sends again.
+    throw new SessyncError('too_large', `push batches: ${req.batches.length} batches in one request, this server takes at most ${cap}`, { details: { maxBatches: cap } });
+  }
+  const results: (PushBatchesItem | null)[] = req.batches.map(() => null);
+  const ready: { index: number; req: PushBatchRequest }[] = [];
+  const sessions = new Set<string>();
+  for (let i = 0; i < req.batches.length; i++) {
+    const parsed = PushBatchRequestSchema.safeParse(req.batches[i]);
+    if (!parsed.success) {
+      results[i] = itemError(new SessyncError('bad_input', `push batches: batches.${i}: ${describeIssues(parsed.error)}`), `batches.${i}`);
+      continue;
+    }
+    const session = parsed.data.envelope.session;
+    // Two batches of one session would race each other's seq check: one per session, in order, is the client's job.
+    if (sessions.has(session)) {
+      results[i] = itemError(new SessyncError('bad_input', `push batches: batches.${i}: a second batch of session ${session} in one request; send it in the next request`), `batches.${i}`);
+      continue;
+    }
+    sessions.add(session);
+    ready.push({ index: i, req: parsed.data });
+  }
+  const store = c.var.store;
+  const account = c.var.account;
+  // Read once for the request: every batch of it is held to the same encryption rules, as the single route holds one.
+  const accountKey = await readAccountKey(store, account);
+  // Each batch validates in full before its first write, as on the single route; with a group commit no write of
+  // any of them reaches the store before every one is validated (a task still validating holds the group).
+  const settled = await withGroupCommit(store, ready.map((r) => (s) => storeOneBatch(s, account, r.req.envelope.session, r.req, accountKey)));
+  settled.forEach((s, k) => {
+    const { index, req: item } = ready[k]!;
+    results[index] = s.status === 'fulfilled' ? { ok: true, ...s.value } : itemError(s.reason, `POST /v1/batches: session ${item.envelope.session} seq ${item.envelope.seq}`);
+  });
+  const res: PushBatchesResponse = { results: results as PushBatchesItem[] };
+  return c.json(res, 200);
+});
