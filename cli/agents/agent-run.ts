@@ -14,7 +14,7 @@ import { codexEnv, codexPaths, refreshCodex, runCodexSync } from './codex-run.js
 import { exportClaude } from './claude-export.js';
 import { dropSetAside, importClaude } from './claude-import.js';
 import { loadMirrorState, saveMirrorState } from './mirror-state.js';
-import { noteOwnStoreAside } from './pi-own-store.js';
+import { piFolderProblem } from '../store/pi-folders.js';
 
 export const AGENT_OPTION = { agent: { type: 'string' } } as const;
 
@@ -96,8 +96,10 @@ async function restoredAside(env: NodeJS.ProcessEnv, summary: RunSummary, note: 
 /** One run of the engine for one agent. */
 export async function runAgentSync(agent: AgentName, o: RunOptions): Promise<RunSummary> {
   const note = o.note ?? (() => undefined);
+  // pi's sessions sit in pi's folder and sessync's own store: the engine reads both (store/pi-folders.ts).
   if (agent === 'pi') {
-    await noteOwnStoreAside(o.env, note);
+    const problem = piFolderProblem(o.env);
+    if (problem) note(problem);
     return runSync({ ...o, agent });
   }
   if (agent === 'codex') return runCodexSync(o);

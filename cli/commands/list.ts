@@ -5,6 +5,7 @@ import { locate, positionals } from '../store/locate.js';
 import { shortId } from '../format/short-id.js';
 import { shortTime } from '../format/describe-entry.js';
 import { sessionsRoot } from '../store/paths.js';
+import { piLayout } from '../store/pi-folders.js';
 import type { SessionSummary } from '../store/session-index.js';
 import { AGENT_OPTION, agentEnv, agentPaths, chosenAgents, projectScope, refreshMirror } from '../agents/agent-run.js';
 
@@ -25,7 +26,7 @@ const command: Command = {
       const root = sessionsRoot(agentEnv(agent, ctx.env));
       // Rows name their agent when more than one agent's sessions are listed.
       const own = await agentPaths(agent, ctx.env);
-      for (const r of await listSessions({ root, realCwd: place.realCwd, all, skipped })) rows.push({ ...r, path: own(r.id, r.path), ...(agents.length > 1 ? { agent } : {}) });
+      for (const r of await listSessions({ root, realCwd: place.realCwd, all, skipped, ...piLayout(agentEnv(agent, ctx.env)) })) rows.push({ ...r, path: own(r.id, r.path), ...(agents.length > 1 ? { agent } : {}) });
     }
     // Each agent's rows come sorted, newest entry first; with several agents, they are sorted again together.
     if (agents.length > 1) rows.sort((a, b) => (Date.parse(b.lastEntryAt) || 0) - (Date.parse(a.lastEntryAt) || 0));

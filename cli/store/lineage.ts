@@ -2,7 +2,7 @@
 // to nest a fork under its parent. sessync keeps the parent's id beside it (`parentSessionId`), which holds on
 // every machine; the path is a local fact, set again where a pulled fork's parent is found here.
 import type { SessionHeader } from '../../shared/entry.js';
-import { listSessions } from './session-index.js';
+import { listSessions, type ListOptions } from './session-index.js';
 import { idFromFileName } from './paths.js';
 
 /**
@@ -17,15 +17,15 @@ export function parentIdOf(header: SessionHeader): string | undefined {
   return typeof p === 'string' ? (idFromFileName(p.slice(Math.max(p.lastIndexOf('/'), p.lastIndexOf('\\')) + 1)) ?? undefined) : undefined;
 }
 
-/** The local file of session `id` under `root`, if there is one. */
-export async function localSessionPath(root: string, id: string): Promise<string | undefined> {
-  return (await listSessions({ root, all: true })).find((s) => s.id === id)?.path;
+/** The local file of session `id` under `root` (and the folders read with it), if there is one. */
+export async function localSessionPath(root: string, id: string, layout: Pick<ListOptions, 'also' | 'flat'> = {}): Promise<string | undefined> {
+  return (await listSessions({ root, all: true, ...layout })).find((s) => s.id === id)?.path;
 }
 
 /** The header with `parentSession` pointing at the parent's file on this machine, when that file is here. */
-export async function withLocalParent(root: string, header: SessionHeader): Promise<SessionHeader> {
+export async function withLocalParent(root: string, header: SessionHeader, layout: Pick<ListOptions, 'also' | 'flat'> = {}): Promise<SessionHeader> {
   const parent = parentIdOf(header);
   if (parent === undefined) return header;
-  const path = await localSessionPath(root, parent);
+  const path = await localSessionPath(root, parent, layout);
   return path === undefined || path === header.parentSession ? header : { ...header, parentSession: path };
 }

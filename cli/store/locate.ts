@@ -3,16 +3,21 @@ import type { CommandContext } from '../command.js';
 import { SessyncError } from '../../shared/errors.js';
 import { realCwd, sessionsRoot } from './paths.js';
 import { resolveSession } from './resolve.js';
+import { piLayout } from './pi-folders.js';
 import type { SessionSummary } from './session-index.js';
 
 export interface Place {
   root: string;
   realCwd: string;
   cwd: string;
+  /** Folders read with root (pi's two folders). */
+  also: string[];
+  /** root is pi's flat sessionDir. */
+  flat?: true;
 }
 
 export async function locate(ctx: CommandContext): Promise<Place> {
-  return { root: sessionsRoot(ctx.env), realCwd: await realCwd(ctx.cwd), cwd: ctx.cwd };
+  return { root: sessionsRoot(ctx.env), realCwd: await realCwd(ctx.cwd), cwd: ctx.cwd, ...piLayout(ctx.env) };
 }
 
 /** Checks the positional count: `names` are the required ones, in order; `rest` allows more. */

@@ -2,6 +2,7 @@
 import { readdirSync, realpathSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { projectDir } from './paths.js';
+import { oneFilePerSession } from './pi-folders.js';
 import { readHeadAndTailSync } from './last-entry-time.js';
 import { loadSummaries, saveSummaries, SummaryLookup } from './summary-cache.js';
 import type { SummaryRow } from './summary-cache.js';
@@ -27,6 +28,10 @@ export interface ListOptions {
   all?: boolean;
   /** Receives files that were skipped because their header is unreadable. */
   skipped?: { path: string; reason: string }[];
+  /** More folders read as part of this one (pi's two folders): a session in two of them counts once, its newer file. */
+  also?: string[];
+  /** root is pi's own sessionDir: every project's files sit directly in it (besides any per-project folders). */
+  flat?: boolean;
 }
 
 // Sync file calls on purpose: per file they cost microseconds where async ones cost tens (thread-pool round
@@ -121,16 +126,24 @@ function timeOr(ts: string): number {
 
 /** Sessions of this project (header cwd checked: the folder name is lossy) or of every project; newest entry first. */
 export async function listSessions(opts: ListOptions): Promise<SessionSummary[]> {
+  if (opts.also?.length) {
+    const { also, flat: _, ...one } = opts;
+    const rows: SessionSummary[] = [...(await listSessions({ ...one, ...(opts.flat ? { flat: true } : {}) }))];
+    for (const root of also) rows.push(...(await listSessions({ ...one, root })));
+    return byNewestEntry(oneFilePerSession(rows, opts.skipped));
+  }
   let out: SessionSummary[];
   if (opts.all) {
     const dirs = orEmpty(() => readdirSync(opts.root, { withFileTypes: true }))
       .filter((d) => d.isDirectory())
       .map((d) => join(opts.root, d.name));
-    out = [];
+    out = opts.flat ? await listDir(opts.root, opts, null) : [];
     for (const dir of dirs) out.push(...(await listDir(dir, opts, null)));
   } else {
     if (!opts.realCwd) throw new Error('listSessions: realCwd is required unless all is set');
-    out = await listDir(projectDir(opts.root, opts.realCwd), opts, cwdMatcher(opts.realCwd));
+    const matches = cwdMatcher(opts.realCwd);
+    out = await listDir(projectDir(opts.root, opts.realCwd), opts, matches);
+    if (opts.flat) out.push(...(await listDir(opts.root, opts, matches)));
   }
   return byNewestEntry(out);
 }

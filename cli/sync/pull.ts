@@ -15,6 +15,7 @@ import { ensureCurrent } from '../store/migrate-file.js';
 import { readSession } from '../store/session-reader.js';
 import { alignLeaf } from '../store/leaf-marker.js';
 import { withLocalParent } from '../store/lineage.js';
+import { piLayout } from '../store/pi-folders.js';
 import { projectDir, sessionFileName } from '../store/paths.js';
 import { newSessionState, rememberBadBatches, type BatchProblem, type SessionSyncState } from './sync-state.js';
 import type { SyncContext } from './sync-context.js';
@@ -197,9 +198,9 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
       const headerWhy = checkHeader({ ...meta.header, cwd });
       if (headerWhy) throw new SessyncError('corrupt', `session ${session}: the server's header is not a session header (${headerWhy}); no local file created`);
       // Local facts: the cwd here, and the parent's file here (pi's picker nests a fork under it by path).
-      const header = await withLocalParent(ctx.sessionsRoot, { ...meta.header, cwd } as SessionHeader);
+      const header = await withLocalParent(ctx.sessionsRoot, { ...meta.header, cwd } as SessionHeader, piLayout(ctx.env));
       const m = mergeEntries(new Map(), incoming);
-      path = join(projectDir(ctx.sessionsRoot, cwd), sessionFileName(String(header.timestamp), session));
+      path = join(ctx.flat ? ctx.sessionsRoot : projectDir(ctx.sessionsRoot, cwd), sessionFileName(String(header.timestamp), session));
       await createSessionFile(path, header, m.toAppend, exactTexts(incoming));
       result.path = path;
       result.created = true;

@@ -16,6 +16,8 @@ export interface SyncContext {
   hostId: string;
   /** Where sessions pulled for the first time go (sessions root). */
   sessionsRoot: string;
+  /** sessionsRoot is pi's flat sessionDir: a pulled session's file goes directly in it, as pi writes there. */
+  flat?: boolean;
   env: NodeJS.ProcessEnv;
   onProgress?: (p: SyncProgress) => void;
   /** Sends a push's batch; set while a run pushes many sessions, so their batches share requests (push-batcher.ts). */

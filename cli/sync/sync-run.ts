@@ -10,6 +10,7 @@ import { withFileLock } from '../store/file-lock.js';
 import { realCwd as toRealCwd, sessionsRoot, sessyncHome } from '../store/paths.js';
 import { listSessions, type SessionSummary } from '../store/session-index.js';
 import { resolveSession } from '../store/resolve.js';
+import { piLayout } from '../store/pi-folders.js';
 import { idMatches } from '../format/short-id.js';
 import { projectKey } from './project-key.js';
 import { remoteAgents, remoteProjectKeys } from './remote-keys.js';
@@ -105,6 +106,7 @@ export async function openSync(env: NodeJS.ProcessEnv, o: { api?: ApiClient; not
   const state = new SyncState(sessyncHome(env), serverKey(api.url, api.account));
   await mkdirPrivate(state.dir);
   const ctx: SyncContext = { api, state, hostId: await state.hostId(o.note), sessionsRoot: sessionsRoot(env), env, e2e: e2eLoader(api, env) };
+  if (piLayout(env).flat) ctx.flat = true;
   if (o.note) ctx.note = o.note;
   return ctx;
 }
@@ -141,6 +143,7 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
   const before = ctx.api.requestCount;
   return withSyncLock(ctx, async () => {
     const root = ctx.sessionsRoot;
+    const layout = piLayout(ctx.env);
     const wantsPull = o.mode !== 'push';
     const wantsPush = o.mode !== 'pull';
     let locals: SessionSummary[];
@@ -158,7 +161,7 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
     if (o.ref !== undefined) {
       rc = await toRealCwd(o.cwd).catch(() => undefined);
       try {
-        locals = [await resolveSession(o.ref, { root, realCwd: rc ?? o.cwd, cwd: o.cwd })];
+        locals = [await resolveSession(o.ref, { root, realCwd: rc ?? o.cwd, cwd: o.cwd, ...layout })];
         only = new Set([locals[0]!.id]);
       } catch (e) {
         if (!isSessyncError(e, 'not_found') || !wantsPull) throw e;
@@ -171,14 +174,14 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
       }
       if (rc) cwdKey = await projectKey(rc);
     } else if (o.all) {
-      locals = await listSessions({ root, all: true, skipped: skippedFiles });
+      locals = await listSessions({ root, all: true, skipped: skippedFiles, ...layout });
       fetchRemoteOnly = true;
       // Sessions of the project at --cwd still land in this folder (matched by key), others under their own cwd.
       rc = await toRealCwd(o.cwd).catch(() => undefined);
       if (rc) cwdKey = await projectKey(rc);
     } else {
       rc = await toRealCwd(o.cwd);
-      locals = await listSessions({ root, realCwd: rc, skipped: skippedFiles });
+      locals = await listSessions({ root, realCwd: rc, skipped: skippedFiles, ...layout });
       cwdKey = await projectKey(rc);
       only = new Set(locals.map((l) => l.id));
     }

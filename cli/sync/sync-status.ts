@@ -6,6 +6,7 @@ import type { Head } from '../../shared/wire.js';
 import { realCwd as toRealCwd } from '../store/paths.js';
 import { listSessions, type SessionSummary } from '../store/session-index.js';
 import { resolveSession } from '../store/resolve.js';
+import { piLayout } from '../store/pi-folders.js';
 import { loadLogin } from '../login-store.js';
 import type { WaitReport } from '../api-client.js';
 import { openSync } from './sync-run.js';
@@ -101,9 +102,10 @@ export async function syncStatus(o: StatusOptions): Promise<StatusReport> {
   let locals: SessionSummary[];
   const skippedFiles: { path: string; reason: string }[] = [];
   let rc: string | undefined;
-  if (o.ref) locals = [await resolveSession(o.ref, { root: o.root, realCwd: await toRealCwd(o.cwd).catch(() => o.cwd), cwd: o.cwd })];
-  else if (o.all) locals = await listSessions({ root: o.root, all: true, skipped: skippedFiles });
-  else locals = await listSessions({ root: o.root, realCwd: (rc = await toRealCwd(o.cwd)), skipped: skippedFiles });
+  const layout = piLayout(o.env);
+  if (o.ref) locals = [await resolveSession(o.ref, { root: o.root, realCwd: await toRealCwd(o.cwd).catch(() => o.cwd), cwd: o.cwd, ...layout })];
+  else if (o.all) locals = await listSessions({ root: o.root, all: true, skipped: skippedFiles, ...layout });
+  else locals = await listSessions({ root: o.root, realCwd: (rc = await toRealCwd(o.cwd)), skipped: skippedFiles, ...layout });
 
   const login = await loadLogin(o.env);
   const report: StatusReport = { server: login?.url ?? null, sessions: [], skippedFiles };
