@@ -6,6 +6,8 @@ import { ENTRY_ID_RE, LIMITS, type PushBatchRequest, type SessionMetaInput } fro
 import { sha256Hex } from './sha256.js';
 
 const encoder = new TextEncoder();
+/** AES-GCM's 12-byte nonce and 16-byte tag: what a sealed batch holds before its first byte of plaintext. */
+const MIN_SEALED_BYTES = 28;
 
 /** 1 for the bytes of the base64 alphabet (A-Z a-z 0-9 + /). */
 const BASE64_ALPHABET = (() => {
@@ -54,6 +56,12 @@ export async function validateBatch(pathSession: string, req: PushBatchRequest):
   if (actual !== env.sha256) throw bad(`envelope.sha256 does not match the body (body hashes to ${actual}); the body was changed or truncated`);
   if (env.encoding === 'aes-256-gcm') {
     if (!isBase64Bytes(bytes)) throw bad('an aes-256-gcm body must be base64 ciphertext');
+    // Even an empty batch seals to a 12-byte nonce and a 16-byte tag: anything shorter can never be opened.
+    let chars = bytes.byteLength;
+    while (chars > 0 && bytes[chars - 1] === 0x3d /* = */) chars--;
+    if (Math.floor((chars * 3) / 4) < MIN_SEALED_BYTES) {
+      throw bad(`an aes-256-gcm body must hold at least the ${MIN_SEALED_BYTES} bytes of nonce and tag; this one decodes to ${Math.floor((chars * 3) / 4)}`);
+    }
     return bytes.byteLength;
   }
   if (req.body === '' || env.entryCount === 0) {

@@ -240,6 +240,15 @@ export async function pushSession(ctx: SyncContext, target: PushTarget): Promise
       await ctx.state.save(st);
       continue;
     }
+    if (e2e && !st.metaSent) {
+      // A new session on an encrypted account is announced by an empty batch carrying its meta: another machine may
+      // have made the same session id under its own data key (a copied file pushed from both), and only the answer
+      // says whose key the session has. Entries are sealed after it, under the key that won, so none is sealed
+      // under a key no other machine can get; a lost announcement holds nothing (pull reports and passes it).
+      st = { ...st, pending: await sealIf(ctx, e2e, { seq: st.nextSeq, batchId: randomUUID(), entryCount: 0, sha256: '', endOffset: st.pushedOffset }, session, '') };
+      await ctx.state.save(st);
+      continue;
+    }
     const plain = slice.lines.join('\n') + '\n';
     const pending: PendingBatch = await sealIf(ctx, e2e, { seq: st.nextSeq, batchId: randomUUID(), entryCount: slice.lines.length, sha256: '', endOffset: slice.end }, session, plain);
     const body = pending.body!;

@@ -80,9 +80,10 @@ const asCarol = (r: HostileRequest | Promise<HostileRequest>) => async (): Promi
 const json = (method: string, path: string, body: unknown) => raw(method, path, typeof body === 'string' ? body : JSON.stringify(body));
 const putKey = (body: unknown) => json('PUT', '/v1/account/key', body);
 /** A push of an aes-256-gcm batch 2 of host h in e1 (batch 1 exists), changed by `edit`. */
-async function sealedPush(edit: (r: PushBatchRequest & Record<string, any>) => void, session = 'e1'): Promise<HostileRequest> {
+async function sealedPush(edit: (r: PushBatchRequest & Record<string, any>) => void, session = 'e1', rehash = false): Promise<HostileRequest> {
   const req = await makeSealedBatch({ session, host: 'h', seq: session === 'e1' ? 2 : 1, meta: sealedMeta('k1') });
   edit(req);
+  if (rehash) req.envelope.sha256 = await sha256Hex(req.body);
   return { method: 'POST', path: `/v1/sessions/${session}/batches`, body: JSON.stringify(req) };
 }
 const sealedMetaOf = (r: PushBatchRequest) => r.meta as ReturnType<typeof sealedMeta>;
@@ -115,6 +116,8 @@ const ENCRYPTION_CASES: HostileCase[] = [
   { name: 'encrypted account: plaintext meta with a ciphertext batch', status: 400, message: /takes no plaintext session meta/, request: asCarol(sealedPush((r) => (r.meta = metaFor('e1')))) },
   { name: 'encrypted account: sealed meta under an unknown key', status: 409, message: /under key k7, which is not this account's key \(k1\)/, request: asCarol(sealedPush((r) => (r.meta = sealedMeta('k7')))) },
   { name: 'sealed meta: projectKey not 64 hex', status: 400, message: /meta\.projectKey: sha256/, request: asCarol(sealedPush((r) => (sealedMetaOf(r).projectKey = 'github.com/a/app'))) },
+  { name: 'sealed meta: an 8 MB ciphertext (refused, not a stack overflow)', status: 400, message: /meta\.sealed\.ciphertext/, request: asCarol(sealedPush((r) => (sealedMetaOf(r).sealed.ciphertext = 'A'.repeat(8 * 1024 * 1024) + '!'))) },
+  { name: 'ciphertext batch shorter than nonce + tag', status: 400, message: /at least the 28 bytes of nonce and tag/, request: asCarol(sealedPush((r) => (r.body = 'A'.repeat(36)) /* 27 bytes */, 'e1', true)) },
   { name: 'sealed meta: wrappedKey not base64', status: 400, message: /meta\.sealed\.wrappedKey/, request: asCarol(sealedPush((r) => (sealedMetaOf(r).sealed.wrappedKey = 'not base64!'))) },
   { name: 'sealed meta: ciphertext over the limit', status: 400, message: /meta\.sealed\.ciphertext/, request: asCarol(sealedPush((r) => (sealedMetaOf(r).sealed.ciphertext = randomBase64(LIMITS.maxSealedMetaChars)))) },
   { name: 'sealed meta: with a plaintext header', status: 400, message: /unrecognized key.*header/i, request: asCarol(sealedPush((r) => ((r.meta as any).header = metaFor('e1').header))) },
