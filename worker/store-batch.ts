@@ -67,6 +67,7 @@ function checkMetaState(session: string, meta: AnySessionMetaInput | undefined, 
   throw new SessyncError(
     'conflict',
     `session ${session} is still plaintext on this server: the account's conversion to end-to-end encryption has not sealed it yet; run \`sessync key init\` again to finish the conversion, then push`,
+    { details: { metaPlaintext: true } }, // a client announcing a session tells this from a seq conflict
   );
 }
 

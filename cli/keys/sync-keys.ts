@@ -97,11 +97,22 @@ async function serverMeta(ctx: SyncContext, session: string): Promise<SessionMet
   }
 }
 
+interface KeyLookup {
+  create: boolean;
+  meta?: SessionMetaResponse;
+  /**
+   * The caller is about to announce the session (its first batch carries the sealed meta): the server's answer says
+   * whose key the session has (metaMismatch) or that its meta is still plaintext (a refusal, before any write), so
+   * the meta is not asked for first. That saves a round trip per new session.
+   */
+  announcing?: boolean;
+}
+
 /**
  * The data key of a session: in memory, else the server's meta (the truth once it is stored), else the one this
  * machine wrote down for it, else (create) a new one written down first.
  */
-export function sessionKey(ctx: SyncContext, e2e: E2eKeys, session: string, o: { create: boolean; meta?: SessionMetaResponse }): Promise<SessionKey> {
+export function sessionKey(ctx: SyncContext, e2e: E2eKeys, session: string, o: KeyLookup): Promise<SessionKey> {
   let p = e2e.sessionKeys.get(session);
   if (!p) {
     p = findSessionKey(ctx, e2e, session, o);
@@ -111,7 +122,8 @@ export function sessionKey(ctx: SyncContext, e2e: E2eKeys, session: string, o: {
   return p;
 }
 
-async function findSessionKey(ctx: SyncContext, e2e: E2eKeys, session: string, o: { create: boolean; meta?: SessionMetaResponse }): Promise<SessionKey> {
+async function findSessionKey(ctx: SyncContext, e2e: E2eKeys, session: string, o: KeyLookup): Promise<SessionKey> {
+  if (o.announcing && o.create && !o.meta) return savedOrNewKey(ctx, e2e, session);
   const meta = o.meta ?? (await serverMeta(ctx, session));
   if (meta?.sealed) return unwrapSessionKey(e2e.keys, meta.sealed.wrappedKey, meta.sealed.keyId, session);
   if (meta) {

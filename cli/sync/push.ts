@@ -11,7 +11,7 @@ import { readHeader } from '../store/session-reader.js';
 import { alignLeaf } from '../store/leaf-marker.js';
 import { newSessionState, type PendingBatch, type SessionSyncState } from './sync-state.js';
 import { sessionProjectKey } from './project-key.js';
-import { readSlice, tailHash } from './read-slice.js';
+import { readSlice, tailHash, type Slice } from './read-slice.js';
 import type { SyncContext } from './sync-context.js';
 import { ownValue } from '../../shared/own-keys.js';
 import { adoptStoredKey, sessionKey, type E2eKeys } from '../keys/sync-keys.js';
@@ -121,11 +121,13 @@ export async function pushSession(ctx: SyncContext, target: PushTarget): Promise
   const wireMeta = async (): Promise<AnySessionMetaInput> => {
     const plain = await metaFor(target);
     plainProjectKey = plain.projectKey;
-    return e2e ? sealedMeta(e2e, await sessionKey(ctx, e2e, session, { create: true }), session, plain) : plain;
+    return e2e ? sealedMeta(e2e, await sessionKey(ctx, e2e, session, { create: true, announcing: true }), session, plain) : plain;
   };
   let meta: AnySessionMetaInput | undefined = st.metaSent ? undefined : await wireMeta();
 
   let rereadRefused = false;
+  /** The slice read when a new session was announced: sealed once the announcement is answered, not read again. */
+  let announced: { from: number; slice: Slice } | undefined;
   for (let conflicts = 0; ; ) {
     if (st.pending) {
       const body = st.pending.body ?? (await ctx.state.readPendingBody(session, st.pending.seq));
@@ -146,6 +148,7 @@ export async function pushSession(ctx: SyncContext, target: PushTarget): Promise
       try {
         mismatch = (await (ctx.pushBatch ? ctx.pushBatch(req) : ctx.api.pushBatch(req))).metaMismatch === true;
       } catch (e) {
+        announced = undefined; // refused: what follows (a restart, a reseal, a skip) reads the file again
         if (isSessyncError(e, 'bad_input') && !e.retryable) {
           if (!rereadRefused) {
             // Written down by an older sessync (or a file changed since): build it again from the file with today's checks.
@@ -166,6 +169,8 @@ export async function pushSession(ctx: SyncContext, target: PushTarget): Promise
           continue;
         }
         if (!isSessyncError(e, 'conflict') || ++conflicts > 3) throw e;
+        // The announcement met a meta not sealed yet (the account's conversion is unfinished): no seq helps; the message says what to run.
+        if ((e.details as { server?: { metaPlaintext?: unknown } } | undefined)?.server?.metaPlaintext === true) throw e;
         // Our seq disagrees with the server (state restored from a backup, or a gap): continue after its head.
         const head = await serverHead(ctx, session);
         if (head < p.seq - 1) {
@@ -222,9 +227,13 @@ export async function pushSession(ctx: SyncContext, target: PushTarget): Promise
       }
       break;
     }
-    const slice = await readSlice(path, st.pushedOffset, size, new Set(st.skipIds));
-    for (const s of slice.skipped) ctx.note?.(`session ${session}: line at byte ${s.offset} not pushed: ${s.reason}`);
-    result.skipped.push(...slice.skipped);
+    // The slice read before an announcement is the one sealed after it (read, parsed and its skipped lines reported once).
+    const slice = announced?.from === st.pushedOffset ? announced.slice : await readSlice(path, st.pushedOffset, size, new Set(st.skipIds));
+    if (announced?.slice !== slice) {
+      for (const s of slice.skipped) ctx.note?.(`session ${session}: line at byte ${s.offset} not pushed: ${s.reason}`);
+      result.skipped.push(...slice.skipped);
+    }
+    announced = undefined;
     if (slice.end === st.pushedOffset) break; // only an unfinished line: the next push takes it
     if (slice.lines.length === 0) {
       const done = slice.end >= size;
@@ -247,6 +256,7 @@ export async function pushSession(ctx: SyncContext, target: PushTarget): Promise
       // under a key no other machine can get; a lost announcement holds nothing (pull reports and passes it).
       st = { ...st, pending: await sealIf(ctx, e2e, { seq: st.nextSeq, batchId: randomUUID(), entryCount: 0, sha256: '', endOffset: st.pushedOffset }, session, '') };
       await ctx.state.save(st);
+      announced = { from: st.pushedOffset, slice };
       continue;
     }
     const plain = slice.lines.join('\n') + '\n';

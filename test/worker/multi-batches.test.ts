@@ -104,7 +104,7 @@ describe('POST /v1/batches on an end-to-end encrypted account', () => {
     const { client } = await rig(new MemoryStore());
     expect((await client.call('PUT', '/v1/account/key', { keyId: 'k1', check: 'Y2hlY2s' })).status).toBe(200);
     const plain = await makeBatch({ session: 'e1', host: 'h1', seq: 1, meta: metaFor('e1') });
-    const body = 'AAECAwQFBgcICQoLDA0ODxAREhM=';
+    const body = 'AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8='; // nonce + tag (28 bytes) and some ciphertext: the server's minimum
     const sealed: PushBatchRequest = {
       envelope: { session: 'e2', host: 'h1', seq: 1, batchId: 'b-e2', entryCount: 1, sha256: await sha256Hex(body), encoding: 'aes-256-gcm' },
       body,

@@ -1,0 +1,59 @@
+// The first encrypted push of several sessions: the announcements ride in the shared multi-session requests, no
+// session's meta is asked for first, and each file is read once (a bad line reported once, not once per round).
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ApiClient } from '../../cli/api-client.js';
+import { runSync } from '../../cli/sync/sync-run.js';
+import { projectDir, sessionFileName } from '../../cli/store/paths.js';
+import { createAccountKey } from '../../cli/keys/key-actions.js';
+import { saveKey } from '../../cli/keys/key-store.js';
+import { serializeLine } from '../../shared/jsonl.js';
+import { useServer } from '../sync/helpers.js';
+
+const ctx = useServer(undefined, 'sessync-announce-');
+
+/** A session file of `n` chained message entries; `badLine` adds a line that is not an entry after the first. */
+function writeSession(root: string, cwd: string, id: string, n: number, badLine = false): void {
+  const header = { type: 'session', version: 3, id, timestamp: '2026-01-01T00:00:00.000Z', cwd };
+  const lines = [serializeLine(header as never)];
+  for (let i = 0; i < n; i++) {
+    lines.push(serializeLine({ type: 'message', id: `${id.slice(0, 8)}-${i}`, parentId: i === 0 ? null : `${id.slice(0, 8)}-${i - 1}`, timestamp: new Date(Date.UTC(2026, 0, 1, 0, 0, i + 1)).toISOString(), message: { role: 'user', content: [{ type: 'text', text: `secret ${i}` }] } } as never));
+    if (badLine && i === 0) lines.push('{"type":"message","id":');
+  }
+  const dir = projectDir(root, cwd);
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, sessionFileName(header.timestamp, id)), lines.join('\n') + '\n');
+}
+
+describe('first encrypted push of several sessions', () => {
+  it('sends announcements and entries in shared POST /v1/batches requests, asks for no session meta, and reports a bad line once', async () => {
+    const { server, root } = ctx;
+    const cwd = join(root, 'project');
+    mkdirSync(cwd, { recursive: true });
+    const laptop = { SESSYNC_HOME: join(root, 'laptop') };
+    const desktop = { SESSYNC_HOME: join(root, 'desktop') };
+    const account = (await new ApiClient({ url: server.url, token: server.token }).whoami()).account;
+    const made = await createAccountKey({ api: new ApiClient({ url: server.url, token: server.token, account }), account, env: laptop });
+    await saveKey(desktop, server.url, account, made.exported);
+    const ids = ['00000001-announce', '00000002-announce', '00000003-announce'];
+    ids.forEach((id, i) => writeSession(join(laptop.SESSYNC_HOME, 'sessions'), cwd, id, 5, i === 0));
+
+    // The real client against the real server; this wrapper only writes down each request's method and path.
+    const seen: string[] = [];
+    const counting: typeof fetch = (input, init) => {
+      seen.push(`${init?.method ?? 'GET'} ${new URL(String(input)).pathname}`);
+      return fetch(input, init);
+    };
+    const push = await runSync({ mode: 'push', all: true, cwd, env: laptop, api: new ApiClient({ url: server.url, token: server.token, account, fetch: counting }) });
+    expect(push).toMatchObject({ failed: 0, pushedSessions: 3, pushedEntries: 15, skippedLines: 1 });
+    // The announcement's answer says whose data key a session has: no GET of its meta before it.
+    expect(seen.filter((r) => r.startsWith('GET /v1/sessions/'))).toEqual([]);
+    // Three announcements in one request, then three sessions' entries in another; none by the one-session route.
+    expect(seen.filter((r) => r === 'POST /v1/batches').length).toBeLessThanOrEqual(2);
+    expect(seen.filter((r) => /^POST \/v1\/sessions\/.+\/batches$/.test(r))).toEqual([]);
+
+    const pull = await runSync({ mode: 'pull', all: true, cwd, env: desktop, api: new ApiClient({ url: server.url, token: server.token, account }) });
+    expect(pull).toMatchObject({ failed: 0, createdSessions: 3, pulledEntries: 15, damagedBatches: 0 });
+  }, 60_000);
+});
