@@ -210,7 +210,9 @@ export async function pushSession(ctx: SyncContext, target: PushTarget): Promise
       }
       st = { ...st, pushedOffset: Math.max(st.pushedOffset, p.endOffset), nextSeq: p.seq + 1, pending: null, metaSent: true };
       if (meta && plainProjectKey !== undefined) st.projectKey = plainProjectKey;
-      await ctx.state.save(st);
+      // An acknowledged announcement is written down with the entries' pending batch, sealed next (one fsync less
+      // per new session): a crash in between resends the announcement, which the server answers as a retry.
+      if (!announced) await ctx.state.save(st);
       if (p.body === undefined) await ctx.state.dropPendingBody(session, p.seq);
       meta = undefined;
       result.batches++;

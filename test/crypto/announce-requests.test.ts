@@ -57,3 +57,33 @@ describe('first encrypted push of several sessions', () => {
     expect(pull).toMatchObject({ failed: 0, createdSessions: 3, pulledEntries: 15, damagedBatches: 0 });
   }, 60_000);
 });
+
+describe('first encrypted push of a session the server holds in plaintext (the conversion is unfinished)', () => {
+  const rig = useServer(undefined, 'sessync-announce-plain-');
+
+  it('is refused at its announcement with what to run, not retried as a seq conflict, and stores nothing', async () => {
+    const { server, root } = rig;
+    const cwd = join(root, 'project');
+    mkdirSync(cwd, { recursive: true });
+    const laptop = { SESSYNC_HOME: join(root, 'laptop') };
+    const desktop = { SESSYNC_HOME: join(root, 'desktop') };
+    const account = (await new ApiClient({ url: server.url, token: server.token }).whoami()).account;
+    const api = () => new ApiClient({ url: server.url, token: server.token, account });
+    const id = '00000009-announce';
+    writeSession(join(laptop.SESSYNC_HOME, 'sessions'), cwd, id, 3);
+    expect(await runSync({ mode: 'push', all: true, cwd, env: laptop, api: api() })).toMatchObject({ failed: 0, pushedEntries: 3 });
+    // The account becomes encrypted (as `sessync key init` begins) while the session is still plaintext there.
+    const made = await createAccountKey({ api: api(), account, env: laptop });
+    await saveKey(desktop, server.url, account, made.exported);
+    const before = await api().sessionMeta(id);
+
+    // A copy of the same file on the desktop, which has the key and has never synced it.
+    writeSession(join(desktop.SESSYNC_HOME, 'sessions'), cwd, id, 3);
+    const notes: string[] = [];
+    const r = await runSync({ mode: 'push', all: true, cwd, env: desktop, api: api(), note: (t) => notes.push(t) });
+    expect(r.failed).toBe(1);
+    expect(r.sessions.find((s) => s.session === id)?.error?.message).toMatch(/still plaintext.*sessync key init/);
+    expect(notes.filter((n) => /refused .*sealing it again/.test(n))).toEqual([]);
+    expect(await api().sessionMeta(id)).toEqual(before);
+  }, 60_000);
+});
