@@ -9,7 +9,7 @@ import { projectDir, sessionFileName } from '../../cli/store/paths.js';
 import { createAccountKey } from '../../cli/keys/key-actions.js';
 import { saveKey } from '../../cli/keys/key-store.js';
 import { serializeLine } from '../../shared/jsonl.js';
-import { useServer } from '../sync/helpers.js';
+import { useServer, type TestServer } from '../sync/helpers.js';
 
 const ctx = useServer(undefined, 'sessync-announce-');
 
@@ -26,14 +26,18 @@ function writeSession(root: string, cwd: string, id: string, n: number, badLine 
   writeFileSync(join(dir, sessionFileName(header.timestamp, id)), lines.join('\n') + '\n');
 }
 
+/** A project folder, the homes of two machines, and the server's account. */
+async function twoHomes(server: TestServer, root: string): Promise<{ cwd: string; laptop: { SESSYNC_HOME: string }; desktop: { SESSYNC_HOME: string }; account: string }> {
+  const cwd = join(root, 'project');
+  mkdirSync(cwd, { recursive: true });
+  const account = (await new ApiClient({ url: server.url, token: server.token }).whoami()).account;
+  return { cwd, laptop: { SESSYNC_HOME: join(root, 'laptop') }, desktop: { SESSYNC_HOME: join(root, 'desktop') }, account };
+}
+
 describe('first encrypted push of several sessions', () => {
   it('sends announcements and entries in shared POST /v1/batches requests, asks for no session meta, and reports a bad line once', async () => {
     const { server, root } = ctx;
-    const cwd = join(root, 'project');
-    mkdirSync(cwd, { recursive: true });
-    const laptop = { SESSYNC_HOME: join(root, 'laptop') };
-    const desktop = { SESSYNC_HOME: join(root, 'desktop') };
-    const account = (await new ApiClient({ url: server.url, token: server.token }).whoami()).account;
+    const { cwd, laptop, desktop, account } = await twoHomes(server, root);
     const made = await createAccountKey({ api: new ApiClient({ url: server.url, token: server.token, account }), account, env: laptop });
     await saveKey(desktop, server.url, account, made.exported);
     const ids = ['00000001-announce', '00000002-announce', '00000003-announce'];
@@ -63,11 +67,7 @@ describe('first encrypted push of a session the server holds in plaintext (the c
 
   it('is refused at its announcement with what to run, not retried as a seq conflict, and stores nothing', async () => {
     const { server, root } = rig;
-    const cwd = join(root, 'project');
-    mkdirSync(cwd, { recursive: true });
-    const laptop = { SESSYNC_HOME: join(root, 'laptop') };
-    const desktop = { SESSYNC_HOME: join(root, 'desktop') };
-    const account = (await new ApiClient({ url: server.url, token: server.token }).whoami()).account;
+    const { cwd, laptop, desktop, account } = await twoHomes(server, root);
     const api = () => new ApiClient({ url: server.url, token: server.token, account });
     const id = '00000009-announce';
     writeSession(join(laptop.SESSYNC_HOME, 'sessions'), cwd, id, 3);
