@@ -104,11 +104,11 @@ describe('POST /v1/batches on an end-to-end encrypted account', () => {
     const { client } = await rig(new MemoryStore());
     expect((await client.call('PUT', '/v1/account/key', { keyId: 'k1', check: 'Y2hlY2s' })).status).toBe(200);
     const plain = await makeBatch({ session: 'e1', host: 'h1', seq: 1, meta: metaFor('e1') });
-    const body = 'AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8='; // nonce + tag (28 bytes) and some ciphertext: the server's minimum
+    const body = 'AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=' /* 32 bytes: more than nonce + tag */;
     const sealed: PushBatchRequest = {
       envelope: { session: 'e2', host: 'h1', seq: 1, batchId: 'b-e2', entryCount: 1, sha256: await sha256Hex(body), encoding: 'aes-256-gcm' },
       body,
-      meta: { projectKey: 'a'.repeat(64), sealed: { keyId: 'k1', wrappedKey: 'AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8gISIjJCUmJw==', ciphertext: 'AAECAwQFBgcICQoLDA0ODxAREhM=' } },
+      meta: { projectKey: 'a'.repeat(64), sealed: { keyId: 'k1', wrappedKey: 'AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8gISIjJCUmJw==', ciphertext: body } },
     };
     const results = PushBatchesResponseSchema.parse((await pushMany(client, [plain, sealed])).json).results;
     expect(results[0]).toMatchObject({ ok: false, error: { code: 'encryption_required', retryable: false } });
