@@ -25,6 +25,12 @@ export interface E2eKeys {
   sessionKeys: Map<string, Promise<SessionKey>>;
 }
 
+/**
+ * Per sync run: a sealed meta fetched to find a session's key, kept for the next readMeta of that session. A pull
+ * that creates a session opens its first page (the key) and then places the file (the meta): one GET for both.
+ */
+const fetchedMetas = new WeakMap<SyncContext, Map<string, SessionMetaResponse>>();
+
 export const IMPORT_HOW = 'on a machine that has the key run `sessync key export`, then here `sessync key import` and paste it (or `sessync key import --file F`)';
 
 /** The account the token belongs to: saved at login, asked of the server for logins saved before that. */
@@ -124,7 +130,14 @@ export function sessionKey(ctx: SyncContext, e2e: E2eKeys, session: string, o: K
 
 async function findSessionKey(ctx: SyncContext, e2e: E2eKeys, session: string, o: KeyLookup): Promise<SessionKey> {
   if (o.announcing && o.create && !o.meta) return savedOrNewKey(ctx, e2e, session);
-  const meta = o.meta ?? (await serverMeta(ctx, session));
+  let meta = o.meta;
+  if (!meta) {
+    meta = (await serverMeta(ctx, session)) ?? undefined;
+    if (meta?.sealed) {
+      const m = fetchedMetas.get(ctx) ?? new Map<string, SessionMetaResponse>();
+      fetchedMetas.set(ctx, m.set(session, meta));
+    }
+  }
   if (meta?.sealed) return unwrapSessionKey(e2e.keys, meta.sealed.wrappedKey, meta.sealed.keyId, session);
   if (meta) {
     // Pushed before the account became encrypted and not sealed yet: a key chosen here would not be the one the
@@ -162,7 +175,9 @@ export async function adoptStoredKey(ctx: SyncContext, e2e: E2eKeys, session: st
  * account answers them, so placing and matching sessions work unchanged. A plaintext meta is returned as it is.
  */
 export async function readMeta(ctx: SyncContext, session: string): Promise<SessionMetaResponse> {
-  const meta = await ctx.api.sessionMeta(session);
+  const fetched = fetchedMetas.get(ctx)?.get(session);
+  if (fetched) fetchedMetas.get(ctx)!.delete(session); // used once: a later read asks the server again
+  const meta = fetched ?? (await ctx.api.sessionMeta(session));
   if (!meta.sealed) return meta;
   const e2e = await ctx.e2e?.();
   if (!e2e) throw new SessyncError('corrupt', `session ${session}: its meta is sealed but the account has no key record`);

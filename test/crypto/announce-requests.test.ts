@@ -57,8 +57,11 @@ describe('first encrypted push of several sessions', () => {
     expect(seen.filter((r) => r === 'POST /v1/batches').length).toBeLessThanOrEqual(2);
     expect(seen.filter((r) => /^POST \/v1\/sessions\/.+\/batches$/.test(r))).toEqual([]);
 
-    const pull = await runSync({ mode: 'pull', all: true, cwd, env: desktop, api: new ApiClient({ url: server.url, token: server.token, account }) });
+    seen.length = 0;
+    const pull = await runSync({ mode: 'pull', all: true, cwd, env: desktop, api: new ApiClient({ url: server.url, token: server.token, account, fetch: counting }) });
     expect(pull).toMatchObject({ failed: 0, createdSessions: 3, pulledEntries: 15, damagedBatches: 0 });
+    // One meta request per new session: the one fetched for its key also places its file.
+    expect(seen.filter((r) => r.startsWith('GET /v1/sessions/')).length).toBe(3);
   }, 60_000);
 });
 
