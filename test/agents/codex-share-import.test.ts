@@ -45,7 +45,7 @@ describe('writeCodexImport', () => {
   it('writes rollout-<local time>-<new uuid>.jsonl in the local date folder: a new session_meta first, the other lines exact', async () => {
     const codexHome = home();
     const now = new Date(2026, 0, 2, 3, 4, 5); // local time, as Codex names its rollouts
-    const r = await writeCodexImport(payload([META, USER, TOKENS].map((l, i) => entry(l, i))), { CODEX_HOME: codexHome }, '/work/here', now);
+    const r = await writeCodexImport(payload([META, USER, TOKENS].map((l, i) => entry(l, i))), { CODEX_HOME: codexHome }, '/home/me/here', now);
     expect(r.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/); // a uuid v7, as Codex's own ids
     expect(r.path).toBe(join(codexHome, 'sessions', '2026', '01', '02', `rollout-2026-01-02T03-04-05-${r.id}.jsonl`));
     const got = readFileSync(r.path, 'utf8').split('\n');
@@ -57,7 +57,7 @@ describe('writeCodexImport', () => {
     expect(meta).toEqual({
       timestamp: now.toISOString(),
       type: 'session_meta',
-      payload: { id: r.id, timestamp: now.toISOString(), cwd: '/work/here', session_id: r.id, originator: 'codex_cli_rs', cli_version: '0.66.0', instructions: null, source: 'cli', runtime_workspace_roots: ['/work/here'] },
+      payload: { id: r.id, timestamp: now.toISOString(), cwd: '/home/me/here', session_id: r.id, originator: 'codex_cli_rs', cli_version: '0.66.0', instructions: null, source: 'cli', runtime_workspace_roots: ['/home/me/here'] },
     });
     expect(r.entryCount).toBe(3);
   });
