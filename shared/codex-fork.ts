@@ -1,5 +1,6 @@
 // The fork rule for Codex rollouts: a rollout holds one line of work, so when machines continued one session apart, one
-// continuation keeps the session and every other becomes a fork rollout, decided the same way on every machine.
+// continuation keeps the session and every other becomes a fork rollout, decided the same way on every machine: by the
+// order the server received them in, where the server says (see `arrivals`), else by what this machine saw or by time.
 import { sha256HexSync } from './agents/line-hash.js';
 
 /** One mirrored line of the session: its identity, the line before it, its time and exact text. */
@@ -8,6 +9,13 @@ export interface ForkLine {
   parentId: string | null;
   timestamp: string;
   text: string;
+}
+
+/** Where the server holds a line: the host of the batch it came in, and when the server first stored that batch. */
+export interface Arrival {
+  host: string;
+  /** The server's clock (ms since the epoch); absent for a batch stored before servers recorded it. */
+  received?: number;
 }
 
 export interface ForkInput {
@@ -21,9 +29,14 @@ export interface ForkInput {
   synced: string | null;
   /** Sessions this machine knows (rollouts and mirrors): a fork already made by any machine decides for all. */
   known: ReadonlySet<string>;
+  /**
+   * What the server said of the first lines of continuations (`undecidedLines`): a line it holds maps to its arrival, a
+   * line not in the map is not on the server yet (it comes after every line that is). Absent: the server was not asked.
+   */
+  arrivals?: ReadonlyMap<string, Arrival>;
 }
 
-export type ForkReason = 'local-later' | 'remote-later' | 'recorded' | 'earliest';
+export type ForkReason = 'local-later' | 'remote-later' | 'recorded' | 'first-received' | 'earliest';
 
 export interface PlannedFork {
   id: string;
@@ -31,7 +44,10 @@ export interface PlannedFork {
   at: string;
   /** The fork's line of work in the original's identities, first line first (prefix, then the continuation). */
   path: string[];
-  /** Why this continuation is the fork: this machine's came later, another's did, a fork was already made, or by time. */
+  /**
+   * Why this continuation is the fork: this machine's reached the server later, another's did, a fork was already made,
+   * the server received another machine's first (this machine wrote neither), or by time (the server cannot say).
+   */
   reason: ForkReason;
 }
 
@@ -50,30 +66,79 @@ export function forkSessionId(session: string, at: string): string {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-8${h.slice(13, 16)}-${variant}${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }
 
+/** Each line's continuations (children), lines whose parent is not held counted as first lines (key null). */
+function childrenOf(lines: readonly ForkLine[]): Map<string | null, ForkLine[]> {
+  const byId = new Set(lines.map((l) => l.id));
+  const children = new Map<string | null, ForkLine[]>();
+  for (const l of lines) {
+    const p = l.parentId !== null && byId.has(l.parentId) ? l.parentId : null;
+    let list = children.get(p);
+    if (!list) children.set(p, (list = []));
+    list.push(l);
+  }
+  return children;
+}
+
+/** The continuations of one line that no recorded fork decides between: what the rule must order. */
+function openChoice(session: string, cs: ForkLine[], known: ReadonlySet<string>): { open: ForkLine[]; recorded: boolean } {
+  const open = cs.filter((c) => !known.has(forkSessionId(session, c.id)));
+  if (open.length > 0 && open.length < cs.length) return { open, recorded: open.length === 1 };
+  return { open: cs, recorded: false };
+}
+
+/**
+ * The first lines of continuations that only the server's order can decide between (no recorded fork does): the lines
+ * whose arrival `planForks` wants. Empty when the session has one line of work, or every branch is decided.
+ */
+export function undecidedLines(input: Pick<ForkInput, 'session' | 'lines' | 'known'>): string[] {
+  const out: string[] = [];
+  for (const [parent, cs] of childrenOf(input.lines)) {
+    if (parent === null || cs.length < 2) continue;
+    const { open, recorded } = openChoice(input.session, cs, input.known);
+    if (!recorded) out.push(...open.map((c) => c.id));
+  }
+  return out;
+}
+
+const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/**
+ * The continuation the server received first, or the ones it cannot order. A batch stored before servers recorded
+ * `received` came before every batch with one; a line the server does not hold comes after every line it does.
+ * Ties: by host id, then line id.
+ */
+function firstOnServer(cs: readonly ForkLine[], arrivals: ReadonlyMap<string, Arrival>): { main: ForkLine } | { among: ForkLine[] } {
+  const older = cs.filter((c) => arrivals.has(c.id) && arrivals.get(c.id)!.received === undefined);
+  if (older.length === 1) return { main: older[0]! };
+  if (older.length > 1) return { among: older };
+  const timed = cs.filter((c) => arrivals.get(c.id)?.received !== undefined);
+  if (timed.length === 0) return { among: [...cs] };
+  const key = (c: ForkLine) => arrivals.get(c.id)!;
+  const main = [...timed].sort((a, b) => key(a).received! - key(b).received! || cmp(key(a).host, key(b).host) || cmp(a.id, b.id))[0]!;
+  return { main };
+}
+
 function earliest(cs: readonly ForkLine[]): ForkLine {
   return [...cs].sort((a, b) => (a.timestamp !== b.timestamp ? (a.timestamp < b.timestamp ? -1 : 1) : a.id < b.id ? -1 : a.id > b.id ? 1 : 0))[0]!;
 }
 
 /** Plans which line of work keeps the session and which become forks; pure, so every machine computes the same. */
 export function planForks(input: ForkInput): ForkPlan {
-  const byId = new Map(input.lines.map((l) => [l.id, l]));
-  const children = new Map<string | null, ForkLine[]>();
-  for (const l of input.lines) {
-    const p = l.parentId !== null && byId.has(l.parentId) ? l.parentId : null;
-    let list = children.get(p);
-    if (!list) children.set(p, (list = []));
-    list.push(l);
-  }
+  const children = childrenOf(input.lines);
   const localAt = new Map((input.local ?? []).map((id, i) => [id, i]));
   const syncedAt = input.synced !== null ? (localAt.get(input.synced) ?? -1) : -1;
   const forks: PlannedFork[] = [];
 
   /** Which child continues the line of work; why the others are forks. */
-  const choose = (cs: ForkLine[]): { main: ForkLine; why: ForkReason } => {
-    const open = cs.filter((c) => !input.known.has(forkSessionId(input.session, c.id)));
-    if (open.length > 0 && open.length < cs.length) {
-      if (open.length === 1) return { main: open[0]!, why: 'recorded' };
-      cs = open;
+  const choose = (all: ForkLine[]): { main: ForkLine; why: ForkReason } => {
+    const { open, recorded } = openChoice(input.session, all, input.known);
+    if (recorded) return { main: open[0]!, why: 'recorded' };
+    let cs = open;
+    // The server's order first: every machine that asks it gets the same answer, whatever it saw and whenever.
+    if (input.arrivals) {
+      const first = firstOnServer(cs, input.arrivals);
+      if ('main' in first) return { main: first.main, why: 'first-received' };
+      cs = first.among;
     }
     const mine = cs.find((c) => localAt.has(c.id));
     if (mine && localAt.get(mine.id)! <= syncedAt) return { main: mine, why: 'remote-later' };
@@ -98,7 +163,18 @@ export function planForks(input: ForkInput): ForkPlan {
       const here = [...path];
       for (const c of cs) {
         if (c === main) continue;
-        const reason: ForkReason = why === 'local-later' && localAt.has(c.id) ? 'local-later' : why === 'local-later' ? 'earliest' : why;
+        const reason: ForkReason =
+          why === 'first-received'
+            ? localAt.has(c.id)
+              ? 'local-later'
+              : localAt.has(main.id)
+                ? 'remote-later'
+                : 'first-received'
+            : why === 'local-later' && localAt.has(c.id)
+              ? 'local-later'
+              : why === 'local-later'
+                ? 'earliest'
+                : why;
         const fork: PlannedFork = { id: forkSessionId(input.session, c.id), at: c.id, path: [], reason };
         forks.push(fork);
         fork.path = walk(here, c);

@@ -3,10 +3,11 @@
 import { stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { codex, isCodexSessionId } from '../../shared/agents/codex.js';
-import { forkRolloutLines, planForks, type ForkLine, type PlannedFork } from '../../shared/codex-fork.js';
+import { forkRolloutLines, planForks, undecidedLines, type Arrival, type ForkLine, type PlannedFork } from '../../shared/codex-fork.js';
 import { readSession } from '../store/session-reader.js';
 import { listSessions } from '../store/session-index.js';
 import { appendLines } from './claude-export.js';
+import { arrivalsFor } from './codex-arrivals.js';
 import { findRollouts } from './codex-files.js';
 import { codexHolders } from './codex-holders.js';
 import { fixCodexIndex } from './codex-index.js';
@@ -44,6 +45,8 @@ function why(f: PlannedFork, from: string): string {
       return `another machine continued session ${from} after this machine's continuation had reached the server`;
     case 'recorded':
       return `a machine already made this continuation of ${from} the fork`;
+    case 'first-received':
+      return `two continuations of ${from} reached the server from other machines; the one the server received first keeps the session`;
     default:
       return `two continuations of ${from} reached the server from other machines; the earlier one keeps the session`;
   }
@@ -53,9 +56,17 @@ const text = (lines: string[]) => lines.map((l) => `${l}\n`).join('');
 
 /**
  * Brings each given mirror's lines into its Codex rollout. A rollout Codex is writing (a last line without '\n') or
- * holding open is left alone and reported; the next sync does it.
+ * holding open is left alone and reported; the next sync does it. `ask` gets the server's arrivals of a session's lines
+ * (codex-arrivals.ts) when continuations need ordering (without it: the rule of a server that cannot say); should the
+ * server not answer, no fork is decided by a guess: the mirror waits for the next sync.
  */
-export async function exportCodexMirror(env: NodeJS.ProcessEnv, state: CodexState, mirrors: string[], note: (t: string) => void): Promise<CodexExportResult> {
+export async function exportCodexMirror(
+  env: NodeJS.ProcessEnv,
+  state: CodexState,
+  mirrors: string[],
+  note: (t: string) => void,
+  ask?: (session: string) => Promise<Map<string, Arrival>>,
+): Promise<CodexExportResult> {
   const result: CodexExportResult = { lines: 0, created: 0, forks: [] };
   const root = codexSessionsRoot(env);
   const pending = new Set<string>();
@@ -85,7 +96,9 @@ export async function exportCodexMirror(env: NodeJS.ProcessEnv, state: CodexStat
         continue;
       }
       const local = here ? here.lines.map((l) => l.id) : null;
-      const plan = planForks({ session, lines, local, synced: state.synced[session] ?? null, known });
+      const undecided = undecidedLines({ session, lines, known });
+      const arrivals = undecided.length > 0 && ask ? await arrivalsFor(state, session, undecided, ask) : undefined;
+      const plan = planForks({ session, lines, local, synced: state.synced[session] ?? null, known, ...(arrivals ? { arrivals } : {}) });
       const byId = new Map(lines.map((l) => [l.id, l.text]));
       const textOf = (id: string) => byId.get(id)!;
       const forkFiles = plan.forks

@@ -4,7 +4,9 @@ import { mkdir, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { withFileLock } from '../store/file-lock.js';
 import { listSessions } from '../store/session-index.js';
-import { runSync, type RunOptions, type RunSummary } from '../sync/sync-run.js';
+import { openSync, runSync, type RunOptions, type RunSummary } from '../sync/sync-run.js';
+import type { SyncContext } from '../sync/sync-context.js';
+import { serverArrivals } from './codex-arrivals.js';
 import { exportCodexMirror } from './codex-mirror-export.js';
 import { importCodexMirror } from './codex-mirror-import.js';
 import { codexMirrorRoot, codexMirrorState } from './codex-paths.js';
@@ -56,7 +58,10 @@ export async function runCodexSync(o: RunOptions): Promise<RunSummary> {
       const st = await stat(l.path).catch(() => null);
       if (st && (was?.size !== st.size || was.mtimeMs !== st.mtimeMs)) changed.push(l.path);
     }
-    const r = await exportCodexMirror(o.env, state, [...pulled, ...unplaced, ...changed], note);
+    // The server's order of continuations, asked only for a session that has some to order.
+    let sync: Promise<SyncContext> | undefined;
+    const ask = async (session: string) => serverArrivals(await (sync ??= openSync(codexEnv(o.env), { note, ...(o.api ? { api: o.api } : {}) })), session);
+    const r = await exportCodexMirror(o.env, state, [...pulled, ...unplaced, ...changed], note, ask);
     // Every line of the rollouts here is on the server once the run pushed without failure: first there, it wins a fork.
     // Not for a session whose write-out waits (Codex holds it, or is mid-line): its continuation did not win by waiting.
     if (summary.failed === 0) {

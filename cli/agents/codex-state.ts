@@ -1,4 +1,5 @@
 // The Codex mirror's bookkeeping: per session its mirror and rollout, per rollout what was last read, what the server had.
+import type { Arrival } from '../../shared/codex-fork.js';
 import { readJsonOrNull, writeJsonAtomic } from '../store/atomic-json.js';
 import { codexMirrorState } from './codex-paths.js';
 
@@ -21,11 +22,16 @@ export interface CodexState {
   exported: Record<string, { size: number; mtimeMs: number }>;
   /** Forks made on this machine, for status: fork id -> what it was forked from and why. */
   forks: Record<string, { from: string; at: string; reason: string; when: string }>;
+  /**
+   * Session id -> first lines of its continuations -> the batch the server first received each in (codex-arrivals.ts):
+   * asked of the server when continuations need ordering, kept because a stored batch's arrival never changes.
+   */
+  arrivals: Record<string, Record<string, Arrival>>;
 }
 
 export async function loadCodexState(env: NodeJS.ProcessEnv): Promise<CodexState> {
   const s = await readJsonOrNull<Partial<CodexState>>(codexMirrorState(env));
-  return { sessions: s?.sessions ?? {}, files: s?.files ?? {}, synced: s?.synced ?? {}, lastLocal: s?.lastLocal ?? {}, pending: s?.pending ?? [], exported: s?.exported ?? {}, forks: s?.forks ?? {} };
+  return { sessions: s?.sessions ?? {}, files: s?.files ?? {}, synced: s?.synced ?? {}, lastLocal: s?.lastLocal ?? {}, pending: s?.pending ?? [], exported: s?.exported ?? {}, forks: s?.forks ?? {}, arrivals: s?.arrivals ?? {} };
 }
 
 export async function saveCodexState(env: NodeJS.ProcessEnv, s: CodexState): Promise<void> {

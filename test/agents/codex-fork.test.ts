@@ -2,7 +2,7 @@
 // which forks it knows) -> which line of work keeps the session, which become forks, whether its rollout must move.
 import { describe, expect, it } from 'vitest';
 import { codex } from '../../shared/agents/codex.js';
-import { forkRolloutLines, forkSessionId, planForks, type ForkLine } from '../../shared/codex-fork.js';
+import { forkRolloutLines, forkSessionId, planForks, undecidedLines, type Arrival, type ForkLine } from '../../shared/codex-fork.js';
 
 const O = '01a2317f-aba0-7923-8abb-8cf71e3a480c';
 const file = { rel: codex.mainFile(O, '2026-01-01T00:00:00Z'), kind: 'main' as const };
@@ -41,10 +41,19 @@ interface Row {
   local: string[] | null;
   synced: string | null;
   known?: string[];
+  /** What the server said of the continuations' first lines (absent: it was not asked). */
+  arrivals?: [string, Arrival][];
   keep: string[];
   forks: { id: string; reason: string; path: string[] }[];
   moveLocal: boolean;
 }
+
+// The race: A's X (written later) reached the server first, B's Y (written earlier) after, and no machine has run the
+// rule yet. Both pushed without failure, so each one's own continuation counts as synced there.
+const raced: [string, Arrival][] = [
+  [x1, { host: 'host-a', received: 1_000 }],
+  [y1, { host: 'host-b', received: 2_000 }],
+];
 
 const rows: Row[] = [
   { name: 'one line of work, this machine holds a prefix: keep it all, nothing forks', lines: union([...base, ...X]), local: baseIds, synced: baseIds.at(-1)!, keep: onX, forks: [], moveLocal: false },
@@ -86,12 +95,102 @@ const rows: Row[] = [
     forks: [{ id: FX, reason: 'earliest', path: onX }],
     moveLocal: false,
   },
+  {
+    name: 'the race, on A: the server received X first -> Y is the fork, A keeps its rollout',
+    lines: all,
+    local: onX,
+    synced: onX.at(-1)!,
+    arrivals: raced,
+    keep: onX,
+    forks: [{ id: FY, reason: 'remote-later', path: onY }],
+    moveLocal: false,
+  },
+  {
+    name: 'the race, on B: Y counts as synced here, yet the server received X first -> B moves Y into the fork',
+    lines: all,
+    local: onY,
+    synced: onY.at(-1)!,
+    arrivals: raced,
+    keep: onX,
+    forks: [{ id: FY, reason: 'local-later', path: onY }],
+    moveLocal: true,
+  },
+  {
+    name: 'the race, on C before any fork is made: the server order, not the line times (Y is earlier), keeps X',
+    lines: all,
+    local: null,
+    synced: null,
+    arrivals: raced,
+    keep: onX,
+    forks: [{ id: FY, reason: 'first-received', path: onY }],
+    moveLocal: false,
+  },
+  {
+    name: 'received in the same millisecond: the lower host id keeps the session',
+    lines: all,
+    local: null,
+    synced: null,
+    arrivals: [
+      [x1, { host: 'host-b', received: 5_000 }],
+      [y1, { host: 'host-a', received: 5_000 }],
+    ],
+    keep: onY,
+    forks: [{ id: FX, reason: 'first-received', path: onX }],
+    moveLocal: false,
+  },
+  {
+    name: 'X in a batch an older server stored (no received), Y with one: X was on the server first',
+    lines: all,
+    local: null,
+    synced: null,
+    arrivals: [
+      [x1, { host: 'host-a' }],
+      [y1, { host: 'host-b', received: 1 }],
+    ],
+    keep: onX,
+    forks: [{ id: FY, reason: 'first-received', path: onY }],
+    moveLocal: false,
+  },
+  {
+    name: 'both in batches an older server stored: the rule of a server that cannot say (the earlier line)',
+    lines: all,
+    local: null,
+    synced: null,
+    arrivals: [
+      [x1, { host: 'host-a' }],
+      [y1, { host: 'host-b' }],
+    ],
+    keep: onY,
+    forks: [{ id: FX, reason: 'earliest', path: onX }],
+    moveLocal: false,
+  },
+  {
+    name: "B's Y not on the server yet (its push failed), X is: X keeps the session, Y moves into the fork",
+    lines: all,
+    local: onY,
+    synced: baseIds.at(-1)!,
+    arrivals: [[x1, { host: 'host-a', received: 9_000 }]],
+    keep: onX,
+    forks: [{ id: FY, reason: 'local-later', path: onY }],
+    moveLocal: true,
+  },
+  {
+    name: 'a fork already made decides even against the server order: no machine flips',
+    lines: all,
+    local: null,
+    synced: null,
+    known: [FX],
+    arrivals: raced,
+    keep: onY,
+    forks: [{ id: FX, reason: 'recorded', path: onX }],
+    moveLocal: false,
+  },
 ];
 
 describe('the Codex fork rule', () => {
   for (const r of rows) {
     it(r.name, () => {
-      const plan = planForks({ session: O, lines: r.lines, local: r.local, synced: r.synced, known: new Set(r.known ?? []) });
+      const plan = planForks({ session: O, lines: r.lines, local: r.local, synced: r.synced, known: new Set(r.known ?? []), ...(r.arrivals ? { arrivals: new Map(r.arrivals) } : {}) });
       expect(plan.keep).toEqual(r.keep);
       expect(plan.forks.map((f) => ({ id: f.id, reason: f.reason, path: f.path }))).toEqual(r.forks);
       expect(plan.moveLocal).toBe(r.moveLocal);
@@ -108,6 +207,32 @@ describe('the Codex fork rule', () => {
     const bytes = (f: (typeof onA.forks)[number]) => forkRolloutLines(O, f, (id) => text.get(id)!);
     expect(bytes(onB.forks[0]!)).toEqual(bytes(onA.forks[0]!));
     expect(bytes(onC.forks[0]!)).toEqual(bytes(onA.forks[0]!));
+  });
+
+  it('the race: A, B and a third machine C that syncs first all plan the same original and the same fork bytes', () => {
+    const arrivals = new Map(raced);
+    const onA = planForks({ session: O, lines: all, local: onX, synced: onX.at(-1)!, known: new Set(), arrivals });
+    const onB = planForks({ session: O, lines: [...all].reverse(), local: onY, synced: onY.at(-1)!, known: new Set(), arrivals });
+    const onC = planForks({ session: O, lines: all, local: null, synced: null, known: new Set(), arrivals });
+    // Without the server's order, A and B each keep their own and C goes by time: three answers for one session.
+    expect(planForks({ session: O, lines: all, local: onY, synced: onY.at(-1)!, known: new Set() }).keep).toEqual(onY);
+    for (const p of [onB, onC]) {
+      expect(p.keep).toEqual(onA.keep);
+      expect(p.forks.map((f) => f.id)).toEqual(onA.forks.map((f) => f.id));
+    }
+    const text = new Map(all.map((l) => [l.id, l.text]));
+    const bytes = (f: (typeof onA.forks)[number]) => forkRolloutLines(O, f, (id) => text.get(id)!);
+    expect(bytes(onB.forks[0]!)).toEqual(bytes(onA.forks[0]!));
+    expect(bytes(onC.forks[0]!)).toEqual(bytes(onA.forks[0]!));
+  });
+
+  it('the lines whose arrival the rule needs: the first lines of continuations no recorded fork decides between', () => {
+    expect(undecidedLines({ session: O, lines: all, known: new Set() }).sort()).toEqual([x1, y1].sort());
+    expect(undecidedLines({ session: O, lines: all, known: new Set([FY]) })).toEqual([]);
+    expect(undecidedLines({ session: O, lines: union([...base, ...X]), known: new Set() })).toEqual([]);
+    const three = union([...base, ...X], [...base, ...Y], [...base, ...Z]);
+    const z1 = ids([...base, ...Z])[base.length]!;
+    expect(undecidedLines({ session: O, lines: three, known: new Set([FY]) }).sort()).toEqual([x1, z1].sort());
   });
 
   it("the fork rollout: a session_meta naming the fork and forked_from_id, then the original's lines after its meta, byte-exact", () => {
