@@ -2,7 +2,8 @@
 // becomes a fork rollout (shared/codex-fork.ts), and this machine's own such continuation is moved into its fork.
 import { stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { codex, isCodexSessionId } from '../../shared/agents/codex.js';
+import { codex, entryOverLimit, isCodexSessionId } from '../../shared/agents/codex.js';
+import { LIMITS } from '../../shared/wire.js';
 import { forkRolloutLines, planForks, undecidedLines, type Arrival, type ForkLine, type PlannedFork } from '../../shared/codex-fork.js';
 import { readSession } from '../store/session-reader.js';
 import { listSessions } from '../store/session-index.js';
@@ -80,6 +81,8 @@ export async function exportCodexMirror(
       const session = m.header.id;
       const lines: ForkLine[] = [];
       for (const e of m.entries) {
+        // A line too big to travel (mirrored by an older sessync) is in no line of work: the lines after it continue the one before.
+        if (entryOverLimit(e, LIMITS.maxEntryBytes) !== null) continue;
         const back = codex.fromEntry(e);
         if (back) lines.push({ id: e.id, parentId: e.parentId, timestamp: e.timestamp, text: back.text });
       }
@@ -120,7 +123,7 @@ export async function exportCodexMirror(
         const kept = new Set([...plan.keep, ...plan.forks.flatMap((f) => f.path)]);
         const lost = here.lines.filter((l) => !kept.has(l.id));
         if (here.unreadable > 0) {
-          note(`${rollout}: has ${here.unreadable} unreadable line(s), which a rewrite would drop; the fork of session ${session} is not made and the rollout is left as it is`);
+          note(`${rollout}: has ${here.unreadable} line(s) that do not sync (unreadable, or over the size limit), which a rewrite would drop; the fork of session ${session} is not made and the rollout is left as it is`);
           continue;
         }
         if (lost.length > 0) {

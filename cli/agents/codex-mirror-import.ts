@@ -1,9 +1,10 @@
 // Codex rollouts -> the mirror: lines not yet mirrored are appended to the session's mirror file, each as one entry.
 import { readFile, rename, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { codex, codexMeta } from '../../shared/agents/codex.js';
+import { codex, codexMeta, codexTravelling } from '../../shared/agents/codex.js';
 import type { AgentLine } from '../../shared/agents/agent.js';
 import { CURRENT_VERSION, type SessionHeader } from '../../shared/entry.js';
+import { LIMITS } from '../../shared/wire.js';
 import { writeMirror } from './mirror-write.js';
 import { projectDir, sessionFileName } from '../store/paths.js';
 import { decodeLines } from './claude-read.js';
@@ -18,13 +19,40 @@ async function exists(path: string): Promise<boolean> {
   );
 }
 
-/** A rollout's usable lines; unreadable ones are reported with file and line and never mirrored (they stay in the file). */
-export async function readRollout(path: string, rel: string, note: (t: string) => void): Promise<{ lines: AgentLine[]; tail: string; unreadable: number }> {
+export interface ReadRollout {
+  /** The lines that travel, chained without those that cannot (codexTravelling). */
+  lines: AgentLine[];
+  tail: string;
+  /** Lines in the file that are not among `lines` (unreadable, or over the entry size limit): a rewrite would drop them. */
+  unreadable: number;
+  /** Lines over the entry size limit: they stay in this file, the lines after them travel. */
+  over: { line: AgentLine; bytes: number }[];
+}
+
+/**
+ * A rollout's usable lines; unreadable ones are reported with file and line and never mirrored (they stay in the file).
+ * Lines over the entry size limit are left out too, but not reported here: importCodexMirror does that, once.
+ */
+export async function readRollout(path: string, rel: string, note: (t: string) => void): Promise<ReadRollout> {
   const { text, bad } = decodeLines(await readFile(path));
   for (const no of bad) note(`${path}:${no}: bytes that are not UTF-8; this line is not synced (it stays in the file)`);
-  const parsed = codex.parseFile(text, { rel, kind: 'main' });
+  const file = { rel, kind: 'main' as const };
+  const parsed = codex.parseFile(text, file);
   for (const p of parsed.problems) note(`${path}:${p.line}: ${p.reason}; this line is not synced (it stays in the file)`);
-  return { lines: parsed.lines, tail: parsed.tail, unreadable: bad.length + parsed.problems.length };
+  const { lines, over } = codexTravelling(parsed.lines, file, LIMITS.maxEntryBytes);
+  return { lines, tail: parsed.tail, unreadable: bad.length + parsed.problems.length + over.length, over };
+}
+
+/** Tells of each line over the entry size limit once per rollout and line, not on every sync after. */
+function reportOver(state: CodexState, found: FoundRollout, over: ReadRollout['over'], note: (t: string) => void): void {
+  if (over.length === 0) return;
+  const told = new Set(state.tooBig[found.path] ?? []);
+  for (const { line, bytes } of over) {
+    if (told.has(line.id)) continue;
+    told.add(line.id);
+    note(`${found.path}:${line.line}: a line of ${bytes} bytes as an entry, over the ${LIMITS.maxEntryBytes}-byte limit: it stays in this file and is not synced; the lines after it are`);
+  }
+  state.tooBig[found.path] = [...told];
 }
 
 /** The mirror's header for a rollout: sessync's own, on this machine only; it names the agent and the fork's origin. */
@@ -58,7 +86,8 @@ export async function importCodexMirror(env: NodeJS.ProcessEnv, state: CodexStat
       const known = state.sessions[found.session];
       const was = state.files[found.path];
       if (known?.rollout === found.path && was?.size === st.size && was.mtimeMs === st.mtimeMs && (await exists(known.mirror))) continue;
-      const { lines } = await readRollout(found.path, found.rel, note);
+      const { lines, over } = await readRollout(found.path, found.rel, note);
+      reportOver(state, found, over, note);
       if (lines.length === 0) continue; // empty, or only a line still being written: next run
       const entries = lines.map((l) => codex.toEntry(l, { rel: found.rel, kind: 'main' }));
       let mirror = known && (await exists(known.mirror)) ? known.mirror : undefined;

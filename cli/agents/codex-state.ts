@@ -27,11 +27,13 @@ export interface CodexState {
    * asked of the server when continuations need ordering, kept because a stored batch's arrival never changes.
    */
   arrivals: Record<string, Record<string, Arrival>>;
+  /** Rollout (absolute) -> lines over the entry size limit already reported (their ids): each is told of once. */
+  tooBig: Record<string, string[]>;
 }
 
 export async function loadCodexState(env: NodeJS.ProcessEnv): Promise<CodexState> {
   const s = await readJsonOrNull<Partial<CodexState>>(codexMirrorState(env));
-  return { sessions: s?.sessions ?? {}, files: s?.files ?? {}, synced: s?.synced ?? {}, lastLocal: s?.lastLocal ?? {}, pending: s?.pending ?? [], exported: s?.exported ?? {}, forks: s?.forks ?? {}, arrivals: s?.arrivals ?? {} };
+  return { sessions: s?.sessions ?? {}, files: s?.files ?? {}, synced: s?.synced ?? {}, lastLocal: s?.lastLocal ?? {}, pending: s?.pending ?? [], exported: s?.exported ?? {}, forks: s?.forks ?? {}, arrivals: s?.arrivals ?? {}, tooBig: s?.tooBig ?? {} };
 }
 
 export async function saveCodexState(env: NodeJS.ProcessEnv, s: CodexState): Promise<void> {

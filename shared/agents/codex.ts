@@ -1,6 +1,6 @@
 // Codex CLI's rollout format behind the agent seam: where rollouts live, their names, chain identity, hints, leaf.
 import type { SessionEntry } from '../entry.js';
-import { parseJsonLines, type Problem } from '../jsonl.js';
+import { parseJsonLines, serializeLine, type Problem } from '../jsonl.js';
 import type { Agent, AgentEnv, AgentLine, ParsedAgentFile, ProjectHints, RenderedPart, SessionFile } from './agent.js';
 import { AGENT_LINE_TYPE } from './claude-code.js';
 import { codexRedactionTargets, renderCodexLine } from './codex-render.js';
@@ -144,6 +144,39 @@ export const codex: Agent = {
     return codexRedactionTargets(line.value);
   },
 };
+
+const encoder = new TextEncoder();
+
+/**
+ * Bytes of `entry` as a mirror line, when that is over `max` (else null): what a push refuses to send. Only a line long
+ * enough to come near `max` is measured (one character is at most 12 bytes once escaped twice: in the line, and the
+ * line in its entry).
+ */
+export function entryOverLimit(entry: SessionEntry, max: number): number | null {
+  const text = typeof entry.line === 'string' ? entry.line : '';
+  if (text.length * 12 + 1024 <= max) return null;
+  const bytes = encoder.encode(serializeLine(entry)).byteLength;
+  return bytes > max ? bytes : null;
+}
+
+/**
+ * The lines of a rollout that can travel: one whose entry would be over `max` bytes stays in its file only, and each
+ * line after it continues the last line that travels, so a machine whose copy lacks it names every other line the same.
+ */
+export function codexTravelling(lines: readonly AgentLine[], file: SessionFile, max: number): { lines: AgentLine[]; over: { line: AgentLine; bytes: number }[] } {
+  const out: AgentLine[] = [];
+  const over: { line: AgentLine; bytes: number }[] = [];
+  if (lines.length === 0) return { lines: out, over };
+  const session = sessionOfText(lines[0]!.value, file);
+  for (const l of lines) {
+    const prev = out.length > 0 ? out[out.length - 1]!.id : null;
+    const line = l.prev === prev ? l : { ...l, id: codexLineId(session, prev, l.text), parent: prev, prev };
+    const bytes = entryOverLimit(codex.toEntry(line, file), max);
+    if (bytes === null) out.push(line);
+    else over.push({ line: l, bytes });
+  }
+  return { lines: out, over };
+}
 
 /** True for a Codex session id (a uuid: the file name must carry it, or `codex exec resume` cannot find it). */
 export function isCodexSessionId(id: string): boolean {

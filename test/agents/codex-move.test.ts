@@ -102,7 +102,7 @@ describe('the Codex fork move (real files, real sessync serve)', () => {
     const before = readFileSync(b.rolloutOf(id), 'utf8');
     const r = await b.run(['sync']);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stderr).toContain('unreadable line(s), which a rewrite would drop');
+    expect(r.stderr).toContain('line(s) that do not sync (unreadable, or over the size limit), which a rewrite would drop');
     expect(readFileSync(b.rolloutOf(id), 'utf8')).toBe(before);
     expect(b.rollouts()).toHaveLength(1);
   });

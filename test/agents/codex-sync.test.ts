@@ -1,5 +1,5 @@
 // Codex rollouts through sync with real files and the real server: a deleted rollout stays deleted, an index that is not
-// SQLite is left alone, a torn last line waits, lines at the size limit travel and one over it is reported.
+// SQLite is left alone, a torn last line waits, lines at the size limit travel, one over it is reported and the lines after it travel.
 import { appendFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -92,7 +92,7 @@ describe('Codex rollouts through sync (real files, real sessync serve)', () => {
     expect((await b.ok(['status', '--json'])).codexForks).toMatchObject([{ fork, from: id }]);
   });
 
-  it('a line at the entry size limit travels byte-exact; one over it is reported, stays in the file, and nothing after it is written out of order', async () => {
+  it('a line at the entry size limit travels byte-exact; one over it is reported once and stays in its file; the lines after it travel', async () => {
     const { a, b } = await pair('size');
     const id = newId();
     const overhead = 400;
@@ -103,14 +103,29 @@ describe('Codex rollouts through sync (real files, real sessync serve)', () => {
     expect(b.text(id)).toBe(readFileSync(pathA, 'utf8'));
     const huge = msg('y'.repeat(LIMITS.maxEntryBytes + 10), '2026-01-01T00:00:03.000Z');
     appendFileSync(pathA, lines(huge, msg('after huge', '2026-01-01T00:00:04.000Z')));
+    const onA = readFileSync(pathA, 'utf8');
     const r = await a.run(['sync']);
-    expect(r.stderr + r.stdout).toMatch(/over the \d+-byte limit|invalid line/);
-    expect(readFileSync(pathA, 'utf8')).toContain(huge);
+    expect(r.code, r.stderr).toBe(0);
+    const told = `${pathA}:4: a line of`;
+    expect(r.stderr).toContain(told);
+    expect(r.stderr).toContain(`over the ${LIMITS.maxEntryBytes}-byte limit: it stays in this file and is not synced; the lines after it are`);
     await b.ok(['sync', '--json']);
-    // B has every line before the one too big to travel, and none after it (they would land in the wrong place).
-    const onB = b.text(id);
-    expect(onB).not.toContain('after huge');
-    expect(readFileSync(pathA, 'utf8').startsWith(onB)).toBe(true);
+    // B has every line but the one too big to travel, each in its place: the one after it too.
+    expect(b.text(id)).toBe(onA.replace(`${huge}\n`, ''));
+    // Both go on from there, and nothing forks: the line after the big one has the same identity on both machines.
+    appendFileSync(b.rolloutOf(id), lines(msg('on B after', '2026-01-01T00:00:05.000Z')));
+    expect(await b.ok(['sync', '--json'])).toMatchObject({ failed: 0, pushedEntries: 1 });
+    const again = await a.run(['sync']);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stderr).not.toContain(told); // told once
+    appendFileSync(pathA, lines(msg('on A after', '2026-01-01T00:00:06.000Z')));
+    expect(await a.ok(['sync', '--json'])).toMatchObject({ failed: 0, pushedEntries: 1 });
+    await b.ok(['sync', '--json']);
+    for (const m of [a, b]) expect(await m.ok(['sync', '--json'])).toMatchObject({ failed: 0, pushedEntries: 0, pulledEntries: 0 });
+    expect(readFileSync(pathA, 'utf8')).toBe(lines(...onA.split('\n').filter(Boolean), msg('on B after', '2026-01-01T00:00:05.000Z'), msg('on A after', '2026-01-01T00:00:06.000Z')));
+    expect(b.text(id)).toBe(readFileSync(pathA, 'utf8').replace(`${huge}\n`, ''));
+    expect(a.rollouts()).toHaveLength(1);
+    expect(b.rollouts()).toHaveLength(1);
   });
 });
 

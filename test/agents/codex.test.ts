@@ -1,7 +1,7 @@
 // Codex's adapter: the conformance suite on every real Codex rollout fixture, and the rules for folders, names and ids.
 import { basename } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { codex, codexLineId } from '../../shared/agents/codex.js';
+import { codex, codexLineId, codexTravelling, entryOverLimit } from '../../shared/agents/codex.js';
 import { agentConformance, type SessionSample } from './agent.case.js';
 import { fixtureFiles, read } from './fixture-samples.js';
 
@@ -88,5 +88,24 @@ describe('Codex folders, names and identity', () => {
     expect(codex.fromEntry({ type: 'agent_line', agent: 'claude-code', id: 'x', parentId: null, timestamp: '', file: '', line: 'x' })).toBeNull();
     expect(codex.fromEntry({ type: 'agent_line', agent: 'codex', id: 'x', parentId: null, timestamp: '', file: '', line: 'a\nb' })).toBeNull();
     expect(codex.fromEntry({ type: 'agent_line', agent: 'codex', id: 'x', parentId: null, timestamp: '', file: '../x', line: 'a' })).toBeNull();
+  });
+
+  it('a line too big to travel is left out of the chain: the lines after it get the identities a copy without it gives them', () => {
+    const file = { rel: codex.mainFile(S, '2025-12-09T19:55:16Z'), kind: 'main' as const };
+    const max = 4096;
+    const big = msg('y'.repeat(max));
+    // Escaping counts: a line of quotes is well under max characters, yet over max bytes as an entry.
+    const quoted = msg('"'.repeat(max / 3));
+    const here = codex.parseFile([meta(S), msg('one'), big, msg('two'), quoted, msg('three')].map((l) => `${l}\n`).join(''), file).lines;
+    const there = codex.parseFile([meta(S), msg('one'), msg('two'), msg('three')].map((l) => `${l}\n`).join(''), file).lines;
+    const t = codexTravelling(here, file, max);
+    expect(t.over.map((o) => o.line.line)).toEqual([3, 5]);
+    expect(t.over.every((o) => o.bytes > max)).toBe(true);
+    expect(t.lines.map((l) => [l.id, l.parent, l.text])).toEqual(there.map((l) => [l.id, l.parent, l.text]));
+    expect(t.lines.map((l) => l.line)).toEqual([1, 2, 4, 6]); // still named by their line in this file
+    // Nothing too big: the parse as it is, line for line.
+    expect(codexTravelling(there, file, max).lines).toEqual(there);
+    expect(entryOverLimit(codex.toEntry(there[1]!, file), max)).toBeNull();
+    expect(entryOverLimit(codex.toEntry(here[2]!, file), max)).toBeGreaterThan(max);
   });
 });
