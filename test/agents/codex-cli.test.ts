@@ -3,12 +3,10 @@
 import { cpSync, existsSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { applyWal } from '../../cli/agents/codex-wal.js';
-import { useServer } from '../sync/helpers.js';
-import { codexConfig, codexNew, codexResume, findCodex } from './codex-cli.js';
-import { CodexMachine } from './codex-rig.js';
-import { responsesConversation, startFakeResponses, type FakeResponses } from './fake-openai-responses.js';
+import { codexConfig, codexNew, findCodex } from './codex-cli.js';
+import { useCodexCli } from './codex-cli-rig.js';
 
 const found = await findCodex();
 
@@ -38,34 +36,15 @@ describe('the real Codex CLI syncing through sessync', () => {
   });
 
   describe.skipIf(found.bin === null)('two machines, project at two paths', () => {
-    const rig = useServer(undefined, 'sessync-codex-');
-    let api: FakeResponses;
-    beforeAll(async () => {
-      api = await startFakeResponses();
-    });
-    afterAll(async () => {
-      await api?.close();
-    });
-
-    const machine = (name: string, remote = 'git@github.com:Acme/Codexy.git') => {
-      const m = new CodexMachine(rig.root, name, { remote });
-      codexConfig(m.codexHome, api.url);
-      return m;
-    };
-    const on = (m: CodexMachine) => ({ cwd: m.project, home: m.userHome, codexHome: m.codexHome });
-    const lastConversation = () => responsesConversation(api.requests[api.requests.length - 1]!, OURS);
-    const ask = async (m: CodexMachine, id: string, prompt: string, reply: string) => {
-      api.replies.push(reply);
-      await codexResume(found.bin!, on(m), id, prompt);
-      return lastConversation();
-    };
+    const t = useCodexCli(() => found.bin!, 'sessync-codex-', OURS);
+    const { machine, on, ask } = t;
 
     it('create on A, resume on B; divergent resumes become the original and a fork on both machines, both resumable', async () => {
       const a = machine('a');
       const b = machine('b', 'https://github.com/Acme/Codexy.git');
-      await a.login(rig.server);
-      await b.login(rig.server);
-      api.replies.push('answer one from A');
+      await a.login(t.server);
+      await b.login(t.server);
+      t.api.replies.push('answer one from A');
       const id = await codexNew(found.bin!, on(a), 'first prompt on A');
       expect(await a.ok(['sync', '--json'])).toMatchObject({ failed: 0 });
       expect(await b.ok(['sync', '--json'])).toMatchObject({ failed: 0, createdSessions: 1 });
@@ -107,7 +86,7 @@ describe('the real Codex CLI syncing through sessync', () => {
 
       // A third machine that pulls later gets the same set, the same bytes.
       const c = machine('c', 'git@github.com:Acme/Codexy');
-      await c.login(rig.server);
+      await c.login(t.server);
       expect(await c.ok(['sync', '--json'])).toMatchObject({ failed: 0 });
       expect(c.rollouts().map((r) => r.split('/').pop())).toEqual(a.rollouts().map((r) => r.split('/').pop()));
       expect(c.text(id)).toBe(a.text(id));
@@ -122,15 +101,15 @@ describe('the real Codex CLI syncing through sessync', () => {
     it('a stale index row (a CODEX_HOME copied from another machine): after the pull, resume uses the pulled rollout', async () => {
       const a = machine('stale-a');
       const b = machine('stale-b');
-      await a.login(rig.server);
-      await b.login(rig.server);
-      api.replies.push('answer one from A');
+      await a.login(t.server);
+      await b.login(t.server);
+      t.api.replies.push('answer one from A');
       const id = await codexNew(found.bin!, on(a), 'first prompt on A');
       await a.ok(['sync', '--json']);
       // B's CODEX_HOME is a copy of A's without its sessions: its index names A's rollout, at A's path.
       rmSync(b.codexHome, { recursive: true, force: true });
       cpSync(a.codexHome, b.codexHome, { recursive: true, filter: (src) => !src.startsWith(join(a.codexHome, 'sessions')) });
-      codexConfig(b.codexHome, api.url);
+      codexConfig(b.codexHome, t.api.url);
       const aBefore = a.text(id);
       const indexBefore = await readIndex(join(b.codexHome, 'state_5.sqlite'));
       expect(indexBefore.threads).toEqual([[id, a.rolloutOf(id)]]);

@@ -2,9 +2,8 @@
 // continuations of one rollout before either pulls, a third syncs first; the server's order decides on all three.
 import { appendFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { codex } from '../../shared/agents/codex.js';
 import { useServer } from '../sync/helpers.js';
-import { CodexMachine, lines, msg, newId, startRollout } from './codex-rig.js';
+import { CodexMachine, convergeToOneFork, lines, msg, newId, startRollout } from './codex-rig.js';
 
 describe('Codex: continuations pushed at once, a third machine first to sync', () => {
   const rig = useServer(undefined, 'sessync-codexrace-');
@@ -36,18 +35,8 @@ describe('Codex: continuations pushed at once, a third machine first to sync', (
     const told = new RegExp(`your work on this machine in session ${id} continues as session ([0-9a-f-]{36})`).exec(rb.stderr);
     expect(told, rb.stderr).not.toBeNull();
     const fork = told![1]!;
-    expect(await a.ok(['sync', '--json'])).toMatchObject({ failed: 0 });
-    for (const m of [c, a, b, c, a, b]) expect(await m.ok(['sync', '--json'])).toMatchObject({ failed: 0 });
-    for (const m of [a, b, c]) expect(await m.ok(['sync', '--json'])).toMatchObject({ pushedEntries: 0, pulledEntries: 0 });
-
     // One set of rollouts on all three: the original, A's line of work as it was, and one fork holding B's.
-    const names = (m: CodexMachine) => m.rollouts().map((r) => r.split('/').pop());
-    expect(a.rollouts().map((r) => codex.sessionOf(r)).sort()).toEqual([id, fork].sort());
-    for (const m of [b, c]) {
-      expect(names(m)).toEqual(names(a));
-      expect(m.text(id)).toBe(a.text(id));
-      expect(m.text(fork)).toBe(a.text(fork));
-    }
+    await convergeToOneFork([a, c, a, b, c, a, b], id, fork);
     expect(a.text(id)).toBe(aOwn);
     expect(a.text(fork).split('\n').slice(1)).toEqual(bOwn.split('\n').slice(1));
     expect(JSON.parse(a.text(fork).split('\n')[0]!)).toMatchObject({ type: 'session_meta', payload: { id: fork, forked_from_id: id } });

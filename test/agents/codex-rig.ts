@@ -1,6 +1,7 @@
 // Machines for Codex sync tests: a sessync home, a CODEX_HOME and a project, all in a temp root.
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { expect } from 'vitest';
 import { codex } from '../../shared/agents/codex.js';
 import { Machine, type TestServer } from '../sync/helpers.js';
 
@@ -68,4 +69,22 @@ export async function codexPair(root: string, name: string, server: TestServer):
   await a.login(server);
   await b.login(server);
   return { a, b };
+}
+
+/**
+ * Syncs `order` once each, then every machine until none moves an entry; then every machine holds exactly the rollouts
+ * of `id` and `fork`, with the same names and bytes as the first machine's.
+ */
+export async function convergeToOneFork(order: CodexMachine[], id: string, fork: string): Promise<void> {
+  const all = [...new Set(order)];
+  for (const m of order) expect(await m.ok(['sync', '--json'])).toMatchObject({ failed: 0 });
+  for (const m of all) expect(await m.ok(['sync', '--json'])).toMatchObject({ pushedEntries: 0, pulledEntries: 0 });
+  const [first, ...rest] = all as [CodexMachine, ...CodexMachine[]];
+  const names = (m: CodexMachine) => m.rollouts().map((r) => r.split('/').pop());
+  expect(first.rollouts().map((r) => codex.sessionOf(r)).sort()).toEqual([id, fork].sort());
+  for (const m of rest) {
+    expect(names(m)).toEqual(names(first));
+    expect(m.text(id)).toBe(first.text(id));
+    expect(m.text(fork)).toBe(first.text(fork));
+  }
 }
