@@ -1,7 +1,7 @@
 // When the server received a Codex session's lines: asked only when continuations of one line need ordering (the fork rule).
 import { createHash } from 'node:crypto';
 import type { Arrival } from '../../shared/codex-fork.js';
-import { isSessyncError } from '../../shared/errors.js';
+import { isSessyncError, SessyncError } from '../../shared/errors.js';
 import { findTooDeepText } from '../../shared/json-limits.js';
 import { LIMITS, type Cursor } from '../../shared/wire.js';
 import { openPulled } from '../keys/open-pull.js';
@@ -67,7 +67,13 @@ export async function serverArrivals(ctx: SyncContext, session: string): Promise
 export async function arrivalsFor(state: CodexState, session: string, wanted: readonly string[], ask: (session: string) => Promise<Map<string, Arrival>>): Promise<Map<string, Arrival>> {
   const kept = state.arrivals[session] ?? {};
   if (!wanted.every((id) => Object.hasOwn(kept, id))) {
-    const got = await ask(session);
+    const got = await ask(session).catch((e: unknown) => {
+      const why = (e as Error).message;
+      throw new SessyncError(isSessyncError(e) ? e.code : 'internal', `the server could not say which continuation of session ${session} it received first (${why}); no fork is made until it can, the next sync asks again`, {
+        retryable: true,
+        cause: e,
+      });
+    });
     for (const id of wanted) {
       const a = got.get(id);
       if (a) kept[id] = a;

@@ -1,9 +1,11 @@
 // The fork rule's race through sync (real files, real sessync processes, the real server): two machines push divergent
 // continuations of one rollout before either pulls, a third syncs first; the server's order decides on all three.
-import { appendFileSync } from 'node:fs';
+import { renameSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { FsStore } from '../../worker/store/fs-store.js';
 import { useServer } from '../sync/helpers.js';
-import { CodexMachine, convergeToOneFork, lines, msg, newId, startRollout } from './codex-rig.js';
+import { bMovesToFork, CodexMachine, convergeToOneFork, raced } from './codex-rig.js';
 
 describe('Codex: continuations pushed at once, a third machine first to sync', () => {
   const rig = useServer(undefined, 'sessync-codexrace-');
@@ -12,33 +14,38 @@ describe('Codex: continuations pushed at once, a third machine first to sync', (
     const remote = 'git@github.com:Acme/codex-race.git';
     const [a, b, c] = ['race-a', 'race-b', 'race-c'].map((n) => new CodexMachine(rig.root, n, { remote })) as [CodexMachine, CodexMachine, CodexMachine];
     for (const m of [a, b, c]) await m.login(rig.server);
-    const id = newId();
-    startRollout(a, id, msg('first', '2026-01-01T00:00:01.000Z'));
-    await a.ok(['sync', '--json']);
-    await b.ok(['sync', '--json']);
-    expect(b.text(id)).toBe(a.text(id));
-
-    // Both continue offline. B's line is written earlier (its time), A's later; A's push reaches the server first.
-    appendFileSync(b.rolloutOf(id), lines(msg('third on B', '2026-01-01T09:00:00.000Z')));
-    appendFileSync(a.rolloutOf(id), lines(msg('third on A', '2026-01-01T10:00:00.000Z')));
-    const aOwn = a.text(id);
-    const bOwn = b.text(id);
-    expect(await a.ok(['push', '--json'])).toMatchObject({ failed: 0, pushedEntries: 1 });
-    expect(await b.ok(['push', '--json'])).toMatchObject({ failed: 0, pushedEntries: 1 });
+    const { id, aOwn, bOwn } = await raced(a, b);
 
     // C syncs before either has pulled the other's, and A and B sync before C's fork can reach the server.
     const rc = await c.run(['sync']);
     expect(rc.code, rc.stderr).toBe(0);
     expect(rc.stderr).toContain('the one the server received first keeps the session');
-    const rb = await b.run(['sync']);
-    expect(rb.code, rb.stderr).toBe(0);
-    const told = new RegExp(`your work on this machine in session ${id} continues as session ([0-9a-f-]{36})`).exec(rb.stderr);
-    expect(told, rb.stderr).not.toBeNull();
-    const fork = told![1]!;
+    const fork = await bMovesToFork(b, id);
     // One set of rollouts on all three: the original, A's line of work as it was, and one fork holding B's.
     await convergeToOneFork([a, c, a, b, c, a, b], id, fork);
     expect(a.text(id)).toBe(aOwn);
     expect(a.text(fork).split('\n').slice(1)).toEqual(bOwn.split('\n').slice(1));
     expect(JSON.parse(a.text(fork).split('\n')[0]!)).toMatchObject({ type: 'session_meta', payload: { id: fork, forked_from_id: id } });
+  });
+
+  it('a server that cannot say which came first (a batch it cannot read): no fork is made by a guess; the next sync makes it', async () => {
+    const remote = 'git@github.com:Acme/codex-race-unread.git';
+    const [a, b] = ['unread-a', 'unread-b'].map((n) => new CodexMachine(rig.root, n, { remote })) as [CodexMachine, CodexMachine];
+    for (const m of [a, b]) await m.login(rig.server);
+    const { id, bOwn } = await raced(a, b);
+    // A's first batch, which both machines pulled long ago and no pull of theirs reads again, goes missing on the server.
+    const store = new FsStore(join(rig.server.dataDir!, 'blobs'));
+    const batches = (await store.list({ prefix: 'a/' })).keys.filter((k) => k.includes(`/s/${id}/b/`));
+    const first = batches.find((k) => k.endsWith('1') && batches.filter((o) => o.startsWith(k.slice(0, k.lastIndexOf('/')))).length === 2)!;
+    renameSync(store.pathOf(first), `${store.pathOf(first)}.aside`);
+    const r = await b.run(['sync']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/the server could not say which continuation of session .* it received first \(server: internal server error.*no fork is made until it can.*its Codex rollout is left as it is/);
+    expect(b.text(id)).toBe(bOwn);
+    expect(b.rollouts()).toHaveLength(1);
+    // The server reads it again: the next sync decides, by the server's order.
+    renameSync(`${store.pathOf(first)}.aside`, store.pathOf(first));
+    await bMovesToFork(b, id);
+    expect(b.rollouts()).toHaveLength(2);
   });
 });

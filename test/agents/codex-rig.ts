@@ -1,5 +1,5 @@
 // Machines for Codex sync tests: a sessync home, a CODEX_HOME and a project, all in a temp root.
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { expect } from 'vitest';
 import { codex } from '../../shared/agents/codex.js';
@@ -87,4 +87,31 @@ export async function convergeToOneFork(order: CodexMachine[], id: string, fork:
     expect(m.text(id)).toBe(first.text(id));
     expect(m.text(fork)).toBe(first.text(fork));
   }
+}
+
+/**
+ * A session made on A and synced to B; then both continue it offline, B's line written earlier (its time), A's later,
+ * and both push, A's first: the race. Returns the session and each machine's rollout as it was then.
+ */
+export async function raced(a: CodexMachine, b: CodexMachine): Promise<{ id: string; aOwn: string; bOwn: string }> {
+  const id = newId();
+  startRollout(a, id, msg('first', '2026-01-01T00:00:01.000Z'));
+  await a.ok(['sync', '--json']);
+  await b.ok(['sync', '--json']);
+  expect(b.text(id)).toBe(a.text(id));
+  appendFileSync(b.rolloutOf(id), lines(msg('third on B', '2026-01-01T09:00:00.000Z')));
+  appendFileSync(a.rolloutOf(id), lines(msg('third on A', '2026-01-01T10:00:00.000Z')));
+  const own = { id, aOwn: a.text(id), bOwn: b.text(id) };
+  expect(await a.ok(['push', '--json'])).toMatchObject({ failed: 0, pushedEntries: 1 });
+  expect(await b.ok(['push', '--json'])).toMatchObject({ failed: 0, pushedEntries: 1 });
+  return own;
+}
+
+/** The fork B's sync says its own work continues as. */
+export async function bMovesToFork(b: CodexMachine, id: string): Promise<string> {
+  const r = await b.run(['sync']);
+  expect(r.code, r.stderr).toBe(0);
+  const told = new RegExp(`your work on this machine in session ${id} continues as session ([0-9a-f-]{36})`).exec(r.stderr);
+  expect(told, r.stderr).not.toBeNull();
+  return told![1]!;
 }
