@@ -62,7 +62,8 @@ export async function runCodexSync(o: RunOptions): Promise<RunSummary> {
     let sync: Promise<SyncContext> | undefined;
     const ask = async (session: string) => serverArrivals(await (sync ??= openSync(codexEnv(o.env), { note, ...(o.api ? { api: o.api } : {}) })), session);
     const r = await exportCodexMirror(o.env, state, [...pulled, ...unplaced, ...changed], note, ask);
-    // Every line of the rollouts here is on the server once the run pushed without failure: first there, it wins a fork.
+    // Every line of the rollouts here is on the server once the run pushed without failure: what this machine saw reach
+    // it first, which decides a fork only against a server that does not say when it received each batch.
     // Not for a session whose write-out waits (Codex holds it, or is mid-line): its continuation did not win by waiting.
     if (summary.failed === 0) {
       const waiting = new Set(state.pending);

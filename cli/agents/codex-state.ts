@@ -10,7 +10,8 @@ export interface CodexState {
   files: Record<string, { size: number; mtimeMs: number }>;
   /**
    * Session id -> the last line of its rollout here that the server held at the end of a sync: lines up to it reached
-   * the server before any continuation pulled later (the fork rule's "first on the server").
+   * the server before any continuation pulled later, as this machine saw it (the fork rule's fallback when the server
+   * does not say when it received each batch).
    */
   synced: Record<string, string>;
   /** Session id -> the last line of its rollout here as last read or written (becomes `synced` when a sync succeeds). */
