@@ -14,6 +14,25 @@ function before(a: Arrival, b: Arrival): boolean {
   return a.received < b.received || (a.received === b.received && a.host < b.host);
 }
 
+/** A body as pulled: text from a JSON answer, bytes from a frames one. */
+type Body = string | Uint8Array;
+
+function sha256Of(body: Body): string {
+  return (typeof body === 'string' ? createHash('sha256').update(body, 'utf8') : createHash('sha256').update(body)).digest('hex');
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** The body's text; null for bytes that are not UTF-8 (a damaged batch: no line of it is in any line of work). */
+function bodyText(body: Body): string | null {
+  if (typeof body === 'string') return body;
+  try {
+    return utf8.decode(body);
+  } catch {
+    return null;
+  }
+}
+
 function idOf(line: string): string | null {
   if (line.trim() === '' || findTooDeepText(line, LIMITS.maxJsonDepth)) return null;
   try {
@@ -45,10 +64,11 @@ export async function serverArrivals(ctx: SyncContext, session: string): Promise
     opened.forEach((b, i) => {
       if (b.damaged !== undefined || b.envelope.encoding !== 'jsonl') return;
       // An opened sealed batch was checked by its tag; a plaintext one whose body is not its sha-256 is passed, as by pull.
-      if (!e2e && createHash('sha256').update(b.body, 'utf8').digest('hex') !== b.envelope.sha256) return;
+      const text = bodyText(b.body);
+      if (text === null || (!e2e && sha256Of(b.body) !== b.envelope.sha256)) return;
       const received = res.batches[i]!.received;
       const at: Arrival = received !== undefined ? { host: b.envelope.host, received } : { host: b.envelope.host };
-      for (const line of b.body.split('\n')) {
+      for (const line of text.split('\n')) {
         const id = idOf(line);
         if (id === null) continue;
         const was = out.get(id);
