@@ -1,4 +1,4 @@
-// Group commit for one request: the writes of several independent tasks (one per batch) go to the store together.
+// Group commit for one request: the writes of several independent tasks (one per batch) go to the store together, and account-wide reads are shared.
 import type { BlobObject, BlobStore, BlobWrite, ListOptions, ListPage } from './blob-store.js';
 
 interface Queued {
@@ -6,6 +6,25 @@ interface Queued {
   member: number;
   resolve: (created: boolean) => void;
   reject: (e: unknown) => void;
+}
+
+/** The reads the tasks of one withGroupCommit call share, by key (see sharedRead). */
+const scopes = new WeakMap<BlobStore, Map<string, Promise<BlobObject | null>>>();
+
+/**
+ * `store.get(key)`, read once for all the tasks of one request when `store` is a view withGroupCommit gave out, and
+ * straight from the store otherwise. Only for account-wide objects a request reads as one snapshot anyway (the
+ * quota): the N batches of a request then cost one read of it, as one batch does, not N.
+ */
+export function sharedRead(store: BlobStore, key: string): Promise<BlobObject | null> {
+  const scope = scopes.get(store);
+  if (!scope) return store.get(key);
+  let got = scope.get(key);
+  if (!got) {
+    got = store.get(key);
+    scope.set(key, got);
+  }
+  return got;
 }
 
 /**
@@ -17,8 +36,20 @@ interface Queued {
  */
 export async function withGroupCommit<T>(store: BlobStore, tasks: readonly ((store: BlobStore) => Promise<T>)[]): Promise<PromiseSettledResult<T>[]> {
   const writeMany = store.writeMany?.bind(store);
-  // Object stores make each put durable alone: nothing to group, the tasks simply run side by side.
-  if (!writeMany || tasks.length < 2) return Promise.allSettled(tasks.map((t) => t(store)));
+  const scope = new Map<string, Promise<BlobObject | null>>();
+  // Object stores make each put durable alone: nothing to group, the tasks simply run side by side (on one view,
+  // which shares the request's reads).
+  if (!writeMany || tasks.length < 2) {
+    const shared: BlobStore = {
+      get: (key) => store.get(key),
+      list: (opts) => store.list(opts),
+      delete: (key) => store.delete(key),
+      putIfAbsent: (key, body) => store.putIfAbsent(key, body),
+      put: (key, body) => store.put(key, body),
+    };
+    scopes.set(shared, scope);
+    return Promise.allSettled(tasks.map((t) => t(shared)));
+  }
 
   let running = tasks.length;
   /** Queued writes per task: a task with any is waiting on the group. */
@@ -53,15 +84,19 @@ export async function withGroupCommit<T>(store: BlobStore, tasks: readonly ((sto
       maybeFlush();
     });
 
-  const view = (member: number): BlobStore => ({
-    get: (key: string): Promise<BlobObject | null> => store.get(key),
-    list: (opts?: ListOptions): Promise<ListPage> => store.list(opts),
-    delete: (key: string): Promise<void> => store.delete(key),
-    putIfAbsent: (key: string, body: Uint8Array) => enqueue(member, { key, body }),
-    put: async (key: string, body: Uint8Array) => {
-      await enqueue(member, { key, body, replace: true });
-    },
-  });
+  const view = (member: number): BlobStore => {
+    const v: BlobStore = {
+      get: (key: string): Promise<BlobObject | null> => store.get(key),
+      list: (opts?: ListOptions): Promise<ListPage> => store.list(opts),
+      delete: (key: string): Promise<void> => store.delete(key),
+      putIfAbsent: (key: string, body: Uint8Array) => enqueue(member, { key, body }),
+      put: async (key: string, body: Uint8Array) => {
+        await enqueue(member, { key, body, replace: true });
+      },
+    };
+    scopes.set(v, scope);
+    return v;
+  };
 
   return Promise.allSettled(
     tasks.map(async (task, i) => {
