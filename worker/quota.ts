@@ -3,7 +3,7 @@ import type { BlobStore } from './store/blob-store.js';
 import { SessyncError } from '../shared/errors.js';
 import { keys, parseHeadKey } from '../shared/keys.js';
 import type { Quota, QuotaResponse } from '../shared/wire.js';
-import { sharedRead } from './store/group-commit.js';
+import { addAtRequestEnd, sharedRead } from './store/group-commit.js';
 import { batchBytes, decodeJson, encodeJson, listAll, readBatch } from './session-data.js';
 
 export interface Usage {
@@ -103,6 +103,9 @@ export async function checkQuota(store: BlobStore, account: string, o: { bodyByt
     });
   }
   return async (stored) => {
-    if (stored) await addBytes(store, account, bodyBytes);
+    if (!stored) return;
+    // The batches of one request add up first and update the counter once when the request ends: side by side,
+    // each would read the same old count and the last write would drop the others' bytes.
+    if (!addAtRequestEnd(store, keys.usage(account), bodyBytes, (s, total) => addBytes(s, account, total))) await addBytes(store, account, bodyBytes);
   };
 }

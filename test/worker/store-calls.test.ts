@@ -1,7 +1,10 @@
-// Store calls per pushed batch, counted on the real app over a memory store: Workers allow 50 per request on the free plan.
-import { describe, expect, it } from 'vitest';
+// Store calls per pushed batch, counted on the real app over a memory store (Workers allow 50 per request on the free
+// plan), and the quota's usage counter kept exact by a request of many batches.
+import { afterAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../worker/app.js';
 import { MemoryStore } from '../../worker/store/memory-store.js';
+import { FsStore } from '../../worker/store/fs-store.js';
+import { tempDir } from '../helpers/cli.js';
 import type { BlobObject, BlobStore, ListOptions, ListPage } from '../../worker/store/blob-store.js';
 import { TEST_ADMIN_SECRET, TestClient, adminCreateAccount, appFetcher, makeBatch, metaFor } from './routes-helpers.js';
 import { makeSealedBatch, putAccountKey, sealedMeta } from './sealed-helpers.js';
@@ -49,6 +52,11 @@ async function rig(env: Record<string, unknown> = {}) {
   expect((await client.call('GET', '/v1/changes')).status).toBe(200);
   return { store, client, admin: new TestClient(f, TEST_ADMIN_SECRET), account: a.account };
 }
+
+const cleanups: (() => void)[] = [];
+afterAll(() => {
+  for (const c of cleanups) c();
+});
 
 /** Calls per request the route makes before any batch: the token, the account key record. */
 const PER_REQUEST = 2;
@@ -103,5 +111,32 @@ describe('store calls per pushed batch', () => {
     // Per batch: the meta (sealed: checked before the batch), the heads, the tombstone; the batch, the meta, the head.
     expect(calls.length, calls.join('\n')).toBeLessThanOrEqual(PER_REQUEST + 1 + 6 * n);
     expect(calls.length).toBeLessThanOrEqual(WORKERS_CALLS);
+  });
+});
+
+describe.each([
+  ['memory', async () => new MemoryStore()],
+  ['file system (group commit)', async () => {
+    const dir = tempDir('sessync-usage-');
+    cleanups.push(dir.cleanup);
+    const s = new FsStore(dir.dir);
+    await s.open();
+    return s;
+  }],
+])('the quota\'s usage counter under POST /v1/batches [%s]', (_name, open) => {
+  it('counts every batch of a request once: the batches of one request do not overwrite each other\'s count', async () => {
+    const f = appFetcher(createApp({ store: await open(), adminSecret: TEST_ADMIN_SECRET }));
+    const a = await adminCreateAccount(f, TEST_ADMIN_SECRET);
+    const client = new TestClient(f, a.token);
+    const admin = new TestClient(f, TEST_ADMIN_SECRET);
+    expect((await admin.call('PUT', `/v1/admin/accounts/${a.account}/quota`, { maxBytes: 10_000_000 })).status).toBe(200);
+    const batches = await Promise.all(['u1', 'u2', 'u3', 'u4'].map((s, i) => makeBatch({ session: s, host: 'h1', seq: 1, count: 2 + i, meta: metaFor(s) })));
+    const r = await client.call('POST', '/v1/batches', { batches });
+    expect(r.json.results.every((x: { ok: boolean }) => x.ok), r.text).toBe(true);
+    const want = batches.reduce((n, b) => n + new TextEncoder().encode(b.body).length, 0);
+    expect((await admin.call('GET', `/v1/admin/accounts/${a.account}/quota`)).json.usage.bytes).toBe(want);
+    // The same request again stores nothing, and adds nothing.
+    await client.call('POST', '/v1/batches', { batches });
+    expect((await admin.call('GET', `/v1/admin/accounts/${a.account}/quota`)).json.usage.bytes).toBe(want);
   });
 });

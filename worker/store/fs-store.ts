@@ -22,6 +22,8 @@ const FILE_MODE = 0o600;
 const MAX_DIR_RACES = 8;
 /** Files one group commit holds open at once (writeMany takes longer groups in slices of this many). */
 const GROUP_OPEN_FILES = 128;
+/** Bytes asked of a stored file's first read: objects below it cost open, read, close (no stat). */
+const READ_FIRST = 16 * 1024;
 
 const MAX_KEY_BYTES = 1024;
 /** Most file systems cap one name at 255 bytes. */
@@ -121,6 +123,27 @@ function etagOf(body: Uint8Array): string {
 }
 
 /**
+ * The file's bytes: one read for an object smaller than READ_FIRST (tokens, metas, heads), a stat only for larger
+ * ones. A short read is the end of the file: a stored object's file never changes once named (put renames a new
+ * file over it), so the open handle sees one fixed content.
+ */
+async function readWhole(fh: fs.FileHandle): Promise<Uint8Array> {
+  const first = Buffer.allocUnsafe(READ_FIRST);
+  const { bytesRead } = await fh.read(first, 0, READ_FIRST, 0);
+  if (bytesRead < READ_FIRST) return Uint8Array.prototype.slice.call(first, 0, bytesRead);
+  const size = (await fh.stat()).size;
+  const out = new Uint8Array(Math.max(size, READ_FIRST));
+  out.set(first);
+  let total = READ_FIRST;
+  while (total < out.length) {
+    const r = await fh.read(out, total, out.length - total, total);
+    if (r.bytesRead === 0) break;
+    total += r.bytesRead;
+  }
+  return total === out.length ? out : out.subarray(0, total);
+}
+
+/**
  * Keys map to files under `root` (see encodeSegment: safe on case-insensitive and
  * normalising file systems, never `.`/`..`). Writes go to a temp file that is fsynced and then
  * linked (put-if-absent: link fails with EEXIST when the key exists, atomically, whatever
@@ -158,8 +181,9 @@ export class FsStore implements BlobStore {
     const tmp = await this.writeTemp(key, body);
     try {
       await this.place({ key, body, replace: true }, path, tmp, true);
-    } finally {
-      await this.removeTemp(tmp);
+    } catch (e) {
+      await this.removeTemp(tmp); // renamed into place, the temp name is gone already: only a failure leaves it
+      throw e;
     }
   }
 
@@ -179,6 +203,8 @@ export class FsStore implements BlobStore {
     const paths = writes.map((w) => this.pathOf(w.key)); // bad keys refuse the group before anything is written
     await this.init();
     const temps: string[] = [];
+    /** Temps renamed into place (put): their name is gone, nothing to remove. */
+    const renamed = new Set<string>();
     try {
       const handles = await Promise.allSettled(writes.map(async (w) => {
         const tmp = this.tempName();
@@ -194,7 +220,11 @@ export class FsStore implements BlobStore {
       } finally {
         await Promise.all(opened.map(({ fh }) => fh.close().catch(() => undefined))); // closing after a failed sync changes nothing stored
       }
-      const placed = await Promise.allSettled(writes.map((w, i) => this.place(w, paths[i]!, opened[i]!.tmp, false)));
+      const placed = await Promise.allSettled(writes.map(async (w, i) => {
+        const created = await this.place(w, paths[i]!, opened[i]!.tmp, false);
+        if (w.replace) renamed.add(opened[i]!.tmp);
+        return created;
+      }));
       const refused = placed.find((p) => p.status === 'rejected');
       if (refused) throw refused.reason; // the others may be in place, each whole: a retry finds them
       const created = placed.map((p) => (p as PromiseFulfilledResult<boolean>).value);
@@ -203,7 +233,7 @@ export class FsStore implements BlobStore {
       await Promise.all([...dirs].map((d) => this.syncDir(d).catch((e) => Promise.reject(unavailable('write', d, e)))));
       return created;
     } finally {
-      await Promise.all(temps.map((t) => this.removeTemp(t)));
+      await Promise.all(temps.filter((t) => !renamed.has(t)).map((t) => this.removeTemp(t)));
     }
   }
 
@@ -256,16 +286,22 @@ export class FsStore implements BlobStore {
 
   private async read(key: string): Promise<BlobObject | null> {
     const path = this.pathOf(key);
-    let body: Buffer;
+    let fh: fs.FileHandle;
     try {
-      body = await fs.readFile(path);
+      fh = await fs.open(path, 'r');
     } catch (e) {
       // ENOTDIR cannot happen with this layout unless someone put files in the tree by hand: still not-found.
       if (errno(e) === 'ENOENT' || errno(e) === 'ENOTDIR') return null;
       throw unavailable('get', key, e);
     }
-    const bytes = new Uint8Array(body.buffer, body.byteOffset, body.byteLength);
-    return { key, body: bytes, etag: etagOf(bytes) };
+    try {
+      const bytes = await readWhole(fh);
+      return { key, body: bytes, etag: etagOf(bytes) };
+    } catch (e) {
+      throw unavailable('get', key, e);
+    } finally {
+      await fh.close().catch(() => undefined); // read-only: closing changes nothing stored
+    }
   }
 
   /** Depth-first walk in key order (UTF-8 byte order), skipping subtrees that lie wholly at or before `after`. */
@@ -368,8 +404,10 @@ export class FsStore implements BlobStore {
     return tmp;
   }
 
+  /** Unlinks a temp file (one call: no stat first, as fs.rm would make); already gone is fine. */
   private async removeTemp(tmp: string): Promise<void> {
-    await fs.rm(tmp, { force: true }).catch((e) => {
+    await fs.unlink(tmp).catch((e) => {
+      if (errno(e) === 'ENOENT') return;
       // Not fatal: the next open sweeps it.
       console.warn(`sessync file store: could not remove temp file ${tmp}: ${(e as Error).message}`);
     });

@@ -8,8 +8,15 @@ interface Queued {
   reject: (e: unknown) => void;
 }
 
-/** The reads the tasks of one withGroupCommit call share, by key (see sharedRead). */
-const scopes = new WeakMap<BlobStore, Map<string, Promise<BlobObject | null>>>();
+/** What the tasks of one withGroupCommit call (one request) share. */
+interface RequestScope {
+  /** Account-wide reads, by key (see sharedRead). */
+  reads: Map<string, Promise<BlobObject | null>>;
+  /** Work done once for the request after every task has settled, by key, with the amounts added up (see addAtRequestEnd). */
+  atEnd: Map<string, { total: number; work: (store: BlobStore, total: number) => Promise<void> }>;
+}
+
+const scopes = new WeakMap<BlobStore, RequestScope>();
 
 /**
  * `store.get(key)`, read once for all the tasks of one request when `store` is a view withGroupCommit gave out, and
@@ -19,12 +26,33 @@ const scopes = new WeakMap<BlobStore, Map<string, Promise<BlobObject | null>>>()
 export function sharedRead(store: BlobStore, key: string): Promise<BlobObject | null> {
   const scope = scopes.get(store);
   if (!scope) return store.get(key);
-  let got = scope.get(key);
+  let got = scope.reads.get(key);
   if (!got) {
     got = store.get(key);
-    scope.set(key, got);
+    scope.reads.set(key, got);
   }
   return got;
+}
+
+/**
+ * Inside withGroupCommit: adds `amount` to the request's total under `key`, and has `work` (the first one given for
+ * the key) run with that total on the store once every task has settled, before withGroupCommit resolves; returns
+ * true. Outside one: returns false, and the caller does its work itself. For a read-modify-write of one account-wide
+ * object (the usage counter), which the tasks of a request running side by side would otherwise each base on the
+ * same old value, the last write dropping the others' amounts.
+ */
+export function addAtRequestEnd(store: BlobStore, key: string, amount: number, work: (store: BlobStore, total: number) => Promise<void>): boolean {
+  const scope = scopes.get(store);
+  if (!scope) return false;
+  const end = scope.atEnd.get(key);
+  if (end) end.total += amount;
+  else scope.atEnd.set(key, { total: amount, work });
+  return true;
+}
+
+/** Runs the tasks' end-of-request work; a failure fails the request, as it fails the single-batch route. */
+async function finish(store: BlobStore, scope: RequestScope): Promise<void> {
+  for (const { total, work } of scope.atEnd.values()) await work(store, total);
 }
 
 /**
@@ -36,7 +64,7 @@ export function sharedRead(store: BlobStore, key: string): Promise<BlobObject | 
  */
 export async function withGroupCommit<T>(store: BlobStore, tasks: readonly ((store: BlobStore) => Promise<T>)[]): Promise<PromiseSettledResult<T>[]> {
   const writeMany = store.writeMany?.bind(store);
-  const scope = new Map<string, Promise<BlobObject | null>>();
+  const scope: RequestScope = { reads: new Map(), atEnd: new Map() };
   // Object stores make each put durable alone: nothing to group, the tasks simply run side by side (on one view,
   // which shares the request's reads).
   if (!writeMany || tasks.length < 2) {
@@ -48,7 +76,9 @@ export async function withGroupCommit<T>(store: BlobStore, tasks: readonly ((sto
       put: (key, body) => store.put(key, body),
     };
     scopes.set(shared, scope);
-    return Promise.allSettled(tasks.map((t) => t(shared)));
+    const settled = await Promise.allSettled(tasks.map((t) => t(shared)));
+    await finish(store, scope);
+    return settled;
   }
 
   let running = tasks.length;
@@ -98,7 +128,7 @@ export async function withGroupCommit<T>(store: BlobStore, tasks: readonly ((sto
     return v;
   };
 
-  return Promise.allSettled(
+  const settled = await Promise.allSettled(
     tasks.map(async (task, i) => {
       try {
         return await task(view(i));
@@ -108,4 +138,6 @@ export async function withGroupCommit<T>(store: BlobStore, tasks: readonly ((sto
       }
     }),
   );
+  await finish(store, scope);
+  return settled;
 }
