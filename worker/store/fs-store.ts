@@ -2,6 +2,8 @@
 import { compareKeys } from './key-order.js';
 import { createHash, randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
+import { closeSync, fstatSync, linkSync, openSync, renameSync, rmdirSync, unlinkSync } from 'node:fs';
+import { closeAfter, fsyncFd, readFd, writeAllFd } from './fd-io.js';
 import { dirname, join } from 'node:path';
 import { SessyncError, isSessyncError } from '../../shared/errors.js';
 import type { BlobObject, BlobStore, BlobWrite, ListOptions, ListPage } from './blob-store.js';
@@ -127,18 +129,18 @@ function etagOf(body: Uint8Array): string {
  * ones. A short read is the end of the file: a stored object's file never changes once named (put renames a new
  * file over it), so the open handle sees one fixed content.
  */
-async function readWhole(fh: fs.FileHandle): Promise<Uint8Array> {
+async function readWhole(fd: number): Promise<Uint8Array> {
   const first = Buffer.allocUnsafe(READ_FIRST);
-  const { bytesRead } = await fh.read(first, 0, READ_FIRST, 0);
+  const bytesRead = await readFd(fd, first, 0, READ_FIRST, 0);
   if (bytesRead < READ_FIRST) return Uint8Array.prototype.slice.call(first, 0, bytesRead);
-  const size = (await fh.stat()).size;
+  const size = fstatSync(fd).size;
   const out = new Uint8Array(Math.max(size, READ_FIRST));
   out.set(first);
   let total = READ_FIRST;
   while (total < out.length) {
-    const r = await fh.read(out, total, out.length - total, total);
-    if (r.bytesRead === 0) break;
-    total += r.bytesRead;
+    const n = await readFd(fd, out, total, out.length - total, total);
+    if (n === 0) break;
+    total += n;
   }
   return total === out.length ? out : out.subarray(0, total);
 }
@@ -148,6 +150,11 @@ async function readWhole(fh: fs.FileHandle): Promise<Uint8Array> {
  * normalising file systems, never `.`/`..`). Writes go to a temp file that is fsynced and then
  * linked (put-if-absent: link fails with EEXIST when the key exists, atomically, whatever
  * process raced it) or renamed (put: atomic replace) into place. Readers never see a partial file.
+ *
+ * Calls that only touch directory entries and open files (open, close, link, rename, unlink, rmdir, fstat) are made
+ * synchronously: they take microseconds, less than the CPU a thread-pool round trip costs (a push made about twenty
+ * of them). The calls that wait for the disk (fsync, a file's data read or written, and listings, which can be
+ * long) go to the thread pool and never block the event loop.
  */
 export class FsStore implements BlobStore {
   private ready: Promise<void> | undefined;
@@ -216,9 +223,10 @@ export class FsStore implements BlobStore {
         const failed = handles.find((h) => h.status === 'rejected');
         if (failed) throw failed.reason;
         // The one fsync round: the data of every write on disk before any name points at it.
-        await Promise.all(opened.map(({ fh }, i) => fh.sync().catch((e) => Promise.reject(unavailable('write', writes[i]!.key, e)))));
+        await Promise.all(opened.map(({ fh }, i) => fsyncFd(fh).catch((e) => Promise.reject(unavailable('write', writes[i]!.key, e)))));
       } finally {
-        await Promise.all(opened.map(({ fh }) => fh.close().catch(() => undefined))); // closing after a failed sync changes nothing stored
+        // Each closed whatever the others do; after a successful sync a close changes nothing stored either.
+        for (const { fh } of opened) closeAfter(fh);
       }
       const placed = await Promise.allSettled(writes.map(async (w, i) => {
         const created = await this.place(w, paths[i]!, opened[i]!.tmp, false);
@@ -240,7 +248,7 @@ export class FsStore implements BlobStore {
   /** Links (put-if-absent) or renames (put) a synced temp file into place; `syncDir` false when the caller syncs the directory. */
   private async place(w: BlobWrite, path: string, tmp: string, syncDir: boolean): Promise<boolean> {
     try {
-      await this.intoPlace(path, () => (w.replace ? fs.rename(tmp, path) : fs.link(tmp, path)), syncDir);
+      await this.intoPlace(path, () => (w.replace ? renameSync(tmp, path) : linkSync(tmp, path)), syncDir);
       return true;
     } catch (e) {
       if (w.replace) throw unavailable('put', w.key, e);
@@ -269,7 +277,7 @@ export class FsStore implements BlobStore {
   async delete(key: string): Promise<void> {
     const path = this.pathOf(key);
     try {
-      await fs.unlink(path);
+      unlinkSync(path);
     } catch (e) {
       if (errno(e) === 'ENOENT') return;
       throw unavailable('delete', key, e);
@@ -286,9 +294,9 @@ export class FsStore implements BlobStore {
 
   private async read(key: string): Promise<BlobObject | null> {
     const path = this.pathOf(key);
-    let fh: fs.FileHandle;
+    let fh: number;
     try {
-      fh = await fs.open(path, 'r');
+      fh = openSync(path, 'r');
     } catch (e) {
       // ENOTDIR cannot happen with this layout unless someone put files in the tree by hand: still not-found.
       if (errno(e) === 'ENOENT' || errno(e) === 'ENOTDIR') return null;
@@ -300,7 +308,7 @@ export class FsStore implements BlobStore {
     } catch (e) {
       throw unavailable('get', key, e);
     } finally {
-      await fh.close().catch(() => undefined); // read-only: closing changes nothing stored
+      closeAfter(fh); // read-only: closing changes nothing stored
     }
   }
 
@@ -375,14 +383,14 @@ export class FsStore implements BlobStore {
   }
 
   /** A new temp file holding `body`, still open and not yet fsynced. */
-  private async openTemp(tmp: string, key: string, body: Uint8Array): Promise<fs.FileHandle> {
-    let fh: fs.FileHandle | undefined;
+  private async openTemp(tmp: string, key: string, body: Uint8Array): Promise<number> {
+    let fh: number | undefined;
     try {
-      fh = await fs.open(tmp, 'wx', FILE_MODE);
-      await fh.writeFile(body);
+      fh = openSync(tmp, 'wx', FILE_MODE);
+      await writeAllFd(fh, body);
       return fh;
     } catch (e) {
-      await fh?.close().catch(() => undefined); // the write failed already; that error is the one to report
+      if (fh !== undefined) closeAfter(fh); // the write failed already; that error is the one to report
       throw unavailable('write', key, e);
     }
   }
@@ -393,10 +401,12 @@ export class FsStore implements BlobStore {
     try {
       const fh = await this.openTemp(tmp, key, body);
       try {
-        await fh.sync(); // the data must be on disk before the name points at it
-      } finally {
-        await fh.close();
+        await fsyncFd(fh); // the data must be on disk before the name points at it
+      } catch (e) {
+        closeAfter(fh);
+        throw e;
       }
+      closeSync(fh);
     } catch (e) {
       await this.removeTemp(tmp);
       throw isSessyncError(e) ? e : unavailable('write', key, e);
@@ -406,18 +416,20 @@ export class FsStore implements BlobStore {
 
   /** Unlinks a temp file (one call: no stat first, as fs.rm would make); already gone is fine. */
   private async removeTemp(tmp: string): Promise<void> {
-    await fs.unlink(tmp).catch((e) => {
+    try {
+      unlinkSync(tmp);
+    } catch (e) {
       if (errno(e) === 'ENOENT') return;
       // Not fatal: the next open sweeps it.
       console.warn(`sessync file store: could not remove temp file ${tmp}: ${(e as Error).message}`);
-    });
+    }
   }
 
   /** Links or renames the temp file to `path`, recreating its directory when a concurrent delete pruned it. */
-  private async intoPlace(path: string, place: () => Promise<void>, syncDir = true): Promise<void> {
+  private async intoPlace(path: string, place: () => void, syncDir = true): Promise<void> {
     for (let attempt = 0; ; attempt++) {
       try {
-        await place();
+        place();
         if (syncDir) await this.syncDir(dirname(path));
         return;
       } catch (e) {
@@ -429,14 +441,14 @@ export class FsStore implements BlobStore {
 
   /** Makes a new directory entry durable. Platforms that cannot fsync a directory (Windows) skip it. */
   private async syncDir(dir: string): Promise<void> {
-    let fh: fs.FileHandle | undefined;
+    let fh: number | undefined;
     try {
-      fh = await fs.open(dir, 'r');
-      await fh.sync();
+      fh = openSync(dir, 'r');
+      await fsyncFd(fh);
     } catch (e) {
       if (!['EISDIR', 'EPERM', 'EINVAL', 'EACCES'].includes(errno(e) ?? '')) throw e;
     } finally {
-      await fh?.close();
+      if (fh !== undefined) closeAfter(fh); // a directory opened read-only: its close changes nothing
     }
   }
 
@@ -444,7 +456,7 @@ export class FsStore implements BlobStore {
   private async pruneEmptyDirs(dir: string): Promise<void> {
     while (dir.length > this.root.length && dir.startsWith(this.root)) {
       try {
-        await fs.rmdir(dir);
+        rmdirSync(dir);
       } catch (e) {
         if (errno(e) === 'ENOTEMPTY' || errno(e) === 'EEXIST' || errno(e) === 'ENOENT') return;
         throw unavailable('delete', dir, e);
