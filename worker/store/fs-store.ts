@@ -2,7 +2,7 @@
 import { compareKeys } from './key-order.js';
 import { createHash, randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
-import { closeSync, fstatSync, linkSync, openSync, renameSync, rmdirSync, unlinkSync } from 'node:fs';
+import { closeSync, fstatSync, linkSync, mkdirSync, openSync, renameSync, rmdirSync, unlinkSync } from 'node:fs';
 import { closeAfter, fsyncFd, readFd, writeAllFd } from './fd-io.js';
 import { dirname, join } from 'node:path';
 import { SessyncError, isSessyncError } from '../../shared/errors.js';
@@ -151,10 +151,10 @@ async function readWhole(fd: number): Promise<Uint8Array> {
  * linked (put-if-absent: link fails with EEXIST when the key exists, atomically, whatever
  * process raced it) or renamed (put: atomic replace) into place. Readers never see a partial file.
  *
- * Calls that only touch directory entries and open files (open, close, link, rename, unlink, rmdir, fstat) are made
- * synchronously: they take microseconds, less than the CPU a thread-pool round trip costs (a push made about twenty
- * of them). The calls that wait for the disk (fsync, a file's data read or written, and listings, which can be
- * long) go to the thread pool and never block the event loop.
+ * Calls that only touch directory entries and open files (open, close, link, rename, unlink, mkdir, rmdir,
+ * fstat) are made synchronously: they take microseconds, less than the CPU a thread-pool round trip costs (a push
+ * made about twenty of them). The calls that wait for the disk (fsync, a file's data read or written, and
+ * listings, which can be long) go to the thread pool and never block the event loop.
  */
 export class FsStore implements BlobStore {
   private ready: Promise<void> | undefined;
@@ -434,7 +434,7 @@ export class FsStore implements BlobStore {
         return;
       } catch (e) {
         if (errno(e) !== 'ENOENT' || attempt >= MAX_DIR_RACES) throw e;
-        await fs.mkdir(dirname(path), { recursive: true, mode: DIR_MODE });
+        mkdirSync(dirname(path), { recursive: true, mode: DIR_MODE });
       }
     }
   }
