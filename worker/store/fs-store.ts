@@ -2,7 +2,7 @@
 import { compareKeys } from './key-order.js';
 import { createHash, randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
-import { closeSync, fstatSync, linkSync, mkdirSync, openSync, renameSync, rmdirSync, unlinkSync } from 'node:fs';
+import { closeSync, fstatSync, linkSync, mkdirSync, openSync, renameSync, rmdirSync, statSync, unlinkSync } from 'node:fs';
 import { closeAfter, fsyncFd, readFd, writeAllFd } from './fd-io.js';
 import { dirname, join } from 'node:path';
 import { SessyncError, isSessyncError } from '../../shared/errors.js';
@@ -152,7 +152,7 @@ async function readWhole(fd: number): Promise<Uint8Array> {
  * process raced it) or renamed (put: atomic replace) into place. Readers never see a partial file.
  *
  * Calls that only touch directory entries and open files (open, close, link, rename, unlink, mkdir, rmdir,
- * fstat) are made synchronously: they take microseconds, less than the CPU a thread-pool round trip costs (a push
+ * stat) are made synchronously: they take microseconds, less than the CPU a thread-pool round trip costs (a push
  * made about twenty of them). The calls that wait for the disk (fsync, a file's data read or written, and
  * listings, which can be long) go to the thread pool and never block the event loop.
  */
@@ -269,6 +269,9 @@ export class FsStore implements BlobStore {
     const slash = prefix.lastIndexOf('/');
     const base = slash < 0 ? '' : prefix.slice(0, slash + 1);
     if (base && !this.validPrefixDir(base)) return { keys: [] };
+    // A listing under a directory never made (a new session's heads, a tombstone that is not there) is the common
+    // empty answer: a stat tells it without a thread-pool round trip and the error a failed readdir makes.
+    if (!this.dirExists(base)) return { keys: [] };
     const found: string[] = [];
     await this.walk(base, prefix, after, limit + 1, found);
     return found.length > limit ? { keys: found.slice(0, limit), cursor: found[limit - 1]! } : { keys: found };
@@ -312,9 +315,23 @@ export class FsStore implements BlobStore {
     }
   }
 
+  /** The directory holding the keys under `base` (a prefix ending in '/', or '' for the root). */
+  private dirOf(base: string): string {
+    return join(this.root, ...base.split('/').slice(0, -1).map(encodeSegment));
+  }
+
+  private dirExists(base: string): boolean {
+    try {
+      return statSync(this.dirOf(base), { throwIfNoEntry: false })?.isDirectory() === true;
+    } catch (e) {
+      if (errno(e) === 'ENOTDIR') return false; // a file where a directory would be: no keys there, as walk finds
+      throw unavailable('list', base, e);
+    }
+  }
+
   /** Depth-first walk in key order (UTF-8 byte order), skipping subtrees that lie wholly at or before `after`. */
   private async walk(base: string, prefix: string, after: string, want: number, out: string[]): Promise<void> {
-    const dir = join(this.root, ...base.split('/').slice(0, -1).map(encodeSegment));
+    const dir = this.dirOf(base);
     let names: string[];
     try {
       names = await fs.readdir(dir);
