@@ -14,7 +14,7 @@ export interface Usage {
 /** The account's quota, or null for none; read once per request however many batches the request holds. */
 export async function readQuota(store: BlobStore, account: string): Promise<Quota | null> {
   const key = keys.quota(account);
-  const obj = await sharedRead(store, key);
+  const obj = await sharedRead(store, `get ${key}`, () => store.get(key));
   if (!obj) return null;
   const q = decodeJson(key, obj.body) as Quota;
   return q.maxBytes === undefined && q.maxSessions === undefined ? null : q;
@@ -89,12 +89,16 @@ export async function checkQuota(store: BlobStore, account: string, o: { bodyByt
   const bodyBytes = o.bodyBytes();
   // Sessions are counted from the heads, and only for the first batch of a new session: exact, and no counter to drift.
   if (quota.maxSessions !== undefined && (await o.newSession())) {
-    const sessions = (await sessionIds(store, account)).size;
+    // One listing of the account's heads per request, however many new sessions it brings; the new sessions this
+    // request has already let through count on top, so its batches running side by side cannot pass one limit twice.
+    const tally = await sharedRead(store, `sessions ${account}`, async () => ({ listed: (await sessionIds(store, account)).size, admitted: 0 }));
+    const sessions = tally.listed + tally.admitted;
     if (sessions + 1 > quota.maxSessions) {
       throw new SessyncError('too_large', `account quota exceeded (maxSessions): the account holds ${sessions} of its ${quota.maxSessions} sessions; delete one (\`sessync rm <session> --remote\`) or ask the server's admin for a larger quota`, {
         details: { quota: 'maxSessions', limit: quota.maxSessions, used: sessions },
       });
     }
+    tally.admitted++;
   }
   const bytes = await readBytes(store, account);
   if (quota.maxBytes !== undefined && bytes + bodyBytes > quota.maxBytes) {

@@ -140,3 +140,17 @@ describe.each([
     expect((await admin.call('GET', `/v1/admin/accounts/${a.account}/quota`)).json.usage.bytes).toBe(want);
   });
 });
+
+describe('the session quota under POST /v1/batches', () => {
+  it('lists the account\'s heads once per request, and lets through only as many new sessions as the limit has room for', async () => {
+    const { store, client, admin, account } = await rig({ BUCKET: {} });
+    expect((await client.push(await makeBatch({ session: 'old', host: 'h1', seq: 1, meta: metaFor('old') }))).status).toBe(201);
+    expect((await admin.call('PUT', `/v1/admin/accounts/${account}/quota`, { maxSessions: 3 })).status).toBe(200);
+    const batches = await Promise.all(['q1', 'q2', 'q3', 'q4'].map((s) => makeBatch({ session: s, host: 'h1', seq: 1, meta: metaFor(s) })));
+    const calls = await callsOf(store, () => client.call('POST', '/v1/batches', { batches }));
+    expect(calls.filter((c) => /^list a\/[^/]+\/heads\/$/.test(c)), calls.join('\n')).toHaveLength(1);
+    const r = (await client.call('GET', '/v1/changes')).json as { heads: { session: string }[] };
+    // One session stored before, room for two more: two of the four are stored, the others refused with 413.
+    expect(new Set(r.heads.map((h) => h.session)).size).toBe(3);
+  });
+});

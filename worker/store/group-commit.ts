@@ -11,7 +11,7 @@ interface Queued {
 /** What the tasks of one withGroupCommit call (one request) share. */
 interface RequestScope {
   /** Account-wide reads, by key (see sharedRead). */
-  reads: Map<string, Promise<BlobObject | null>>;
+  reads: Map<string, Promise<unknown>>;
   /** Work done once for the request after every task has settled, by key, with the amounts added up (see addAtRequestEnd). */
   atEnd: Map<string, { total: number; work: (store: BlobStore, total: number) => Promise<void> }>;
 }
@@ -19,16 +19,17 @@ interface RequestScope {
 const scopes = new WeakMap<BlobStore, RequestScope>();
 
 /**
- * `store.get(key)`, read once for all the tasks of one request when `store` is a view withGroupCommit gave out, and
- * straight from the store otherwise. Only for account-wide objects a request reads as one snapshot anyway (the
- * quota): the N batches of a request then cost one read of it, as one batch does, not N.
+ * `load()`, run once under `key` for all the tasks of one request when `store` is a view withGroupCommit gave out,
+ * and every time otherwise. Only for account-wide reads a request takes as one snapshot anyway (the quota, the
+ * account's session count): the N batches of a request then cost one read of it, as one batch does, not N. The
+ * tasks run side by side, so without the memo each would read the same thing at about the same moment.
  */
-export function sharedRead(store: BlobStore, key: string): Promise<BlobObject | null> {
+export function sharedRead<T>(store: BlobStore, key: string, load: () => Promise<T>): Promise<T> {
   const scope = scopes.get(store);
-  if (!scope) return store.get(key);
-  let got = scope.reads.get(key);
+  if (!scope) return load();
+  let got = scope.reads.get(key) as Promise<T> | undefined;
   if (!got) {
-    got = store.get(key);
+    got = load();
     scope.reads.set(key, got);
   }
   return got;
