@@ -6,7 +6,7 @@ import { checkEntry, checkHeader, type SessionEntry, type SessionHeader } from '
 import { splitJsonValues, type Problem } from '../../shared/jsonl.js';
 import { SessionTree, type TreeProblem } from '../../shared/tree.js';
 import { hashId, KIND, KIND_TYPES, NO_PARENT, OTHER_PARENT, type EntryColumns, type IndexState } from './session-file-index-codec.js';
-import { clip, decode, indexPath, kindOf, readAt, sameEntry, sessionFileIndex } from './session-file-index.js';
+import { clip, decode, indexPath, kindOf, readAt, sameEntry, sessionFileIndex, type IndexOptions } from './session-file-index.js';
 import { readSession } from './session-reader.js';
 import { tailStateFromIndex } from './session-file-index-tail.js';
 import type { TailState } from './tail-state.js';
@@ -26,12 +26,25 @@ export interface SessionView {
   tree(): SessionTree;
   /** The context projection of the branch ending at leafId (default: the leaf). */
   context(leafId?: string): Promise<SessionContext>;
+  /** What context() gives, but only the count of its messages: reads the few entries that decide model and thinking level. */
+  contextInfo(leafId?: string): Promise<ContextInfo>;
   /** Whole entries, root to leafId (default: the leaf). */
   branch(leafId?: string): Promise<SessionEntry[]>;
   /** Whole label entries, in file order. */
   labels(): Promise<SessionEntry[]>;
   /** The append cache as the index gives it for free; null when the file was read whole (the cache reads it then). */
   tailState(): Promise<TailState | null>;
+}
+
+/** The context projection without its messages: what resuming a session reports. */
+export interface ContextInfo {
+  model: SessionContext['model'];
+  thinkingLevel: string;
+  messageCount: number;
+}
+
+function infoOf(ctx: SessionContext): ContextInfo {
+  return { model: ctx.model, thinkingLevel: ctx.thinkingLevel, messageCount: ctx.messages.length };
 }
 
 /** An entry line no longer says what the index recorded: the file changed under the index since it was checked. */
@@ -194,11 +207,16 @@ function branchAt(c: EntryColumns, leaf: number): number[] {
 
 const IN_CONTEXT = new Set<number>([KIND.message, KIND.assistantModel, KIND.customMessage, KIND.branchSummary]);
 
+/** Stands in for a message's body when only the count of messages is asked for: no role, so never a model source. */
+const NO_MESSAGE = Object.freeze({ role: '' });
+
 /**
  * The context projection reading only what it needs: the latest compaction, model source and thinking-level change
- * on the branch, the compaction's first kept entry, and the entries it puts in context after that.
+ * on the branch, the compaction's first kept entry, and the entries it puts in context after that. With `countOnly`
+ * the messages and custom messages in context are not read either (each is one message whatever it holds): stubs of
+ * them go through the same projection, so the count, model and thinking level are the full projection's.
  */
-function indexedContext(read: (at: readonly number[]) => SessionEntry[], c: EntryColumns, header: SessionHeader, path: readonly number[]): SessionContext {
+function indexedContext(read: (at: readonly number[]) => SessionEntry[], c: EntryColumns, header: SessionHeader, path: readonly number[], countOnly = false): SessionContext {
   let comp = -1;
   let think = -1;
   let model = -1;
@@ -231,12 +249,23 @@ function indexedContext(read: (at: readonly number[]) => SessionEntry[], c: Entr
   for (let i = from; i < path.length; i++) if (IN_CONTEXT.has(c.kind[path[i]!]!)) need[i] = 1;
   const at: number[] = [];
   for (let i = 0; i < path.length; i++) if (need[i] === 1 || i === kept) at.push(i);
-  const read1 = at.filter((i) => need[i] === 1);
+  // Counting: a message or custom message is one message whatever it holds; the model source among them is read.
+  const stub = (i: number): boolean => {
+    if (!countOnly || i === model) return false;
+    const k = c.kind[path[i]!]!;
+    return k === KIND.message || k === KIND.assistantModel || k === KIND.customMessage;
+  };
+  const read1 = at.filter((i) => need[i] === 1 && !stub(i));
   const full = read(read1.map((i) => path[i]!));
   const trimmed: SessionEntry[] = new Array(at.length);
   for (let k = 0, r = 0; k < at.length; k++) {
     const i = at[k]!;
-    if (need[i] === 1) trimmed[k] = full[r++]!;
+    if (need[i] === 1 && stub(i)) {
+      const e = path[i]!;
+      const type = c.kind[e] === KIND.customMessage ? 'custom_message' : 'message';
+      // Its id (a kept entry is found by id), no parent or time: the projection counts it and reads nothing else of it.
+      trimmed[k] = { type, id: c.id(e), parentId: null, timestamp: '', message: NO_MESSAGE };
+    } else if (need[i] === 1) trimmed[k] = full[r++]!;
     else {
       const e = path[i]!;
       trimmed[k] = { type: '', id: c.id(e), parentId: c.parentId(e), timestamp: c.timestamp(e) }; // the kept entry, matched by id only
@@ -255,6 +284,7 @@ function wholeView(path: string, s: Awaited<ReturnType<typeof readSession>>): Se
     index: null,
     tree: () => s.tree,
     context: async (leafId) => buildContext(s.tree, { leafId, header: s.header }),
+    contextInfo: async (leafId) => infoOf(buildContext(s.tree, { leafId, header: s.header })),
     branch: async (leafId) => s.tree.branch(leafId),
     labels: async () => s.tree.entries.filter((e) => e.type === 'label'),
     tailState: async () => null,
@@ -270,10 +300,11 @@ function stubTree(c: EntryColumns): SessionTree {
 /**
  * The session at `path`, from its index (built or brought up to date first) when the index serves it, else read
  * whole. An entry line that no longer matches its record (the file changed between the check and the read) makes
- * the index be rebuilt once; after that the file is read whole.
+ * the index be rebuilt once; after that the file is read whole. `opts.keep` false: the caller asks contextInfo and
+ * little else, so what indexing parses is not kept for later reads (see IndexOptions).
  */
-export async function openSessionView(path: string, retried = false): Promise<SessionView> {
-  const s = await sessionFileIndex(path);
+export async function openSessionView(path: string, opts: IndexOptions = {}, retried = false): Promise<SessionView> {
+  const s = await sessionFileIndex(path, opts);
   const o = open(path, s);
   if (o === null) return wholeView(path, await readSession(path));
   const c = o.c;
@@ -285,7 +316,7 @@ export async function openSessionView(path: string, retried = false): Promise<Se
     } catch (e) {
       if (!(e instanceof StaleIndex)) throw e;
       if (!retried) await unlink(indexPath(path)).catch(() => undefined); // gone already: the rebuild is all that was wanted
-      return redo(retried ? wholeView(path, await readSession(path)) : await openSessionView(path, true));
+      return redo(retried ? wholeView(path, await readSession(path)) : await openSessionView(path, opts, true));
     }
   };
   let tree: SessionTree | null = null;
@@ -308,6 +339,7 @@ export async function openSessionView(path: string, retried = false): Promise<Se
     index: s,
     tree: () => (tree ??= stubTree(c)),
     context: (leafId) => again(() => indexedContext(read, c, o.header, positions(leafId)), (v) => v.context(leafId)),
+    contextInfo: (leafId) => again(() => infoOf(indexedContext(read, c, o.header, positions(leafId), true)), (v) => v.contextInfo(leafId)),
     branch: (leafId) => again(() => read(positions(leafId)), (v) => v.branch(leafId)),
     labels: () => {
       const at: number[] = [];
