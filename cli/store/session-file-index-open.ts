@@ -207,16 +207,20 @@ function branchAt(c: EntryColumns, leaf: number): number[] {
 
 const IN_CONTEXT = new Set<number>([KIND.message, KIND.assistantModel, KIND.customMessage, KIND.branchSummary]);
 
-/** Stands in for a message's body when only the count of messages is asked for: no role, so never a model source. */
-const NO_MESSAGE = Object.freeze({ role: '' });
+/** What the projection of a branch reads: the latest compaction, model source and thinking-level change, and from where on entries are in context. */
+interface ContextPlan {
+  comp: number;
+  think: number;
+  model: number;
+  /** The compaction's first kept entry on the branch, or -1. */
+  kept: number;
+  /** Branch positions from here on are in context (when their kind is). */
+  from: number;
+  /** The compaction entry, read whole (null without one). */
+  compaction: SessionEntry | null;
+}
 
-/**
- * The context projection reading only what it needs: the latest compaction, model source and thinking-level change
- * on the branch, the compaction's first kept entry, and the entries it puts in context after that. With `countOnly`
- * the messages and custom messages in context are not read either (each is one message whatever it holds): stubs of
- * them go through the same projection, so the count, model and thinking level are the full projection's.
- */
-function indexedContext(read: (at: readonly number[]) => SessionEntry[], c: EntryColumns, header: SessionHeader, path: readonly number[], countOnly = false): SessionContext {
+function planContext(read: (at: readonly number[]) => SessionEntry[], c: EntryColumns, path: readonly number[]): ContextPlan {
   let comp = -1;
   let think = -1;
   let model = -1;
@@ -228,10 +232,10 @@ function indexedContext(read: (at: readonly number[]) => SessionEntry[], c: Entr
   }
   let kept = -1;
   let from = 0;
-  // Marks, not a Set and a sort: a session never compacted puts every message in context.
-  const need = new Uint8Array(path.length);
+  let compaction: SessionEntry | null = null;
   if (comp >= 0) {
-    const first = read([path[comp]!])[0]!.firstKeptEntryId;
+    compaction = read([path[comp]!])[0]!;
+    const first = compaction.firstKeptEntryId;
     // Ids are unique here (a repeated one is read whole), so searching back from the compaction finds the same
     // entry as buildContext's forward search, sooner; the hash column spares making an id string per entry.
     const h = typeof first === 'string' ? hashId(first) : -1;
@@ -242,36 +246,56 @@ function indexedContext(read: (at: readonly number[]) => SessionEntry[], c: Entr
       }
     }
     from = kept >= 0 ? kept : comp;
-    need[comp] = 1;
   }
+  return { comp, think, model, kept, from, compaction };
+}
+
+/**
+ * The context projection reading only what it needs: the latest compaction, model source and thinking-level change
+ * on the branch, the compaction's first kept entry, and the entries it puts in context after that.
+ */
+function indexedContext(read: (at: readonly number[]) => SessionEntry[], c: EntryColumns, header: SessionHeader, path: readonly number[]): SessionContext {
+  const { comp, think, model, kept, from } = planContext(read, c, path);
+  // Marks, not a Set and a sort: a session never compacted puts every message in context.
+  const need = new Uint8Array(path.length);
+  if (comp >= 0) need[comp] = 1;
   if (think >= 0) need[think] = 1;
   if (model >= 0) need[model] = 1;
   for (let i = from; i < path.length; i++) if (IN_CONTEXT.has(c.kind[path[i]!]!)) need[i] = 1;
   const at: number[] = [];
   for (let i = 0; i < path.length; i++) if (need[i] === 1 || i === kept) at.push(i);
-  // Counting: a message or custom message is one message whatever it holds; the model source among them is read.
-  const stub = (i: number): boolean => {
-    if (!countOnly || i === model) return false;
-    const k = c.kind[path[i]!]!;
-    return k === KIND.message || k === KIND.assistantModel || k === KIND.customMessage;
-  };
-  const read1 = at.filter((i) => need[i] === 1 && !stub(i));
+  const read1 = at.filter((i) => need[i] === 1);
   const full = read(read1.map((i) => path[i]!));
   const trimmed: SessionEntry[] = new Array(at.length);
   for (let k = 0, r = 0; k < at.length; k++) {
     const i = at[k]!;
-    if (need[i] === 1 && stub(i)) {
-      const e = path[i]!;
-      const type = c.kind[e] === KIND.customMessage ? 'custom_message' : 'message';
-      // Its id (a kept entry is found by id), no parent or time: the projection counts it and reads nothing else of it.
-      trimmed[k] = { type, id: c.id(e), parentId: null, timestamp: '', message: NO_MESSAGE };
-    } else if (need[i] === 1) trimmed[k] = full[r++]!;
+    if (need[i] === 1) trimmed[k] = full[r++]!;
     else {
       const e = path[i]!;
       trimmed[k] = { type: '', id: c.id(e), parentId: c.parentId(e), timestamp: c.timestamp(e) }; // the kept entry, matched by id only
     }
   }
   return contextOfBranch(trimmed, header);
+}
+
+/**
+ * indexedContext without its messages: they are counted from the kinds (a message or custom message is one message
+ * whatever it holds; a branch summary only when its summary is not empty, so those are read), and model and
+ * thinking level come from the projection of the two entries that set them. Reads a handful of entries.
+ */
+function indexedInfo(read: (at: readonly number[]) => SessionEntry[], c: EntryColumns, header: SessionHeader, path: readonly number[]): ContextInfo {
+  const { comp, think, model, from, compaction } = planContext(read, c, path);
+  let messageCount = compaction === null ? 0 : 1; // the compaction's summary message
+  const summaries: number[] = [];
+  for (let i = from; i < path.length; i++) {
+    const k = c.kind[path[i]!]!;
+    if (k === KIND.message || k === KIND.assistantModel || k === KIND.customMessage) messageCount++;
+    else if (k === KIND.branchSummary) summaries.push(path[i]!);
+  }
+  for (const e of read(summaries)) if (typeof e.summary === 'string' && e.summary !== '') messageCount++;
+  const setters = [think, model].filter((i) => i >= 0).sort((a, b) => a - b);
+  const ctx = contextOfBranch(read(setters.map((i) => path[i]!)), header);
+  return { model: ctx.model, thinkingLevel: ctx.thinkingLevel, messageCount };
 }
 
 function wholeView(path: string, s: Awaited<ReturnType<typeof readSession>>): SessionView {
@@ -339,7 +363,7 @@ export async function openSessionView(path: string, opts: IndexOptions = {}, ret
     index: s,
     tree: () => (tree ??= stubTree(c)),
     context: (leafId) => again(() => indexedContext(read, c, o.header, positions(leafId)), (v) => v.context(leafId)),
-    contextInfo: (leafId) => again(() => infoOf(indexedContext(read, c, o.header, positions(leafId), true)), (v) => v.contextInfo(leafId)),
+    contextInfo: (leafId) => again(() => indexedInfo(read, c, o.header, positions(leafId)), (v) => v.contextInfo(leafId)),
     branch: (leafId) => again(() => read(positions(leafId)), (v) => v.branch(leafId)),
     labels: () => {
       const at: number[] = [];
