@@ -112,6 +112,32 @@ export class EntryColumns {
     }
   }
 
+  /**
+   * push, unless an entry with this id is there already: then nothing is added and its position is returned (else -1).
+   * With the id table made, the lookup and the insertion are one probe sequence.
+   */
+  pushNew(id: string, parent: number, parentText: string | null, timestamp: string, kind: number, line: number, offset: number, length: number, idHash: number): number {
+    if (this.slots === null) {
+      const at = this.find(id, idHash);
+      if (at < 0) this.push(id, parent, parentText, timestamp, kind, line, offset, length, idHash);
+      return at;
+    }
+    if ((this.n + 1) * 2 > this.slots.length) this.indexIds();
+    const slots = this.slots;
+    const mask = slots.length - 1;
+    let k = Math.imul(idHash, 0x9e3779b1) >>> (32 - this.slotBits);
+    for (; slots[k] !== 0; k = (k + 1) & mask) {
+      const j = slots[k]! - 1;
+      if (this.idHash[j] === idHash && this.id(j) === id) return j;
+    }
+    const i = this.n;
+    this.slots = null; // push adds no slot of its own: this one is set here, where the probe ended
+    this.push(id, parent, parentText, timestamp, kind, line, offset, length, idHash);
+    this.slots = slots;
+    slots[k] = i + 1;
+    return -1;
+  }
+
   /** Makes the id table now (sized for twice the entries, so probes stay short). */
   indexIds(): void {
     let bits = 7;

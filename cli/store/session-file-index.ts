@@ -134,11 +134,6 @@ function indexLine(s: IndexState, text: string, offset: number, length: number):
   }
   const c = s.entries;
   // Two lines with one id, or a parent written after its child: rare, and the full reader's to judge (and word).
-  const h = hashId(e.id); // once: the lookup and the new row both need it
-  if (c.find(e.id, h) >= 0) {
-    s.unsupported = `line ${line} repeats the id ${e.id}`;
-    return;
-  }
   if (c.parentText.size > 0) {
     for (const t of c.parentText.values()) {
       if (t === e.id) {
@@ -151,7 +146,10 @@ function indexLine(s: IndexState, text: string, offset: number, length: number):
   let parent: number = NO_PARENT;
   if (p !== null) parent = c.n > 0 && c.id(c.n - 1) === p ? c.n - 1 : c.find(p);
   if (parent === -1 && p !== null) parent = OTHER_PARENT;
-  c.push(e.id, parent, parent === OTHER_PARENT ? p : null, e.timestamp, kindOf(e), line, offset, length, h);
+  if (c.pushNew(e.id, parent, parent === OTHER_PARENT ? p : null, e.timestamp, kindOf(e), line, offset, length, hashId(e.id)) >= 0) {
+    s.unsupported = `line ${line} repeats the id ${e.id}`;
+    return;
+  }
   if (s.recent !== undefined) keepRecent(s.recent, s, c.n - 1, e);
 }
 
