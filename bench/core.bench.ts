@@ -364,7 +364,7 @@ function resumeRows(dir: string, at100: { first: ChildResult[]; context: ChildRe
     { name: `same, then the index written after the answer (before the process exits; median, reference)`, value: msStr(flush) },
     // Reference: \`context\` prints every message, so its first open keeps and projects every entry, like the full reader.
     { name: `first open, no index yet (\`context\`: every message whole), 100 MB never compacted (reference)`, value: msStr(fc), baseline: `${msStr(base100)} JSON.parse of every line`, ratio: fc / base100 },
-    { name: `first open, no index yet, ${mb(size)} (reference)`, value: msStr(first.ms), baseline: `${msStr(l)} JSON.parse of every line`, ratio: first.ms / l },
+    { name: `first open, no index yet (\`resume\`), ${mb(size)} compacted every ${COMPACT_EVERY.toLocaleString('en')} (reference)`, value: msStr(first.ms), baseline: `${msStr(l)} JSON.parse of every line`, ratio: first.ms / l },
     {
       name: `resume, indexed (\`resume\` in a fresh process), ${mb(size)}, best of ${RESUME_ROUNDS}`,
       value: msStr(r),
