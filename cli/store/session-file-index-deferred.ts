@@ -21,6 +21,11 @@ export function deferIndexWrite(file: string, write: () => Promise<void>): void 
   }
 }
 
+/** Drops the queued write of `file`: a newer index of the same session is being written now. */
+export function dropIndexWrite(file: string): void {
+  pending.delete(file);
+}
+
 /** Writes every queued index now (in order); the first failure is thrown after the others were tried. */
 export async function flushIndexWrites(): Promise<void> {
   while (flushing) await flushing;

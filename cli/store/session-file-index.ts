@@ -9,7 +9,7 @@ import { splitJsonValues } from '../../shared/jsonl.js';
 import { SessyncError } from '../../shared/errors.js';
 import { decodeIndex, encodeBatch, EntryColumns, hashId, KIND, MAX_FIELD_BYTES, NO_PARENT, OTHER_PARENT, type IndexState } from './session-file-index-codec.js';
 import { withFileLock } from './file-lock.js';
-import { deferIndexWrite } from './session-file-index-deferred.js';
+import { deferIndexWrite, dropIndexWrite } from './session-file-index-deferred.js';
 import { withBulkHeap } from './parse-file.js';
 import { cacheDir, cacheKey } from './paths.js';
 import { PRIVATE_FILE, mkdirPrivate } from './private-fs.js';
@@ -447,7 +447,10 @@ export async function sessionFileIndex(path: string, opts: IndexOptions = {}): P
     if (opts.defer) {
       const n = fresh.entries.n;
       deferIndexWrite(file, () => rewriteIndex(file, fresh, n));
-    } else await rewriteIndex(file, fresh);
+    } else {
+      dropIndexWrite(file); // an older state queued by this process must not land over this one
+      await rewriteIndex(file, fresh);
+    }
     return fresh;
   } finally {
     closeSync(fd);

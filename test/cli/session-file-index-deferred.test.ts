@@ -47,6 +47,19 @@ describe('session index: written after the answer', () => {
     expect(again.entries.id(40)).toBe('a19');
   });
 
+  it('a build written now replaces the write still queued for the same index', async () => {
+    const f = write(3);
+    await sessionFileIndex(f, { defer: true, keep: false });
+    writeFileSync(f, session(4)); // appended meanwhile (the same prefix and more)
+    const now = await sessionFileIndex(f);
+    expect(lastIndexUpdate.mode).toBe('rebuild'); // nothing on disk yet to advance
+    expect(now.entries.n).toBe(9);
+    await flushIndexWrites(); // nothing left queued: the older state does not land over the newer one
+    const again = await sessionFileIndex(f);
+    expect(lastIndexUpdate.mode).toBe('current');
+    expect(again.entries.n).toBe(9);
+  });
+
   it('`sessync resume` answers, and the index is on disk once the process has exited', async () => {
     const f = write(30);
     const r = await runCli(['resume', f, '--json'], { env: { SESSYNC_HOME: process.env.SESSYNC_HOME } });
