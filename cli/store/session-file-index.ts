@@ -133,7 +133,8 @@ function indexLine(s: IndexState, text: string, offset: number, length: number):
     return;
   }
   const c = s.entries;
-  // Two lines with one id, or a parent written after its child: rare, and the full reader's to judge (and word).
+  // A parent written after its child, or two lines with one id (pushNew's probe finds it): rare, and the full
+  // reader's to judge (and word).
   if (c.parentText.size > 0) {
     for (const t of c.parentText.values()) {
       if (t === e.id) {
