@@ -10,6 +10,16 @@ export async function writeJsonAtomic(file: string, value: unknown): Promise<voi
   await rename(tmp, file);
 }
 
+/** The file's text, or null when it does not exist (any other failure is thrown). */
+export async function readTextIfExists(file: string): Promise<string | null> {
+  try {
+    return await readFile(file, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw e;
+  }
+}
+
 /** The parsed file, or null when it is missing or unreadable (a cache: the caller rebuilds). */
 export async function readJsonOrNull<T>(file: string): Promise<T | null> {
   try {

@@ -9,15 +9,16 @@ import { findTooDeepValue } from '../../shared/json-limits.js';
 import { ensureCurrent } from '../store/migrate-file.js';
 import { readHeader } from '../store/session-reader.js';
 import { alignLeaf } from '../store/leaf-marker.js';
-import { newSessionState, type PendingBatch, type SessionSyncState } from './sync-state.js';
+import { bodyFileOf, newSessionState, type PendingBatch, type SessionSyncState } from './sync-state.js';
 import { sessionProjectKey } from './project-key.js';
 import { readSlice, tailHash, type Slice } from './read-slice.js';
 import type { SyncContext } from './sync-context.js';
 import { ownValue } from '../../shared/own-keys.js';
 import { adoptStoredKey, sessionKey, type E2eKeys } from '../keys/sync-keys.js';
 import { sealedBody, sealedMeta } from '../keys/seal-push.js';
+import { killPoint } from './kill-point.js';
 
-/** Bodies up to this size ride inside the state file (which is rewritten per batch anyway). */
+/** Sealed bodies up to this size ride inside the state file (which is rewritten per batch anyway). */
 const INLINE_BODY_CHARS = 256 * 1024;
 
 export interface PushTarget {
@@ -67,7 +68,7 @@ async function serverHead(ctx: SyncContext, session: string): Promise<number> {
 async function restart(ctx: SyncContext, st: SessionSyncState, nextSeq: number): Promise<SessionSyncState> {
   const out: SessionSyncState = { ...st, pushedOffset: 0, nextSeq, metaSent: false, pending: null, skipIds: [] };
   await ctx.state.save(out); // the state first: a crash before the body is gone leaves an orphan body, not a pending without one
-  if (st.pending && st.pending.body === undefined) await ctx.state.dropPendingBody(st.session, st.pending.seq);
+  if (bodyFileOf(st.pending)) await ctx.state.dropPendingBody(st.session, st.pending.seq);
   return out;
 }
 
@@ -76,7 +77,7 @@ async function dropPending(ctx: SyncContext, st: SessionSyncState): Promise<Sess
   const p = st.pending;
   const out: SessionSyncState = { ...st, pending: null, nextSeq: p ? p.seq : st.nextSeq };
   await ctx.state.save(out);
-  if (p && p.body === undefined) await ctx.state.dropPendingBody(st.session, p.seq);
+  if (bodyFileOf(p)) await ctx.state.dropPendingBody(st.session, p.seq);
   return out;
 }
 
@@ -128,11 +129,15 @@ export async function pushSession(ctx: SyncContext, target: PushTarget): Promise
   let rereadRefused = false;
   /** The slice read when a new session was announced: sealed once the announcement is answered, not read again. */
   let announced: { from: number; slice: Slice } | undefined;
+  /** The body of the batch built in this run (its state does not hold a plaintext one): not read again to send it. */
+  let built: { seq: number; batchId: string; body: string; tail?: string } | undefined;
   for (let conflicts = 0; ; ) {
     if (st.pending) {
-      const body = st.pending.body ?? (await ctx.state.readPendingBody(session, st.pending.seq));
+      const mine = built?.seq === st.pending.seq && built.batchId === st.pending.batchId ? built : undefined;
+      const body = mine?.body ?? st.pending.body ?? (st.pending.fromFile ? await bodyFromFile(path, st, st.pending) : await ctx.state.readPendingBody(session, st.pending.seq));
       if (body === null) {
-        // State says pending but its body is gone (removed by hand): rebuild from the file at the same seq.
+        // State says pending but its body is gone (removed by hand, or the file changed below the batch's end):
+        // rebuild from the file at the same seq (a server that took the first one answers a conflict, handled below).
         ctx.note?.(`session ${session}: pending batch ${st.pending.seq} lost its body; re-reading it from the file`);
         st = { ...st, nextSeq: st.pending.seq, pending: null };
         await ctx.state.save(st);
@@ -147,6 +152,7 @@ export async function pushSession(ctx: SyncContext, target: PushTarget): Promise
       let mismatch = false;
       try {
         mismatch = (await (ctx.pushBatch ? ctx.pushBatch(req) : ctx.api.pushBatch(req))).metaMismatch === true;
+        killPoint('batch-acknowledged');
       } catch (e) {
         announced = undefined; // refused: what follows (a restart, a reseal, a skip) reads the file again
         if (isSessyncError(e, 'bad_input') && !e.retryable) {
@@ -185,15 +191,16 @@ export async function pushSession(ctx: SyncContext, target: PushTarget): Promise
           ctx.note?.(`session ${session}: seq ${p.seq} refused (${e.message}); sealing it again after the server's seq ${head}`);
           st = { ...st, nextSeq: head + 1, pending: null };
           await ctx.state.save(st);
-          if (p.body === undefined) await ctx.state.dropPendingBody(session, p.seq);
+          if (bodyFileOf(p)) await ctx.state.dropPendingBody(session, p.seq);
           continue;
         }
         ctx.note?.(`session ${session}: seq ${p.seq} refused (${e.message}); continuing after the server's seq ${head}`);
-        if (p.body === undefined) {
+        if (bodyFileOf(p)) {
           await ctx.state.writePendingBody(session, head + 1, body);
           await ctx.state.dropPendingBody(session, p.seq);
         }
         st = { ...st, nextSeq: head + 1, pending: { ...p, seq: head + 1, batchId: randomUUID() } };
+        if (mine) built = { ...mine, seq: head + 1, batchId: st.pending!.batchId };
         await ctx.state.save(st);
         continue;
       }
@@ -204,16 +211,19 @@ export async function pushSession(ctx: SyncContext, target: PushTarget): Promise
         ctx.note?.(`session ${session}: another machine created it under another data key; batch ${p.seq} is sent again under that key`);
         st = { ...st, nextSeq: p.seq + 1, pending: null, metaSent: true };
         await ctx.state.save(st);
-        if (p.body === undefined) await ctx.state.dropPendingBody(session, p.seq);
+        if (bodyFileOf(p)) await ctx.state.dropPendingBody(session, p.seq);
         meta = undefined;
         continue;
       }
       st = { ...st, pushedOffset: Math.max(st.pushedOffset, p.endOffset), nextSeq: p.seq + 1, pending: null, metaSent: true };
       if (meta && plainProjectKey !== undefined) st.projectKey = plainProjectKey;
+      // The tail hash of the new offset, from the bytes read to build the batch: no read and no save more.
+      if (mine?.tail !== undefined && st.pushedOffset === p.endOffset) st.tail = { offset: p.endOffset, hash: mine.tail };
+      built = undefined;
       // An acknowledged announcement is written down with the entries' pending batch, sealed next (one fsync less
       // per new session): a crash in between resends the announcement, which the server answers as a retry.
       if (!announced) await ctx.state.save(st);
-      if (p.body === undefined) await ctx.state.dropPendingBody(session, p.seq);
+      if (bodyFileOf(p)) await ctx.state.dropPendingBody(session, p.seq);
       meta = undefined;
       result.batches++;
       result.entries += p.entryCount;
@@ -247,7 +257,7 @@ export async function pushSession(ctx: SyncContext, target: PushTarget): Promise
         continue;
       }
       // Only pulled, blank or invalid lines: nothing to send, move on.
-      st = { ...st, pushedOffset: slice.end, ...(done ? { skipIds: [] } : {}) };
+      st = { ...st, pushedOffset: slice.end, ...(done ? { skipIds: [] } : {}), ...(slice.tailHash !== undefined ? { tail: { offset: slice.end, hash: slice.tailHash } } : {}) };
       await ctx.state.save(st);
       continue;
     }
@@ -264,8 +274,14 @@ export async function pushSession(ctx: SyncContext, target: PushTarget): Promise
     const plain = slice.lines.join('\n') + '\n';
     const pending: PendingBatch = await sealIf(ctx, e2e, { seq: st.nextSeq, batchId: randomUUID(), entryCount: slice.lines.length, sha256: '', endOffset: slice.end }, session, plain);
     const body = pending.body!;
-    // Body first, then the state naming it: a crash in between leaves an orphan body, never a pending without one.
-    if (body.length > INLINE_BODY_CHARS) {
+    built = { seq: pending.seq, batchId: pending.batchId, body, ...(slice.tailHash !== undefined ? { tail: slice.tailHash } : {}) };
+    if (!pending.encoding) {
+      // Plaintext is the file's own lines: a resend after a crash reads them again (checked against the hash),
+      // so the state stays small and no body is written twice.
+      delete pending.body;
+      pending.fromFile = true;
+    } else if (body.length > INLINE_BODY_CHARS) {
+      // Body first, then the state naming it: a crash in between leaves an orphan body, never a pending without one.
       delete pending.body;
       await ctx.state.writePendingBody(session, pending.seq, body);
     }
@@ -291,6 +307,23 @@ async function sealIf(ctx: SyncContext, e2e: E2eKeys | null, p: PendingBatch, se
   const key = await sessionKey(ctx, e2e, session, { create: true });
   const sealed = await sealedBody(e2e, key, { session, host: ctx.hostId, seq: p.seq, batchId: p.batchId, entryCount: p.entryCount }, plain);
   return { ...p, sha256: sealed.sha256, body: sealed.body, encoding: 'aes-256-gcm' };
+}
+
+/**
+ * A plaintext pending batch's body, read again from the file: the lines from the pushed offset to its end, with
+ * today's checks. null when they are not the batch written down (the file changed below its end).
+ */
+async function bodyFromFile(path: string, st: SessionSyncState, p: PendingBatch): Promise<string | null> {
+  let slice: Slice;
+  try {
+    slice = await readSlice(path, st.pushedOffset, p.endOffset, new Set(st.skipIds));
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw e;
+  }
+  if (slice.end !== p.endOffset || slice.lines.length !== p.entryCount) return null;
+  const body = p.entryCount === 0 ? '' : slice.lines.join('\n') + '\n';
+  return sha256Hex(body) === p.sha256 ? body : null;
 }
 
 /** For callers that only need to know whether a push has anything to do (no request, no read of the file). */

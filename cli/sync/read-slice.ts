@@ -19,6 +19,8 @@ export interface Slice {
   /** Offset after the last line consumed (sent, skipped or invalid). */
   end: number;
   skipped: { offset: number; reason: string }[];
+  /** tailHash(path, end), from the bytes read (absent when they were not all in one read). */
+  tailHash?: string;
 }
 
 /** Reads complete lines after `from`, up to one batch; a last line without '\n' (being written, or torn) waits. */
@@ -33,13 +35,19 @@ export async function readSlice(path: string, from: number, size: number, skipId
       const { bytesRead } = await fh.read(buf, 0, len, pos);
       let start = 0;
       let progressed = false;
+      const done = (): Slice => {
+        // The hash a later push checks the offset by, from this read when it holds the bytes (no open of its own).
+        const at = out.end - pos;
+        if (at >= TAIL_BYTES || (pos === 0 && at > 0)) out.tailHash = hashTail(buf.subarray(Math.max(0, at - TAIL_BYTES), at));
+        return out;
+      };
       for (;;) {
         const nl = buf.indexOf(0x0a, start);
         if (nl < 0 || nl >= bytesRead) break;
         const lineBytes = nl - start;
         const lineOffset = pos + start;
         if (out.bytes + lineBytes + 1 > BATCH_BYTES && out.lines.length > 0) {
-          return out; // batch full: this line starts the next one
+          return done(); // batch full: this line starts the next one
         }
         const text = buf.toString('utf8', start, nl);
         start = nl + 1;
@@ -80,7 +88,7 @@ export async function readSlice(path: string, from: number, size: number, skipId
           out.ids.push(id);
           out.bytes += (parsed.pieces > 1 ? Buffer.byteLength(line) : lineBytes) + 1;
         }
-        if (out.lines.length >= LIMITS.maxEntriesPerBatch) return out;
+        if (out.lines.length >= LIMITS.maxEntriesPerBatch) return done();
       }
       if (!progressed) {
         if (bytesRead === len && pos + len < size) {
@@ -92,8 +100,9 @@ export async function readSlice(path: string, from: number, size: number, skipId
           pos = nl + 1;
           continue;
         }
-        return out; // only an unfinished last line remains
+        return done(); // only an unfinished last line remains
       }
+      if (pos + start >= size || out.lines.length >= LIMITS.maxEntriesPerBatch) return done();
       pos += start;
     }
     return out;
@@ -118,6 +127,10 @@ async function nextNewline(fh: FileHandle, from: number, size: number): Promise<
 /** Bytes before the pushed offset that are hashed to notice a rewritten file (one byte alone misses most rewrites). */
 const TAIL_BYTES = 64;
 
+function hashTail(b: Uint8Array): string {
+  return createHash('sha256').update(b).digest('hex').slice(0, 16);
+}
+
 /** Short hash of the TAIL_BYTES bytes before `offset` (fewer at the start of the file); null when the file is shorter. */
 export async function tailHash(path: string, offset: number): Promise<string | null> {
   const from = Math.max(0, offset - TAIL_BYTES);
@@ -126,7 +139,7 @@ export async function tailHash(path: string, offset: number): Promise<string | n
     const b = Buffer.alloc(offset - from);
     const { bytesRead } = await fh.read(b, 0, b.length, from);
     if (bytesRead !== b.length || b[b.length - 1] !== 0x0a) return null;
-    return createHash('sha256').update(b).digest('hex').slice(0, 16);
+    return hashTail(b);
   } finally {
     await fh.close();
   }

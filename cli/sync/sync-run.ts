@@ -53,6 +53,8 @@ export interface RunOptions {
   applyDeletes?: boolean;
   /** `push <ref> --undelete`: put a session deleted on the server back, pushing the whole local file. */
   undelete?: boolean;
+  /** After a many-session push: the durable state writes it made and the multi-session requests (tests count them). */
+  onJournal?: (x: { fsyncs: number; requests: number }) => void;
 }
 
 export interface SessionOutcome {
@@ -113,7 +115,10 @@ export async function openSync(env: NodeJS.ProcessEnv, o: { api?: ApiClient; not
 
 /** Holds the sync lock of this SESSYNC_HOME: two sync processes never interleave batches of one session. */
 export function withSyncLock<T>(ctx: SyncContext, fn: () => Promise<T>): Promise<T> {
-  return withFileLock(ctx.state.lockTarget(), fn, { timeoutMs: 60_000 });
+  return withFileLock(ctx.state.lockTarget(), async () => {
+    await ctx.state.recover(); // a killed run's journal: its states are the newest
+    return fn();
+  }, { timeoutMs: 60_000 });
 }
 
 /** Where a session new to this machine goes: --map, this project when the key matches, a saved mapping, else its own cwd. */
@@ -304,12 +309,16 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
       const pushes = ops.filter((x) => x.kind === 'push');
       if (pushes.length > 1) {
         // Many sessions at once, their batches gathered into shared requests: one session at a time is latency-bound.
-        const batcher = new PushBatcher(ctx.api, BATCHED_PUSH_PARALLEL / 2);
+        // Their states go to one journal, made durable once per request (before it leaves), compacted at the end.
+        ctx.state.openJournal();
+        const batcher = new PushBatcher(flushingBeforePush(ctx), BATCHED_PUSH_PARALLEL / 2);
         ctx.pushBatch = (req) => batcher.push(req);
         try {
           await inParallel(pushes, BATCHED_PUSH_PARALLEL, (op) => batcher.around(() => runOp(op)));
         } finally {
           delete ctx.pushBatch;
+          o.onJournal?.({ fsyncs: ctx.state.journalFsyncs(), requests: batcher.requests });
+          await ctx.state.closeJournal();
         }
       } else await inParallel(pushes, PUSH_PARALLEL, runOp);
       const pulls = ops.filter((x) => x.kind !== 'push');
@@ -347,6 +356,28 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
       sessions,
       deleted: gone.notes,
     };
+  });
+}
+
+/**
+ * The client the push batcher sends through: each of its requests that carries batches (POST /v1/batches, and the
+ * single route it falls back to) first makes the journal durable, so a batch is written down before it can arrive.
+ */
+function flushingBeforePush(ctx: SyncContext): ApiClient {
+  const api = ctx.api;
+  return new Proxy(api, {
+    get(target, key) {
+      const v: unknown = Reflect.get(target, key, target);
+      if (typeof v !== 'function') return v;
+      const f = v as (...a: unknown[]) => unknown;
+      if (typeof key === 'string' && key.startsWith('pushBatch')) {
+        return async (...a: unknown[]) => {
+          await ctx.state.flushJournal();
+          return f.apply(target, a);
+        };
+      }
+      return f.bind(target);
+    },
   });
 }
 

@@ -32,7 +32,8 @@ export function runAndKill(m: Machine, args: string[], delayMs: number): Promise
 
 /**
  * Did the killed run leave a batch written down but unacknowledged? Looks for per-session state files
- * (`.../sessions/<id>.json` anywhere under sync/, whichever per-server layout the state uses) with a pending batch.
+ * (`.../sessions/<id>.json` anywhere under sync/, whichever per-server layout the state uses) with a pending batch,
+ * and for a many-session push's journal (`push-journal.jsonl`) whose newest record of a session has one.
  */
 export function pendingLeft(m: Machine): boolean {
   const walk = (d: string): boolean => {
@@ -43,6 +44,13 @@ export function pendingLeft(m: Machine): boolean {
         if (walk(p)) return true;
       } else if (d.endsWith('sessions') && n.endsWith('.json')) {
         if ((JSON.parse(readFileSync(p, 'utf8')) as { pending?: unknown }).pending != null) return true;
+      } else if (n === 'push-journal.jsonl') {
+        const last = new Map<string, unknown>();
+        for (const line of readFileSync(p, 'utf8').split('\n').slice(0, -1)) {
+          const r = JSON.parse(line) as { state?: { session: string; pending?: unknown }; forget?: string };
+          if (r.state) last.set(r.state.session, r.state.pending);
+        }
+        if ([...last.values()].some((x) => x != null)) return true;
       }
     }
     return false;
