@@ -101,3 +101,20 @@ export async function until<T>(what: string, ms: number, f: () => Promise<T | un
     await new Promise((r) => setTimeout(r, everyMs));
   }
 }
+
+/** Every entry id of the session as the server stores it, batch by batch (a pull from nothing, as a new machine would). */
+export async function storedIds(server: TestServer, session: string): Promise<string[]> {
+  const ids: string[] = [];
+  let cursor: Record<string, number> = {};
+  for (;;) {
+    const r = await fetch(`${server.url}/v1/sessions/${session}/pull`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${server.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ cursor }),
+    });
+    const page = (await r.json()) as { batches: { body: string }[]; cursor: Record<string, number>; more: boolean };
+    for (const b of page.batches) for (const l of b.body.split('\n')) if (l) ids.push((JSON.parse(l) as { id: string }).id);
+    cursor = page.cursor;
+    if (!page.more) return ids;
+  }
+}

@@ -1,12 +1,10 @@
 // Durable client-state writes of a many-session first push, counted from the real process's fsyncs (strace): one per request at most.
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CLI_BIN, REPO_ROOT } from '../helpers/cli.js';
-import { projectDir, sessionFileName } from '../../cli/store/paths.js';
-import { serializeLine } from '../../shared/jsonl.js';
-import { Machine, readLog, startNodeServer, useServer } from './helpers.js';
+import { Machine, plantSession, readLog, startNodeServer, useServer } from './helpers.js';
 
 const SESSIONS = 50;
 const ENTRIES = 12;
@@ -20,22 +18,6 @@ function hasStrace(): boolean {
   }
 }
 
-/** Writes a session file as pi would (header, then chained entries) straight into the machine's sessions root. */
-function writeSession(m: Machine, n: number): string {
-  const id = `${n.toString().padStart(8, '0')}-0000-4000-8000-000000000000`;
-  const timestamp = new Date(Date.UTC(2026, 0, 1, 0, n)).toISOString();
-  const cwd = realpathSync(m.project);
-  const dir = projectDir(join(m.home, 'sessions'), cwd);
-  mkdirSync(dir, { recursive: true });
-  let text = serializeLine({ type: 'session', version: 3, id, timestamp, cwd }) + '\n';
-  for (let i = 0; i < ENTRIES; i++) {
-    const entry = { type: 'message', id: `s${n}-e${i}`, parentId: i === 0 ? null : `s${n}-e${i - 1}`, timestamp, message: { role: 'user', content: `session ${n} entry ${i} ${'w'.repeat(200)}` } };
-    text += serializeLine(entry) + '\n';
-  }
-  writeFileSync(join(dir, sessionFileName(timestamp, id)), text);
-  return id;
-}
-
 describe.skipIf(!hasStrace())('durable state writes of a many-session push (strace of the real CLI; skipped without strace)', () => {
   const rig = useServer(startNodeServer, 'sessync-state-writes-');
 
@@ -44,7 +26,7 @@ describe.skipIf(!hasStrace())('durable state writes of a many-session push (stra
     const a = new Machine(rig.root, 'a', { remote: 'git@github.com:acme/state-writes.git', env: { SESSYNC_SYNC_BATCH_BYTES: '1200' } });
     await a.login(rig.server);
     await a.ok(['push', '--all', '--json']); // makes the host id (a state write of its own) before the traced run
-    const ids = Array.from({ length: SESSIONS }, (_, n) => writeSession(a, n));
+    const ids = Array.from({ length: SESSIONS }, (_, n) => plantSession(a, n, ENTRIES));
 
     const trace = join(rig.root, 'push.strace');
     const child = spawn('strace', ['-f', '-qq', '-y', '-s', '40', '-e', 'trace=fsync,fdatasync,write,writev,sendto,sendmsg', '-o', trace, process.execPath, CLI_BIN, 'push', '--all', '--json', '--cwd', a.project], {
