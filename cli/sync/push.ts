@@ -1,13 +1,15 @@
 // Push of one session: reads only the bytes after the pushed offset, sends them as numbered batches, resends a
 // batch written down but not acknowledged (same seq, same batch id) so a kill -9 at any point cannot duplicate.
 import { stat } from 'node:fs/promises';
+import { basename } from 'node:path';
 import { createHash, randomUUID } from 'node:crypto';
 import type { SessionHeader } from '../../shared/entry.js';
 import { isSessyncError, SessyncError } from '../../shared/errors.js';
 import { LIMITS, type AnySessionMetaInput, type PushBatchRequest, type SessionMetaInput } from '../../shared/wire.js';
 import { findTooDeepValue } from '../../shared/json-limits.js';
-import { ensureCurrent } from '../store/migrate-file.js';
-import { readHeader } from '../store/session-reader.js';
+import { migrateFile } from '../store/migrate-file.js';
+import { CURRENT_VERSION } from '../../shared/entry.js';
+import { readHeader, type HeaderRead } from '../store/session-reader.js';
 import { alignLeaf } from '../store/leaf-marker.js';
 import { bodyFileOf, newSessionState, type PendingBatch, type SessionSyncState } from './sync-state.js';
 import { sessionProjectKey } from './project-key.js';
@@ -43,8 +45,8 @@ function sha256Hex(s: string): string {
   return createHash('sha256').update(s, 'utf8').digest('hex');
 }
 
-async function metaFor(target: PushTarget): Promise<SessionMetaInput> {
-  const h = await readHeader(target.path);
+async function metaFor(target: PushTarget, known?: HeaderRead): Promise<SessionMetaInput> {
+  const h = known ?? (await readHeader(target.path));
   if (!h.ok) throw new SessyncError('corrupt', `${target.path}: ${h.reason}`);
   const header: SessionHeader = h.header;
   if (findTooDeepValue(header, LIMITS.maxJsonDepth)) {
@@ -90,17 +92,21 @@ export async function pushSession(ctx: SyncContext, target: PushTarget): Promise
     ctx.note?.(`session ${session}: the server holds only ${target.resetTo - 1} of this machine's ${st.nextSeq - 1} batches (restored from a backup?); pushing the session again (merged by id there)`);
     st = await restart(ctx, st, target.resetTo);
   }
+  /** The header as read once here, for the format check, the leaf rule and the meta (read again only after a migration). */
+  let header: HeaderRead | undefined = await readHeader(path);
   if (st.pushedOffset === 0 && st.pending === null) {
     // An old-format file is brought to the current format first (the original kept as .bak), as pi does on open:
     // the ids it gets are deterministic, so two machines migrating copies of one file push the same entries.
-    const m = await ensureCurrent(path);
+    if (!header.ok) throw new SessyncError('corrupt', `${basename(path)}: ${header.reason}`);
+    const m = (header.header.version ?? 1) < CURRENT_VERSION ? await migrateFile(path) : null;
+    if (m) header = undefined;
     if (m?.changed) {
       result.migrated = `${path}: format ${m.fromVersion} -> ${m.toVersion} (original kept as ${m.backup})`;
       ctx.note?.(`migrated ${result.migrated}`);
     }
   }
   // pi (not sessync) may have written here: its last line is where the user is; a marker makes it sessync's leaf too.
-  await alignLeaf(path, 'local');
+  await alignLeaf(path, 'local', header);
   if (st.pushedOffset > 0) {
     // The bytes before the offset, as hashed when it was reached: a file rewritten (replaced, edited, migrated by
     // another tool) shows up there, and the offset then means nothing any more. Push it all again; the server and
@@ -120,7 +126,8 @@ export async function pushSession(ctx: SyncContext, target: PushTarget): Promise
   /** The plaintext project key, kept in the state whatever the server is sent (on an encrypted account, its HMAC). */
   let plainProjectKey: string | undefined;
   const wireMeta = async (): Promise<AnySessionMetaInput> => {
-    const plain = await metaFor(target);
+    const plain = await metaFor(target, header);
+    header = undefined; // a later announcement (after a restart) reads the file as it is then
     plainProjectKey = plain.projectKey;
     return e2e ? sealedMeta(e2e, await sessionKey(ctx, e2e, session, { create: true, announcing: true }), session, plain) : plain;
   };

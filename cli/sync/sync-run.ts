@@ -311,7 +311,7 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
         // Many sessions at once, their batches gathered into shared requests: one session at a time is latency-bound.
         // Their states go to one journal, made durable once per request (before it leaves), compacted at the end.
         ctx.state.openJournal();
-        const batcher = new PushBatcher(flushingBeforePush(ctx), BATCHED_PUSH_PARALLEL / 2);
+        const batcher = new PushBatcher(flushingBeforePush(ctx), PUSH_BATCHES_PER_REQUEST);
         ctx.pushBatch = (req) => batcher.push(req);
         try {
           await inParallel(pushes, BATCHED_PUSH_PARALLEL, (op) => batcher.around(() => runOp(op)));
@@ -385,8 +385,13 @@ function flushingBeforePush(ctx: SyncContext): ApiClient {
 const ABORTS_RUN: ReadonlySet<string> = new Set(['unavailable', 'unauthorized', 'forbidden', 'wrong_server', 'internal', 'key_mismatch', 'encryption_required']);
 
 const PUSH_PARALLEL = 8;
-/** Sessions pushed at once when their batches share requests: half of them fill a request while the other half's is sent. */
-const BATCHED_PUSH_PARALLEL = 64;
+/** Batches per multi-session request while pushes keep coming. */
+const PUSH_BATCHES_PER_REQUEST = 32;
+/**
+ * Sessions pushed at once when their batches share requests: three requests' worth, so while two requests are
+ * answered the next one is read, checked and filled (client and server work at the same time, not in turns).
+ */
+const BATCHED_PUSH_PARALLEL = 3 * PUSH_BATCHES_PER_REQUEST;
 const PULL_PARALLEL = 4;
 /** Sessions pulled at once when their pages share requests: half fill a request while the other half's is answered. */
 const BATCHED_PULL_PARALLEL = 32;
