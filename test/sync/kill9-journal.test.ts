@@ -1,6 +1,6 @@
 // kill -9 of a many-session push at each step of its state journal (written, fsynced, acknowledged, half compacted), then a re-run: nothing lost, nothing doubled.
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CLI_BIN, REPO_ROOT } from '../helpers/cli.js';
@@ -62,4 +62,28 @@ describe('kill -9 at each step of the push journal', () => {
       expect([...entrySet(b.fileOf(id)).entries()].sort()).toEqual([...entrySet(a.fileOf(id)).entries()].sort());
     }
   }, 180_000);
+
+  it('a batch written down but not sent, whose lines then change in the file, is built again from the file (its body is not stored)', async () => {
+    const a = new Machine(rig.root, 'c', { remote: 'git@github.com:acme/kill-journal-2.git' });
+    await a.login(rig.server);
+    const ids = [0, 1, 2].map((n) => plantSession(a, 100 + n, 5));
+    const run = await pushUntilKilled(a, 'journal-synced:1'); // the batches are durable; no request has left
+    expect(run.signal, run.err).toBe('SIGKILL');
+    expect(pendingLeft(a)).toBe(true);
+    // Another writer edits an entry in place (same length) below the pending batch's end.
+    const path = a.fileOf(ids[0]!);
+    writeFileSync(path, readFileSync(path, 'utf8').replace('session 100 entry 2 w', 'session 100 entry 2 W'));
+    const r = await a.run(['push', '--all']); // notes go to stderr (--json keeps them out)
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain('lost its body; re-reading it from the file');
+    for (const id of ids) {
+      const onServer = await storedIds(rig.server, id);
+      expect(onServer.sort()).toEqual([...readLog(a.fileOf(id)).ids].sort());
+    }
+    // What the server has is the file as it is now.
+    const b = new Machine(rig.root, 'd', { remote: 'git@github.com:acme/kill-journal-2.git' });
+    await b.login(rig.server);
+    await b.ok(['pull', '--all', '--json']);
+    expect(readFileSync(b.fileOf(ids[0]!), 'utf8')).toContain('session 100 entry 2 W');
+  }, 60_000);
 });
