@@ -182,11 +182,12 @@ export class SyncState {
   private async writeOut(states: ReadonlyMap<string, SessionSyncState | null>, serverDir = this.serverDir): Promise<void> {
     const items = [...states];
     let next = 0;
+    if (items.length > 0) await mkdirPrivate(join(serverDir, 'sessions'));
     const worker = async () => {
       while (next < items.length) {
         const [session, s] = items[next++]!;
         const file = join(serverDir, 'sessions', `${session}.json`);
-        if (s) await writeFileAtomic(file, JSON.stringify(s) + '\n');
+        if (s) await writeFileAtomic(file, JSON.stringify(s) + '\n', { dirExists: true });
         else await rm(file, { force: true });
         killPoint('compacted-one');
       }
