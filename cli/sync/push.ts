@@ -1,6 +1,6 @@
 // Push of one session: reads only the bytes after the pushed offset, sends them as numbered batches, resends a
 // batch written down but not acknowledged (same seq, same batch id) so a kill -9 at any point cannot duplicate.
-import { stat } from 'node:fs/promises';
+import { statSync } from 'node:fs';
 import { basename } from 'node:path';
 import { createHash, randomUUID } from 'node:crypto';
 import type { SessionHeader } from '../../shared/entry.js';
@@ -9,7 +9,7 @@ import { LIMITS, type AnySessionMetaInput, type PushBatchRequest, type SessionMe
 import { findTooDeepValue } from '../../shared/json-limits.js';
 import { migrateFile } from '../store/migrate-file.js';
 import { CURRENT_VERSION } from '../../shared/entry.js';
-import { readHeader, type HeaderRead } from '../store/session-reader.js';
+import { readHeader, readHeaderSync, type HeaderRead } from '../store/session-reader.js';
 import { alignLeaf } from '../store/leaf-marker.js';
 import { bodyFileOf, newSessionState, type PendingBatch, type SessionSyncState } from './sync-state.js';
 import { sessionProjectKey } from './project-key.js';
@@ -93,7 +93,8 @@ export async function pushSession(ctx: SyncContext, target: PushTarget): Promise
     st = await restart(ctx, st, target.resetTo);
   }
   /** The header as read once here, for the format check, the leaf rule and the meta (read again only after a migration). */
-  let header: HeaderRead | undefined = await readHeader(path);
+  // Synchronous, as list reads headers: one of thousands of files in a many-session push, page-cached.
+  let header: HeaderRead | undefined = readHeaderSync(path);
   if (st.pushedOffset === 0 && st.pending === null) {
     // An old-format file is brought to the current format first (the original kept as .bak), as pi does on open:
     // the ids it gets are deterministic, so two machines migrating copies of one file push the same entries.
@@ -238,7 +239,7 @@ export async function pushSession(ctx: SyncContext, target: PushTarget): Promise
       ctx.onProgress?.({ entries: p.entryCount, bytes: Buffer.byteLength(body) });
       continue;
     }
-    const size = (await stat(path)).size;
+    const size = statSync(path).size;
     if (size <= st.pushedOffset) {
       if (st.skipIds.length > 0 && size === st.pushedOffset) {
         st = { ...st, skipIds: [] };

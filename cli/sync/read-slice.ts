@@ -1,5 +1,5 @@
 // Reading a session file's tail for a push: complete lines after an offset, one batch at most, invalid lines reported.
-import { open, type FileHandle } from 'node:fs/promises';
+import { closeSync, openSync, readSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { checkEntry } from '../../shared/entry.js';
 import { parseJsonLine, serializeLine } from '../../shared/jsonl.js';
@@ -23,16 +23,20 @@ export interface Slice {
   tailHash?: string;
 }
 
-/** Reads complete lines after `from`, up to one batch; a last line without '\n' (being written, or torn) waits. */
+/**
+ * Reads complete lines after `from`, up to one batch; a last line without '\n' (being written, or torn) waits.
+ * The file is read with synchronous calls: a many-session push opens thousands of files, and an async open, read
+ * and close each cost a thread-pool round trip (tens of microseconds) where the call itself costs a few.
+ */
 export async function readSlice(path: string, from: number, size: number, skipIds: ReadonlySet<string>): Promise<Slice> {
   const out: Slice = { lines: [], ids: [], bytes: 0, end: from, skipped: [] };
-  const fh = await open(path, 'r');
+  const fd = openSync(path, 'r');
   try {
     let pos = from;
     while (pos < size && out.lines.length < LIMITS.maxEntriesPerBatch) {
       const len = Math.min(READ_CHUNK, size - pos);
-      const buf = Buffer.alloc(len);
-      const { bytesRead } = await fh.read(buf, 0, len, pos);
+      const buf = Buffer.allocUnsafe(len); // filled by the read; only its first bytesRead bytes are looked at
+      const bytesRead = readSync(fd, buf, 0, len, pos);
       let start = 0;
       let progressed = false;
       const done = (): Slice => {
@@ -93,7 +97,7 @@ export async function readSlice(path: string, from: number, size: number, skipId
       if (!progressed) {
         if (bytesRead === len && pos + len < size) {
           // A line longer than a read: far over the entry limit. Skipped (and reported) so later entries still go.
-          const nl = await nextNewline(fh, pos + len, size);
+          const nl = nextNewline(fd, pos + len, size);
           if (nl < 0) return out; // still being written: the next push looks again
           out.skipped.push({ offset: pos, reason: `entry of ${nl - pos} bytes is over the ${LIMITS.maxEntryBytes}-byte limit` });
           out.end = nl + 1;
@@ -107,15 +111,15 @@ export async function readSlice(path: string, from: number, size: number, skipId
     }
     return out;
   } finally {
-    await fh.close();
+    closeSync(fd);
   }
 }
 
 /** Offset of the first '\n' at or after `from` (before `size`), or -1. */
-async function nextNewline(fh: FileHandle, from: number, size: number): Promise<number> {
-  const buf = Buffer.alloc(1 << 20);
+function nextNewline(fd: number, from: number, size: number): number {
+  const buf = Buffer.allocUnsafe(1 << 20);
   for (let pos = from; pos < size; ) {
-    const { bytesRead } = await fh.read(buf, 0, Math.min(buf.length, size - pos), pos);
+    const bytesRead = readSync(fd, buf, 0, Math.min(buf.length, size - pos), pos);
     if (bytesRead === 0) break;
     const i = buf.subarray(0, bytesRead).indexOf(0x0a);
     if (i >= 0) return pos + i;
@@ -134,13 +138,13 @@ function hashTail(b: Uint8Array): string {
 /** Short hash of the TAIL_BYTES bytes before `offset` (fewer at the start of the file); null when the file is shorter. */
 export async function tailHash(path: string, offset: number): Promise<string | null> {
   const from = Math.max(0, offset - TAIL_BYTES);
-  const fh = await open(path, 'r');
+  const fd = openSync(path, 'r');
   try {
     const b = Buffer.alloc(offset - from);
-    const { bytesRead } = await fh.read(b, 0, b.length, from);
+    const bytesRead = readSync(fd, b, 0, b.length, from);
     if (bytesRead !== b.length || b[b.length - 1] !== 0x0a) return null;
     return hashTail(b);
   } finally {
-    await fh.close();
+    closeSync(fd);
   }
 }
