@@ -1,6 +1,7 @@
 // Push of one session: reads only the bytes after the pushed offset, sends them as numbered batches, resends a
 // batch written down but not acknowledged (same seq, same batch id) so a kill -9 at any point cannot duplicate.
 import { statSync } from 'node:fs';
+import { isUtf8 } from 'node:buffer';
 import { basename } from 'node:path';
 import { createHash, randomUUID } from 'node:crypto';
 import type { SessionHeader } from '../../shared/entry.js';
@@ -43,6 +44,17 @@ export interface PushResult {
 
 function sha256Hex(s: string): string {
   return createHash('sha256').update(s, 'utf8').digest('hex');
+}
+
+/**
+ * A slice's body and its sha-256: from the file's own bytes when they are one run (hashed as they are, no join and
+ * no encoding again), else the lines joined. Bytes that are not valid UTF-8 are decoded (as their lines were
+ * parsed), so only then is the hash taken of the text that is sent.
+ */
+function bodyOf(slice: Slice): { text: string; sha256: string } {
+  if (slice.raw && isUtf8(slice.raw)) return { text: slice.raw.toString('utf8'), sha256: createHash('sha256').update(slice.raw).digest('hex') };
+  const text = slice.lines.join('\n') + '\n';
+  return { text, sha256: sha256Hex(text) };
 }
 
 async function metaFor(target: PushTarget, known?: HeaderRead): Promise<SessionMetaInput> {
@@ -235,8 +247,9 @@ export async function pushSession(ctx: SyncContext, target: PushTarget): Promise
       meta = undefined;
       result.batches++;
       result.entries += p.entryCount;
-      result.bytes += Buffer.byteLength(body);
-      ctx.onProgress?.({ entries: p.entryCount, bytes: Buffer.byteLength(body) });
+      const bytes = Buffer.byteLength(body);
+      result.bytes += bytes;
+      ctx.onProgress?.({ entries: p.entryCount, bytes });
       continue;
     }
     const size = statSync(path).size;
@@ -279,8 +292,8 @@ export async function pushSession(ctx: SyncContext, target: PushTarget): Promise
       announced = { from: st.pushedOffset, slice };
       continue;
     }
-    const plain = slice.lines.join('\n') + '\n';
-    const pending: PendingBatch = await sealIf(ctx, e2e, { seq: st.nextSeq, batchId: randomUUID(), entryCount: slice.lines.length, sha256: '', endOffset: slice.end }, session, plain);
+    const plain = bodyOf(slice);
+    const pending: PendingBatch = await sealIf(ctx, e2e, { seq: st.nextSeq, batchId: randomUUID(), entryCount: slice.lines.length, sha256: plain.sha256, endOffset: slice.end }, session, plain.text);
     const body = pending.body!;
     built = { seq: pending.seq, batchId: pending.batchId, body, ...(slice.tailHash !== undefined ? { tail: slice.tailHash } : {}) };
     if (!pending.encoding) {
@@ -311,7 +324,7 @@ export async function pushSession(ctx: SyncContext, target: PushTarget): Promise
  * same bytes, so the server sees a retry, not another batch at that seq), else the JSONL as it is.
  */
 async function sealIf(ctx: SyncContext, e2e: E2eKeys | null, p: PendingBatch, session: string, plain: string): Promise<PendingBatch> {
-  if (!e2e) return { ...p, sha256: sha256Hex(plain), body: plain };
+  if (!e2e) return { ...p, sha256: p.sha256 || sha256Hex(plain), body: plain }; // a caller that hashed the bytes passes it
   const key = await sessionKey(ctx, e2e, session, { create: true });
   const sealed = await sealedBody(e2e, key, { session, host: ctx.hostId, seq: p.seq, batchId: p.batchId, entryCount: p.entryCount }, plain);
   return { ...p, sha256: sealed.sha256, body: sealed.body, encoding: 'aes-256-gcm' };
@@ -329,9 +342,9 @@ async function bodyFromFile(path: string, st: SessionSyncState, p: PendingBatch)
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw e;
   }
-  if (slice.end !== p.endOffset || slice.lines.length !== p.entryCount) return null;
-  const body = p.entryCount === 0 ? '' : slice.lines.join('\n') + '\n';
-  return sha256Hex(body) === p.sha256 ? body : null;
+  if (slice.end !== p.endOffset || slice.lines.length !== p.entryCount || p.entryCount === 0) return null;
+  const body = bodyOf(slice);
+  return body.sha256 === p.sha256 ? body.text : null;
 }
 
 /** For callers that only need to know whether a push has anything to do (no request, no read of the file). */

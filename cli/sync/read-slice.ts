@@ -21,6 +21,11 @@ export interface Slice {
   skipped: { offset: number; reason: string }[];
   /** tailHash(path, end), from the bytes read (absent when they were not all in one read). */
   tailHash?: string;
+  /**
+   * The body (the lines, each with its '\n') as the file's own bytes, when they lie next to each other in one read
+   * (no line left out or rewritten between them): no join, and hashed without encoding it again.
+   */
+  raw?: Buffer;
 }
 
 /**
@@ -30,6 +35,13 @@ export interface Slice {
  */
 export async function readSlice(path: string, from: number, size: number, skipIds: ReadonlySet<string>): Promise<Slice> {
   const out: Slice = { lines: [], ids: [], bytes: 0, end: from, skipped: [] };
+  /** The bytes of the lines taken so far, while they are one run of one read. */
+  let run: { buf: Buffer; from: number; to: number } | null = null;
+  let contiguous = true;
+  const finish = (): Slice => {
+    if (contiguous && run && out.lines.length > 0) out.raw = run.buf.subarray(run.from, run.to);
+    return out;
+  };
   const fd = openSync(path, 'r');
   try {
     let pos = from;
@@ -43,7 +55,7 @@ export async function readSlice(path: string, from: number, size: number, skipId
         // The hash a later push checks the offset by, from this read when it holds the bytes (no open of its own).
         const at = out.end - pos;
         if (at >= TAIL_BYTES || (pos === 0 && at > 0)) out.tailHash = hashTail(buf.subarray(Math.max(0, at - TAIL_BYTES), at));
-        return out;
+        return finish();
       };
       for (;;) {
         const nl = buf.indexOf(0x0a, start);
@@ -54,6 +66,7 @@ export async function readSlice(path: string, from: number, size: number, skipId
           return done(); // batch full: this line starts the next one
         }
         const text = buf.toString('utf8', start, nl);
+        const lineStart = start;
         start = nl + 1;
         progressed = true;
         out.end = pos + start;
@@ -88,6 +101,10 @@ export async function readSlice(path: string, from: number, size: number, skipId
           }
           if (skipIds.has(id)) continue; // pulled from the server: it has it
           const line = parsed.pieces > 1 ? serializeLine(v as object) : text;
+          if (parsed.pieces > 1) contiguous = false;
+          else if (run === null) run = { buf, from: lineStart, to: start };
+          else if (run.buf === buf && run.to === lineStart) run.to = start;
+          else contiguous = false;
           out.lines.push(line);
           out.ids.push(id);
           out.bytes += (parsed.pieces > 1 ? Buffer.byteLength(line) : lineBytes) + 1;
@@ -98,7 +115,7 @@ export async function readSlice(path: string, from: number, size: number, skipId
         if (bytesRead === len && pos + len < size) {
           // A line longer than a read: far over the entry limit. Skipped (and reported) so later entries still go.
           const nl = nextNewline(fd, pos + len, size);
-          if (nl < 0) return out; // still being written: the next push looks again
+          if (nl < 0) return finish(); // still being written: the next push looks again
           out.skipped.push({ offset: pos, reason: `entry of ${nl - pos} bytes is over the ${LIMITS.maxEntryBytes}-byte limit` });
           out.end = nl + 1;
           pos = nl + 1;
@@ -109,7 +126,7 @@ export async function readSlice(path: string, from: number, size: number, skipId
       if (pos + start >= size || out.lines.length >= LIMITS.maxEntriesPerBatch) return done();
       pos += start;
     }
-    return out;
+    return finish();
   } finally {
     closeSync(fd);
   }
