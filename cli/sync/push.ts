@@ -104,8 +104,8 @@ export async function pushSession(ctx: SyncContext, target: PushTarget): Promise
     ctx.note?.(`session ${session}: the server holds only ${target.resetTo - 1} of this machine's ${st.nextSeq - 1} batches (restored from a backup?); pushing the session again (merged by id there)`);
     st = await restart(ctx, st, target.resetTo);
   }
-  /** The header as read once here, for the format check, the leaf rule and the meta (read again only after a migration). */
-  // Synchronous, as list reads headers: one of thousands of files in a many-session push, page-cached.
+  // The header, read once here for the format check, the leaf rule and the meta (again only after a migration);
+  // synchronously, as list reads headers: one of thousands of page-cached files in a many-session push.
   let header: HeaderRead | undefined = readHeaderSync(path);
   if (st.pushedOffset === 0 && st.pending === null) {
     // An old-format file is brought to the current format first (the original kept as .bak), as pi does on open:
