@@ -312,6 +312,7 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
         // Their states go to one journal, made durable once per request (before it leaves), compacted at the end.
         ctx.state.openJournal();
         const batcher = new PushBatcher(flushingBeforePush(ctx), PUSH_BATCHES_PER_REQUEST);
+        batcher.maxInFlight = BATCHED_PUSH_PARALLEL / PUSH_BATCHES_PER_REQUEST; // large batches: fewer a request, not more requests
         ctx.pushBatch = (req) => batcher.push(req);
         try {
           await inParallel(pushes, BATCHED_PUSH_PARALLEL, (op) => batcher.around(() => runOp(op)));
