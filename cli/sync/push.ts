@@ -95,7 +95,34 @@ async function dropPending(ctx: SyncContext, st: SessionSyncState): Promise<Sess
   return out;
 }
 
+/**
+ * A turn to read and check a session's next batch, while a run pushes many (ctx.readTurn): held from the start and
+ * again before each slice, given back before the batch is handed on. The first requests then fill from a few
+ * sessions read one after another, not from all the run's sessions read a bit at a time.
+ */
+class ReadTurn {
+  private held: (() => void) | undefined;
+  constructor(private readonly take?: () => Promise<() => void>) {}
+  async hold(): Promise<void> {
+    if (!this.held && this.take) this.held = await this.take();
+  }
+  release(): void {
+    this.held?.();
+    this.held = undefined;
+  }
+}
+
 export async function pushSession(ctx: SyncContext, target: PushTarget): Promise<PushResult> {
+  const turn = new ReadTurn(ctx.readTurn);
+  try {
+    await turn.hold();
+    return await pushHolding(ctx, target, turn);
+  } finally {
+    turn.release();
+  }
+}
+
+async function pushHolding(ctx: SyncContext, target: PushTarget, turn: ReadTurn): Promise<PushResult> {
   const { session, path } = target;
   const result: PushResult = { session, batches: 0, entries: 0, bytes: 0, skipped: [] };
   let st: SessionSyncState = (await ctx.state.load(session)) ?? newSessionState(session, path);
@@ -171,6 +198,7 @@ export async function pushSession(ctx: SyncContext, target: PushTarget): Promise
       };
       let mismatch = false;
       try {
+        turn.release();
         mismatch = (await (ctx.pushBatch ? ctx.pushBatch(req) : ctx.api.pushBatch(req))).metaMismatch === true;
         killPoint('batch-acknowledged');
       } catch (e) {
@@ -261,6 +289,7 @@ export async function pushSession(ctx: SyncContext, target: PushTarget): Promise
       break;
     }
     // The slice read before an announcement is the one sealed after it (read, parsed and its skipped lines reported once).
+    if (announced?.from !== st.pushedOffset) await turn.hold();
     const slice = announced?.from === st.pushedOffset ? announced.slice : await readSlice(path, st.pushedOffset, size, new Set(st.skipIds));
     if (announced?.slice !== slice) {
       for (const s of slice.skipped) ctx.note?.(`session ${session}: line at byte ${s.offset} not pushed: ${s.reason}`);

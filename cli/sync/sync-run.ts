@@ -314,10 +314,12 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
         const batcher = new PushBatcher(flushingBeforePush(ctx), PUSH_BATCHES_PER_REQUEST);
         batcher.maxInFlight = BATCHED_PUSH_PARALLEL / PUSH_BATCHES_PER_REQUEST; // large batches: fewer a request, not more requests
         ctx.pushBatch = (req) => batcher.push(req);
+        ctx.readTurn = turns(PUSH_READING);
         try {
           await inParallel(pushes, BATCHED_PUSH_PARALLEL, (op) => batcher.around(() => runOp(op)));
         } finally {
           delete ctx.pushBatch;
+          delete ctx.readTurn;
           o.onJournal?.({ fsyncs: ctx.state.journalFsyncs(), requests: batcher.requests });
           await ctx.state.closeJournal();
         }
@@ -396,6 +398,27 @@ const BATCHED_PUSH_PARALLEL = 3 * PUSH_BATCHES_PER_REQUEST;
 const PULL_PARALLEL = 4;
 /** Sessions pulled at once when their pages share requests: half fill a request while the other half's is answered. */
 const BATCHED_PULL_PARALLEL = 32;
+
+/** Of those, reading and checking their next batch at once (the others wait on requests or for a turn). */
+const PUSH_READING = 16;
+
+/** At most `limit` holders at once: each call waits for a turn and gets the function that gives it back (once). */
+function turns(limit: number): () => Promise<() => void> {
+  let free = limit;
+  const waiting: (() => void)[] = [];
+  return async () => {
+    if (free > 0) free--;
+    else await new Promise<void>((r) => waiting.push(r));
+    let given = false;
+    return () => {
+      if (given) return;
+      given = true;
+      const next = waiting.shift();
+      if (next) next();
+      else free++;
+    };
+  };
+}
 
 /** Runs fn over items with at most `limit` at once; the first error stops new starts and is rethrown. */
 async function inParallel<T>(items: readonly T[], limit: number, fn: (t: T) => Promise<void>): Promise<void> {
