@@ -1,6 +1,8 @@
 // HTTP client for the sessync service: one method per route, zod-checked answers, retries for retryable errors only.
 import { z } from 'zod';
+import { concatChunks, encodeFrames, FRAMES_TYPE } from '../shared/batch-frames.js';
 import { SessyncError, isSessyncError, type ErrorCode } from '../shared/errors.js';
+import { toFrame, toJsonRequest } from './sync/push-wire.js';
 import {
   AccountKeyResponseSchema,
   SealBatchResponseSchema,
@@ -41,7 +43,7 @@ import {
   type Cursor,
   type HealthResponse,
   type PullResponse,
-  type PushBatchRequest,
+  type PushBatchItem,
   type PushBatchResponse,
   type SessionMetaResponse,
   type ShareBlobResponse,
@@ -149,16 +151,38 @@ export class ApiClient {
     return this.call('GET', '/v1/whoami', undefined, WhoamiResponseSchema);
   }
 
-  async pushBatch(req: PushBatchRequest): Promise<PushBatchResponse> {
-    return this.call('POST', `/v1/sessions/${enc(req.envelope.session)}/batches`, req, PushBatchResponseSchema);
+  /** POST /v1/sessions/:session/batches: one frame, or JSON for a server from before frames (see pushFrames). */
+  async pushBatch(item: PushBatchItem): Promise<PushBatchResponse> {
+    const path = `/v1/sessions/${enc(item.envelope.session)}/batches`;
+    return this.pushFrames(path, [item], PushBatchResponseSchema, () => toJsonRequest(item));
   }
 
   /**
-   * POST /v1/batches with items already serialised (the caller measured them against the body limit). A server
-   * from before the route answers 404 not_found; one with a lower cap answers 413 with `details.server.maxBatches`.
+   * POST /v1/batches: the items as frames (raw bodies), or as JSON for a server from before frames. A server from
+   * before the route answers 404 not_found; one with a lower cap answers 413 with `details.server.maxBatches`.
    */
-  async pushBatchesJson(items: readonly string[]): Promise<PushBatchesResponse> {
-    return this.call('POST', '/v1/batches', new PrebuiltJson(`{"batches":[${items.join(',')}]}`), PushBatchesResponseSchema);
+  async pushBatches(items: readonly PushBatchItem[]): Promise<PushBatchesResponse> {
+    return this.pushFrames('/v1/batches', items, PushBatchesResponseSchema, () => new PrebuiltJson(`{"batches":[${items.map((i) => JSON.stringify(toJsonRequest(i))).join(',')}]}`));
+  }
+
+  /**
+   * Whether the server takes frames: null until it has answered a frames request, false once it refused one (then
+   * every push goes as JSON, as a client from before frames sends it).
+   */
+  takesFrames: boolean | null = null;
+
+  private async pushFrames<T>(path: string, items: readonly PushBatchItem[], schema: z.ZodType<T>, json: () => unknown): Promise<T> {
+    if (this.takesFrames !== false) {
+      try {
+        const r = await this.call('POST', path, new RawBody(concatChunks(encodeFrames(items.map(toFrame))), FRAMES_TYPE), schema);
+        this.takesFrames = true;
+        return r;
+      } catch (e) {
+        if (this.takesFrames === true || !refusesFrames(e)) throw e;
+        this.takesFrames = false;
+      }
+    }
+    return this.call('POST', path, json(), schema);
   }
 
   /** POST /v1/pulls: one page of each session. A server from before it answers 404; Workers, 413 (one per request). */
@@ -303,7 +327,7 @@ export class ApiClient {
   /** One request with retries: only errors marked retryable are tried again, after backoff with full jitter. */
   /** `body` is serialised here, unless it is `{ json }`: text the caller built. */
   private async call<T>(method: string, path: string, body: unknown, schema: z.ZodType<T>, o: { auth?: boolean } = {}): Promise<T> {
-    const payload = body === undefined ? undefined : body instanceof PrebuiltJson ? body.json : JSON.stringify(body);
+    const payload = body === undefined ? undefined : body instanceof RawBody ? body : body instanceof PrebuiltJson ? body.json : JSON.stringify(body);
     const started = Date.now();
     for (let attempt = 0; ; attempt++) {
       try {
@@ -321,20 +345,20 @@ export class ApiClient {
     }
   }
 
-  private async once<T>(method: string, path: string, payload: string | undefined, schema: z.ZodType<T>, auth: boolean): Promise<T> {
+  private async once<T>(method: string, path: string, payload: string | RawBody | undefined, schema: z.ZodType<T>, auth: boolean): Promise<T> {
     const headers: Record<string, string> = { accept: 'application/json' };
-    if (payload !== undefined) headers['content-type'] = 'application/json';
+    if (payload !== undefined) headers['content-type'] = payload instanceof RawBody ? payload.type : 'application/json';
     if (auth) {
       if (!this.token) throw new SessyncError('unauthorized', 'not logged in: run `sessync login <url> --token <token>` first');
       headers.authorization = `Bearer ${this.token}`;
     }
     this.requestCount++;
-    if (payload !== undefined) this.bytesSent += Buffer.byteLength(payload);
+    if (payload !== undefined) this.bytesSent += payload instanceof RawBody ? payload.bytes.byteLength : Buffer.byteLength(payload);
     let res: Response;
     const ctrl = new AbortController();
     const timer = setTimeout(() => ctrl.abort(), this.timeoutMs);
     try {
-      res = await this.fetchFn(this.url + path, { method, headers, body: payload, signal: ctrl.signal });
+      res = await this.fetchFn(this.url + path, { method, headers, body: payload instanceof RawBody ? (payload.bytes as Uint8Array<ArrayBuffer>) : payload, signal: ctrl.signal });
     } catch (e) {
       clearTimeout(timer);
       const why = (e as { cause?: { code?: string } })?.cause?.code ?? (e as Error)?.message ?? String(e);
@@ -384,6 +408,22 @@ export class ApiClient {
 /** Serialised JSON handed to `call` as it is. */
 class PrebuiltJson {
   constructor(readonly json: string) {}
+}
+
+/** A binary body (frames) and its media type, handed to `call` as it is. */
+class RawBody {
+  constructor(readonly bytes: Uint8Array, readonly type: string) {}
+}
+
+/**
+ * A server from before frames refusing a frames body: 415 (a proxy or server that checks the media type), or the 400
+ * an older sessync answers when it reads the body as JSON. A sessync server that takes frames says "frames: ..." of
+ * a malformed one, never that the request body is not JSON.
+ */
+function refusesFrames(e: unknown): boolean {
+  if (!isSessyncError(e)) return false;
+  const status = (e.details as { status?: unknown } | undefined)?.status;
+  return status === 415 || (status === 400 && e.code === 'bad_input' && /the request body is not valid JSON/.test(e.message));
 }
 
 /**

@@ -105,7 +105,11 @@ export const CreateTokenResponseSchema = z.object({ account: z.string(), token: 
 /**
  * The plaintext envelope around a batch body. The server reads only the envelope; the body
  * is JSONL of entries (`encoding: "jsonl"`, validated line by line) or opaque ciphertext
- * (`encoding: "aes-256-gcm"`, base64, not validated). `sha256` is of the body's UTF-8 bytes.
+ * (`encoding: "aes-256-gcm"`, nonce ‖ ciphertext ‖ tag, not validated).
+ * `sha256` is of the body's bytes as they travel: a frame (shared/batch-frames.ts) carries JSONL as its UTF-8 and
+ * ciphertext raw, so it is the SHA-256 of the UTF-8 or of the raw sealed bytes. A JSON request carries the body as a
+ * string (ciphertext as base64 text: clients from before frames) and `sha256` is then of that string's UTF-8; the
+ * server keeps what it was sent, so a batch stored that way keeps the sha-256 of its base64 text.
  */
 export const BatchEnvelopeSchema = z.object({
   session: SessionIdSchema,
@@ -182,6 +186,25 @@ export const PushBatchRequestSchema = z.object({
   meta: AnySessionMetaInputSchema.optional(),
 }).strict();
 export type PushBatchRequest = z.infer<typeof PushBatchRequestSchema>;
+
+/**
+ * The header of one push frame (POST /v1/batches and POST /v1/sessions/:session/batches with Content-Type
+ * FRAMES_TYPE): a PushBatchRequest without `body`, plus the frame's `bytes`; the frame's bytes are the body, JSONL as
+ * UTF-8 or the raw sealed bytes (never base64). Frames of one request are items of one POST /v1/batches, in order.
+ */
+export const PushFrameHeaderSchema = z.object({
+  envelope: BatchEnvelopeSchema,
+  meta: AnySessionMetaInputSchema.optional(),
+  bytes: z.number().int().min(0),
+}).strict();
+export type PushFrameHeader = z.infer<typeof PushFrameHeaderSchema>;
+
+/**
+ * A push as a client holds it before it is sent (frames or JSON): `body` is the JSONL text, or for aes-256-gcm the
+ * raw sealed bytes with `envelope.sha256` of them; a string aes-256-gcm body is base64 text (a batch written down by
+ * an older client) with `envelope.sha256` of that text.
+ */
+export type PushBatchItem = Omit<PushBatchRequest, 'body'> & { body: string | Uint8Array };
 
 /**
  * `created`: stored now; `exists`: the identical batch was already stored (a retry). A different batch at that seq is 409 conflict.

@@ -7,7 +7,7 @@ import { keys } from '../../shared/keys.js';
 import { LIMITS, PullRequestSchema, type Cursor, type PulledBatch, type PullResponse } from '../../shared/wire.js';
 import { requireAccount } from '../auth.js';
 import { readJson, SMALL_BODY_BYTES } from '../request-body.js';
-import { isDamaged, nameParam, notFoundSession, readBatch, sessionHeads } from '../session-data.js';
+import { asJsonBatch, isDamaged, nameParam, notFoundSession, readBatch, sessionHeads } from '../session-data.js';
 
 export const pullRoutes = new Hono<AppEnv>();
 
@@ -58,9 +58,9 @@ export async function pullPage(store: BlobStore, account: string, session: strin
         next.set(w.host, w.seq);
         continue;
       }
-      batches.push(b);
+      batches.push(await asJsonBatch(b));
       next.set(w.host, w.seq);
-      bytes += b.body.length;
+      bytes += b.body.byteLength;
       if (bytes >= maxBytes) break outer;
     }
   }
