@@ -6,7 +6,7 @@ import { keys, parseHeadKey } from '../shared/keys.js';
 import { findTooDeepText } from '../shared/json-limits.js';
 import { concatChunks, decodeFrames, encodeFrames, hasFramesMagic } from '../shared/batch-frames.js';
 import { fromBase64, toBase64 } from '../shared/sync-crypto.js';
-import { BatchEnvelopeSchema, LIMITS, NAME_RE, SealedMetaSchema, StoredBatchSchema, type BatchEnvelope, type SealedMeta, type StoredBatch } from '../shared/wire.js';
+import { LIMITS, NAME_RE, SealedMetaSchema, StoredBatchSchema, type BatchEnvelope, type SealedMeta, type StoredBatch } from '../shared/wire.js';
 import { z } from 'zod';
 import { sha256Hex } from './sha256.js';
 
@@ -123,6 +123,8 @@ export function batchBytes(b: Pick<StoredBatchRecord, 'body'> | DamagedBatch | n
   return 'damaged' in b ? b.bytes : b.body.byteLength;
 }
 
+const StoredHeaderSchema = StoredBatchSchema.omit({ body: true });
+
 /** Record header keys that the codec itself owns; everything else in a header is one of `fields`. */
 const OWN_KEYS = new Set(['envelope', 'bytes', 'base64', 'body']);
 
@@ -149,11 +151,12 @@ export function decodeBatchRecord(body: Uint8Array): StoredBatchRecord | Damaged
       return { damaged: `the stored record is cut or malformed (${(e as Error).message.slice(0, 120)})`, bytes: body.byteLength };
     }
     const f = frames[0];
-    const env = f ? BatchEnvelopeSchema.safeParse(f.header.envelope) : null;
-    if (!f || !env?.success || (f.header.base64 !== undefined && f.header.base64 !== true)) return { damaged: 'the stored record does not match the batch schema', bytes: body.byteLength };
+    // The JSON record's schema without its body: the same envelope and fields (such as `received`) are checked.
+    const head = f ? StoredHeaderSchema.safeParse(f.header) : null;
+    if (!f || !head?.success || (f.header.base64 !== undefined && f.header.base64 !== true)) return { damaged: 'the stored record does not match the batch schema', bytes: body.byteLength };
     const base64 = f.header.base64 === true;
-    if (base64 && env.data.encoding !== 'aes-256-gcm') return { damaged: 'the stored record marks a jsonl body as base64', bytes: body.byteLength };
-    return { envelope: env.data, body: f.body, base64, form: 'frames', fields: otherFields(f.header) };
+    if (base64 && head.data.envelope.encoding !== 'aes-256-gcm') return { damaged: 'the stored record marks a jsonl body as base64', bytes: body.byteLength };
+    return { envelope: head.data.envelope, body: f.body, base64, form: 'frames', fields: otherFields(f.header) };
   }
   let value: unknown;
   try {

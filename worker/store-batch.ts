@@ -115,7 +115,8 @@ export async function storeOneBatch(store: BlobStore, account: string, session: 
   if (req.meta && !isSealedMetaInput(req.meta)) validateMeta(req.meta);
   const env = req.envelope;
   // Binary, the body's bytes as they came: never escaped into JSON, never base64'd (a JSON push's base64 stays as sent).
-  const batchRecord = encodeBatchRecord({ envelope: env, body: req.body, base64: req.base64 });
+  // `received` is written only by the putIfAbsent below that creates the record: a retry that answers `exists` keeps the first.
+  const batchRecord = encodeBatchRecord({ envelope: env, body: req.body, base64: req.base64, fields: { received: Date.now() } });
   const meta = req.meta ? encodeJson(metaRecord(req.meta)) : null;
   const metaKey = keys.sessionMeta(account, session);
   const storedMeta = req.meta ? await store.get(metaKey) : null;

@@ -60,6 +60,7 @@ sealBatchRoutes.put('/v1/sessions/:session/batches/:host/:seq/seal', requireAcco
   // Seals pass even over quota (they only grow the batch by its base64 and tag), or a conversion could strand an
   // account that takes no plaintext any more; the counter follows, so later pushes see the real size.
   const quota = await readQuota(store, account);
+  // Sealed where it is, received when it was (its other fields kept): the order the server vouches for does not change with the encoding.
   await store.put(key, encodeBatchRecord({ ...push, fields: stored.fields }));
   if (quota) await addBytes(store, account, batchBytes(push) - batchBytes(stored));
   return c.json(res);
