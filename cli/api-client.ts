@@ -417,13 +417,13 @@ class RawBody {
 
 /**
  * A server from before frames refusing a frames body: 415 (a proxy or server that checks the media type), or the 400
- * an older sessync answers when it reads the body as JSON. A sessync server that takes frames says "frames: ..." of
- * a malformed one, never that the request body is not JSON.
+ * an older sessync answers when it reads the body as JSON text (raw bytes are not UTF-8; text frames are not JSON).
+ * A sessync server that takes frames reads them as bytes and says "frames: ..." of a malformed one, never either.
  */
 function refusesFrames(e: unknown): boolean {
   if (!isSessyncError(e)) return false;
   const status = (e.details as { status?: unknown } | undefined)?.status;
-  return status === 415 || (status === 400 && e.code === 'bad_input' && /the request body is not valid JSON/.test(e.message));
+  return status === 415 || (status === 400 && e.code === 'bad_input' && /request body is not valid (JSON|UTF-8)/.test(e.message));
 }
 
 /**
