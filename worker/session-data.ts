@@ -176,6 +176,12 @@ export async function readBatch(store: BlobStore, key: string): Promise<StoredBa
   return obj ? decodeBatchRecord(obj.body) : null;
 }
 
+/** Node's Buffer where there is one (native base64, several times the speed of btoa over chunks), else the web one. */
+const NodeBuffer = (globalThis as { Buffer?: { from(b: ArrayBufferLike, offset: number, length: number): { toString(enc: 'base64'): string } } }).Buffer;
+function base64Of(bytes: Uint8Array): string {
+  return NodeBuffer ? NodeBuffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64') : toBase64(bytes);
+}
+
 /** The raw sealed bytes of an aes-256-gcm record, whichever way it holds them (a base64 one is decoded: a copy). */
 export function rawSealedBytes(b: Pick<StoredBatchRecord, 'envelope' | 'body' | 'base64'>): Uint8Array {
   return b.base64 ? fromBase64(decoder.decode(b.body), `batch ${b.envelope.seq} of host ${b.envelope.host}`) : b.body;
@@ -188,7 +194,7 @@ export function rawSealedBytes(b: Pick<StoredBatchRecord, 'envelope' | 'body' | 
  */
 export async function asJsonBatch(b: StoredBatchRecord): Promise<StoredBatch & Record<string, unknown>> {
   if (b.envelope.encoding !== 'aes-256-gcm' || b.base64) return { ...b.fields, envelope: b.envelope, body: decoder.decode(b.body) };
-  const text = toBase64(b.body);
+  const text = base64Of(b.body);
   return { ...b.fields, envelope: { ...b.envelope, sha256: await sha256Hex(text) }, body: text };
 }
 
