@@ -3,7 +3,7 @@ import { isSessyncError, SessyncError } from '../../shared/errors.js';
 import { LIMITS, type PushBatchItem, type PushBatchResponse, type PushBatchesItem } from '../../shared/wire.js';
 import { serverError, type ApiClient } from '../api-client.js';
 import { Coalescer, REQUEST_BYTES, type Waiting } from './coalescer.js';
-import { frameBytes, toJsonRequest } from './push-wire.js';
+import { frameBytes, toFrame, toJsonRequest } from './push-wire.js';
 
 interface Item {
   req: PushBatchItem;
@@ -29,6 +29,14 @@ export class PushBatcher extends Coalescer<Item, PushBatchResponse> {
 
   push(req: PushBatchItem): Promise<PushBatchResponse> {
     if (this.multi === false) return this.api.pushBatch(req);
+    // A sealed body still in base64 (from an older sessync) is checked now: refused, it fails its own push, not the request.
+    if (typeof req.body === 'string' && req.envelope.encoding === 'aes-256-gcm') {
+      try {
+        toFrame(req);
+      } catch (e) {
+        return Promise.reject(e);
+      }
+    }
     // What the item adds to the request: its frame (raw body), or its JSON for a server that takes no frames.
     const bytes = this.api.takesFrames === false ? Buffer.byteLength(JSON.stringify(toJsonRequest(req))) : frameBytes(req);
     // A batch that fills a request alone goes by the single route, which takes the same body limit.

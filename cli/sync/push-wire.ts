@@ -1,6 +1,7 @@
 // A client's push as it goes on the wire: a frame (raw body bytes) for servers that take frames, or JSON for older ones.
 import { createHash } from 'node:crypto';
 import type { Frame } from '../../shared/batch-frames.js';
+import { SessyncError } from '../../shared/errors.js';
 import type { PushBatchItem, PushBatchRequest } from '../../shared/wire.js';
 
 function sha256Hex(bytes: Uint8Array | string): string {
@@ -19,6 +20,10 @@ function head(item: PushBatchItem): Record<string, unknown> {
 export function toFrame(item: PushBatchItem): Frame {
   if (typeof item.body !== 'string') return { header: head(item), body: item.body };
   if (item.envelope.encoding !== 'aes-256-gcm') return { header: head(item), body: Buffer.from(item.body, 'utf8') };
+  // The server checked the text against its sha-256; the raw bytes get a new one, so the text is checked here first.
+  if (sha256Hex(item.body) !== item.envelope.sha256) {
+    throw new SessyncError('bad_input', `batch ${item.envelope.seq} of session ${item.envelope.session}: its sealed body (base64, written by an older sessync) does not match its sha-256`);
+  }
   const raw = Buffer.from(item.body, 'base64');
   return { header: { ...head(item), envelope: { ...item.envelope, sha256: sha256Hex(raw) } }, body: raw };
 }

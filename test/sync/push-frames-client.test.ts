@@ -102,4 +102,20 @@ describe('pushing frames from the client', () => {
     expect(sent.filter((s) => s.path !== '/v1/admin/accounts').every((s) => s.type === FRAMES_TYPE)).toBe(true);
     expect(Buffer.from((await store.get(keys.batch(account, 'p1', 'h1', 1)))!.body).equals(Buffer.from(before))).toBe(true);
   });
+
+  it('a base64 pending body that no longer matches its sha-256 is refused before it is sent, failing only its own push', async () => {
+    const { api, store, account } = await rig();
+    const text = Buffer.from(randomBytes(300)).toString('base64');
+    const changed = `${text.slice(0, 10)}${text[10] === 'A' ? 'B' : 'A'}${text.slice(11)}`;
+    const bad: PushBatchItem = { envelope: { session: 'q1', host: 'h1', seq: 1, batchId: 'b-q1', entryCount: 1, sha256: sha(text), encoding: 'aes-256-gcm' }, body: changed, meta: metaFor('q1') };
+    await expect(api.pushBatch(bad)).rejects.toMatchObject({ code: 'bad_input', message: expect.stringMatching(/does not match its sha-256/) });
+    const batcher = new PushBatcher(api);
+    const out = await Promise.allSettled([bad, rawSealed('q2', 1)].map((r) => batcher.around(async () => {
+      await null;
+      return batcher.push(r);
+    })));
+    expect(out[0]).toMatchObject({ status: 'rejected', reason: { code: 'bad_input' } });
+    expect(out[1]).toMatchObject({ status: 'fulfilled', value: { status: 'created' } });
+    expect(await store.get(keys.batch(account, 'q1', 'h1', 1))).toBeNull();
+  });
 });
