@@ -21,7 +21,7 @@ const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
 /** A JSON push request as a frame: the same header without `body`, the body's UTF-8 as the frame's bytes. */
-function frameOf(req: PushBatchRequest): Frame {
+export function frameOf(req: PushBatchRequest): Frame {
   const { body, ...header } = req;
   return { header, body: encoder.encode(body) };
 }
