@@ -113,6 +113,11 @@ export class ApiClient {
   bytesSent = 0;
   /** Heads the server listed that no sessync server can hold (see allHeads): left out, for the caller to report. */
   ignoredHeads: ChangesResponse['heads'] = [];
+  /**
+   * Whether the server takes frames: null until it has answered a frames request, false once it refused one (then
+   * every push goes as JSON, as a client from before frames sends it).
+   */
+  takesFrames: boolean | null = null;
   private readonly token: string | undefined;
   private readonly fetchFn: typeof fetch;
   private readonly retries: number;
@@ -165,12 +170,7 @@ export class ApiClient {
     return this.pushFrames('/v1/batches', items, PushBatchesResponseSchema, () => new PrebuiltJson(`{"batches":[${items.map((i) => JSON.stringify(toJsonRequest(i))).join(',')}]}`));
   }
 
-  /**
-   * Whether the server takes frames: null until it has answered a frames request, false once it refused one (then
-   * every push goes as JSON, as a client from before frames sends it).
-   */
-  takesFrames: boolean | null = null;
-
+  /** Sends the items as one frames body (one copy of the bodies); a server that refuses frames gets `json()` instead, and every push after. */
   private async pushFrames<T>(path: string, items: readonly PushBatchItem[], schema: z.ZodType<T>, json: () => unknown): Promise<T> {
     if (this.takesFrames !== false) {
       try {
