@@ -4,34 +4,36 @@ import { compareKeys } from './key-order.js';
 
 const MAX_PAGE = 1000;
 
-export class MemoryStore implements BlobStore {
-  private readonly objects = new Map<string, BlobObject>();
-  /**
-   * Each write's own etag: a new one per write, so it changes whenever the content can have. (A hash of the body
-   * cost as much CPU as the server's whole handling of a 1 MB ciphertext push, and R2 or S3 compute theirs off it.)
-   */
-  #writes = 0;
+async function etagOf(body: Uint8Array): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', body as Uint8Array<ArrayBuffer>));
+  return Array.from(digest.subarray(0, 16), (b) => b.toString(16).padStart(2, '0')).join('');
+}
 
-  private etag(): string {
-    return `m${++this.#writes}`;
-  }
+/** A stored object; its etag is hashed on the first read that needs it, not on every write (most are never read back). */
+interface Held {
+  body: Uint8Array;
+  etag?: Promise<string>;
+}
+
+export class MemoryStore implements BlobStore {
+  private readonly objects = new Map<string, Held>();
 
   async get(key: string): Promise<BlobObject | null> {
     const o = this.objects.get(key);
-    return o ? { key, body: o.body.slice(), etag: o.etag } : null;
+    if (!o) return null;
+    o.etag ??= etagOf(o.body);
+    return { key, body: o.body.slice(), etag: await o.etag };
   }
 
   async putIfAbsent(key: string, body: Uint8Array): Promise<boolean> {
-    await null; // async like every backend: a caller never sees its write before it yields
     // The check and the set run in one synchronous step, so racing callers cannot both win.
     if (this.objects.has(key)) return false;
-    this.objects.set(key, { key, body: body.slice(), etag: this.etag() });
+    this.objects.set(key, { body: body.slice() });
     return true;
   }
 
   async put(key: string, body: Uint8Array): Promise<void> {
-    await null;
-    this.objects.set(key, { key, body: body.slice(), etag: this.etag() });
+    this.objects.set(key, { body: body.slice() });
   }
 
   async list(opts: ListOptions = {}): Promise<ListPage> {
