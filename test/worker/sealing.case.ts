@@ -93,6 +93,9 @@ export function describeSealing(name: string, open: () => Promise<SealingTarget>
       const seen = { old: 0, sealed: 0 };
       const puller = async () => {
         for (let round = 0; sealing || round < 2; round++) {
+          // In-process, a request can complete on microtasks alone: without a turn of the event loop each round, the
+          // pullers would starve the sealer's first read that needs one (a real client waits on its socket).
+          await new Promise((r) => setTimeout(r, 0));
           const p = PullResponseSchema.parse((await client.pull('conv')).json);
           for (const got of p.batches) {
             const s = seals.get(`${got.envelope.host}/${got.envelope.seq}`)!;
