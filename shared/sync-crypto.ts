@@ -57,7 +57,9 @@ export function fromBase64(text: string, what = 'data'): Uint8Array {
 
 function fromBase64Url(text: string): Uint8Array | null {
   if (!B64URL_RE.test(text) || text.length % 4 === 1) return null;
-  return fromBinaryString(atob(text.replace(/-/g, '+').replace(/_/g, '/') + '='.repeat((4 - (text.length % 4)) % 4)));
+  const bytes = fromBinaryString(atob(text.replace(/-/g, '+').replace(/_/g, '/') + '='.repeat((4 - (text.length % 4)) % 4)));
+  // Only the canonical spelling: atob ignores a last character's unused bits, so a typo there would still import.
+  return toBase64Url(bytes) === text ? bytes : null;
 }
 
 function hex(bytes: Uint8Array): string {

@@ -10,6 +10,16 @@ export async function writeJsonAtomic(file: string, value: unknown): Promise<voi
   await rename(tmp, file);
 }
 
+/** The file's text, or null when it does not exist (any other failure is thrown). */
+export async function readTextIfExists(file: string): Promise<string | null> {
+  try {
+    return await readFile(file, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw e;
+  }
+}
+
 /** The parsed file, or null when it is missing or unreadable (a cache: the caller rebuilds). */
 export async function readJsonOrNull<T>(file: string): Promise<T | null> {
   try {
@@ -24,8 +34,8 @@ export async function readJsonOrNull<T>(file: string): Promise<T | null> {
  * fsync, rename. The folder is not fsynced: after a power cut the old file may come back, which every
  * caller tolerates (sync state: a batch resent or entries re-pulled, both idempotent).
  */
-export async function writeFileAtomic(path: string, data: string | Uint8Array): Promise<void> {
-  await mkdirPrivate(dirname(path));
+export async function writeFileAtomic(path: string, data: string | Uint8Array, o: { dirExists?: boolean } = {}): Promise<void> {
+  if (!o.dirExists) await mkdirPrivate(dirname(path)); // a caller writing many files into one folder makes it once
   const tmp = `${path}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
   const fh = await open(tmp, 'w', PRIVATE_FILE);
   try {

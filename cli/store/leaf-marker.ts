@@ -3,7 +3,7 @@ import { CHECKOUT_CUSTOM_TYPE, type SessionEntry } from '../../shared/entry.js';
 import { isSessyncError } from '../../shared/errors.js';
 import { completeEntries } from './new-entry.js';
 import { appendWith, type AppendView } from './session-writer.js';
-import { readHeader } from './session-reader.js';
+import { readHeader, type HeaderRead } from './session-reader.js';
 
 /**
  * Whose choice of branch a marker keeps when the two leaves differ:
@@ -26,9 +26,9 @@ export function leafMarker(view: AppendView, rule: MarkerRule): SessionEntry[] {
  * Appends the marker when needed, decided under the file's lock from the file as it is. Returns the marker, or
  * null. A file in an old format (not migrated yet) is left alone: the push that follows migrates it first.
  */
-export async function alignLeaf(path: string, rule: MarkerRule): Promise<SessionEntry | null> {
+export async function alignLeaf(path: string, rule: MarkerRule, known?: HeaderRead): Promise<SessionEntry | null> {
   // This is pi's leaf rule: a session whose header names another agent keeps that agent's own (shared/agents).
-  const h = await readHeader(path);
+  const h = known ?? (await readHeader(path)); // a caller that just read it passes it (one open less per push)
   if (h.ok && typeof h.header.agent === 'string' && h.header.agent !== 'pi') return null;
   try {
     const [m] = await appendWith(path, (view) => leafMarker(view, rule));

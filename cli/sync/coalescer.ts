@@ -18,8 +18,14 @@ export abstract class Coalescer<Req, Res> {
   private running = 0;
   private queue: Waiting<Req, Res>[] = [];
   private inFlight = 0;
+  private requestsInFlight = 0;
   /** Calls per request; lowered to the server's cap when it names one. */
   protected cap: number;
+  /**
+   * Requests sent and not answered, at most (default: no limit). Full requests beyond it wait in the queue: the
+   * server is not handed dozens of 10 MB requests at once when sessions' batches are large.
+   */
+  maxInFlight = Infinity;
 
   constructor(
     private readonly target: number,
@@ -42,30 +48,46 @@ export abstract class Coalescer<Req, Res> {
 
   protected enqueue(req: Req, bytes: number): Promise<Res> {
     return new Promise<Res>((resolve, reject) => {
-      let queued = 0;
-      for (const w of this.queue) queued += w.bytes + 1;
-      if (queued + bytes > this.maxBytes) this.send(this.queue.length);
       this.queue.push({ req, bytes, resolve, reject });
       this.maybeSend();
     });
+  }
+
+  /** Calls from the head of the queue that fit one request: at most `n`, within the byte budget (one at least). */
+  private fitting(n: number): number {
+    let bytes = 0;
+    let k = 0;
+    for (const w of this.queue) {
+      if (k === n || (k > 0 && bytes + w.bytes + 1 > this.maxBytes)) break;
+      bytes += w.bytes + 1;
+      k++;
+    }
+    return k;
   }
 
   protected abstract deliver(group: Waiting<Req, Res>[]): Promise<void>;
 
   private maybeSend(): void {
     const full = Math.min(this.cap, this.target);
-    while (this.queue.length >= full) this.send(full);
-    if (this.queue.length > 0 && this.queue.length + this.inFlight >= this.running) this.send(this.queue.length);
+    while (this.requestsInFlight < this.maxInFlight && this.queue.length > 0) {
+      const n = this.fitting(full);
+      // Full by count or by bytes: it goes. Partly filled: only when no running sync can add to it any more.
+      if (n < this.queue.length || n === full) this.send(n);
+      else if (this.queue.length + this.inFlight >= this.running) this.send(n);
+      else break;
+    }
   }
 
   private send(n: number): void {
     if (n === 0) return;
     const group = this.queue.splice(0, n);
     this.inFlight += group.length;
+    this.requestsInFlight++;
     void this.deliver(group)
       .catch((e: unknown) => group.forEach((w) => w.reject(e))) // settles whatever deliver left open
       .finally(() => {
         this.inFlight -= group.length;
+        this.requestsInFlight--;
         this.maybeSend();
       });
   }

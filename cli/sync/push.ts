@@ -1,23 +1,27 @@
 // Push of one session: reads only the bytes after the pushed offset, sends them as numbered batches, resends a
 // batch written down but not acknowledged (same seq, same batch id) so a kill -9 at any point cannot duplicate.
-import { stat } from 'node:fs/promises';
+import { statSync } from 'node:fs';
+import { isUtf8 } from 'node:buffer';
+import { basename } from 'node:path';
 import { createHash, randomUUID } from 'node:crypto';
 import type { SessionHeader } from '../../shared/entry.js';
 import { isSessyncError, SessyncError } from '../../shared/errors.js';
 import { LIMITS, type AnySessionMetaInput, type PushBatchItem, type SessionMetaInput } from '../../shared/wire.js';
 import { findTooDeepValue } from '../../shared/json-limits.js';
-import { ensureCurrent } from '../store/migrate-file.js';
-import { readHeader } from '../store/session-reader.js';
+import { migrateFile } from '../store/migrate-file.js';
+import { CURRENT_VERSION } from '../../shared/entry.js';
+import { readHeader, readHeaderSync, type HeaderRead } from '../store/session-reader.js';
 import { alignLeaf } from '../store/leaf-marker.js';
-import { newSessionState, type PendingBatch, type SessionSyncState } from './sync-state.js';
+import { bodyFileOf, newSessionState, type PendingBatch, type SessionSyncState } from './sync-state.js';
 import { sessionProjectKey } from './project-key.js';
 import { readSlice, tailHash, type Slice } from './read-slice.js';
 import type { SyncContext } from './sync-context.js';
 import { ownValue } from '../../shared/own-keys.js';
 import { adoptStoredKey, sessionKey, type E2eKeys } from '../keys/sync-keys.js';
 import { sealedBytes, sealedMeta } from '../keys/seal-push.js';
+import { killPoint } from './kill-point.js';
 
-/** Bodies up to this size ride inside the state file (which is rewritten per batch anyway). */
+/** Sealed bodies up to this size ride inside the state file (which is rewritten per batch anyway). */
 const INLINE_BODY_CHARS = 256 * 1024;
 
 export interface PushTarget {
@@ -42,8 +46,19 @@ function sha256Hex(s: string): string {
   return createHash('sha256').update(s, 'utf8').digest('hex');
 }
 
-async function metaFor(target: PushTarget): Promise<SessionMetaInput> {
-  const h = await readHeader(target.path);
+/**
+ * A slice's body and its sha-256: from the file's own bytes when they are one run (hashed as they are, no join and
+ * no encoding again), else the lines joined. Bytes that are not valid UTF-8 are decoded (as their lines were
+ * parsed), so only then is the hash taken of the text that is sent.
+ */
+function bodyOf(slice: Slice): { text: string; sha256: string } {
+  if (slice.raw && isUtf8(slice.raw)) return { text: slice.raw.toString('utf8'), sha256: createHash('sha256').update(slice.raw).digest('hex') };
+  const text = slice.lines.join('\n') + '\n';
+  return { text, sha256: sha256Hex(text) };
+}
+
+async function metaFor(target: PushTarget, known?: HeaderRead): Promise<SessionMetaInput> {
+  const h = known ?? (await readHeader(target.path));
   if (!h.ok) throw new SessyncError('corrupt', `${target.path}: ${h.reason}`);
   const header: SessionHeader = h.header;
   if (findTooDeepValue(header, LIMITS.maxJsonDepth)) {
@@ -67,7 +82,7 @@ async function serverHead(ctx: SyncContext, session: string): Promise<number> {
 async function restart(ctx: SyncContext, st: SessionSyncState, nextSeq: number): Promise<SessionSyncState> {
   const out: SessionSyncState = { ...st, pushedOffset: 0, nextSeq, metaSent: false, pending: null, skipIds: [] };
   await ctx.state.save(out); // the state first: a crash before the body is gone leaves an orphan body, not a pending without one
-  if (st.pending && st.pending.body === undefined) await ctx.state.dropPendingBody(st.session, st.pending.seq);
+  if (bodyFileOf(st.pending)) await ctx.state.dropPendingBody(st.session, st.pending.seq);
   return out;
 }
 
@@ -76,11 +91,38 @@ async function dropPending(ctx: SyncContext, st: SessionSyncState): Promise<Sess
   const p = st.pending;
   const out: SessionSyncState = { ...st, pending: null, nextSeq: p ? p.seq : st.nextSeq };
   await ctx.state.save(out);
-  if (p && p.body === undefined) await ctx.state.dropPendingBody(st.session, p.seq);
+  if (bodyFileOf(p)) await ctx.state.dropPendingBody(st.session, p.seq);
   return out;
 }
 
+/**
+ * A turn to read and check a session's next batch, while a run pushes many (ctx.readTurn): held from the start and
+ * again before each slice, given back before the batch is handed on. The first requests then fill from a few
+ * sessions read one after another, not from all the run's sessions read a bit at a time.
+ */
+class ReadTurn {
+  private held: (() => void) | undefined;
+  constructor(private readonly take?: () => Promise<() => void>) {}
+  async hold(): Promise<void> {
+    if (!this.held && this.take) this.held = await this.take();
+  }
+  release(): void {
+    this.held?.();
+    this.held = undefined;
+  }
+}
+
 export async function pushSession(ctx: SyncContext, target: PushTarget): Promise<PushResult> {
+  const turn = new ReadTurn(ctx.readTurn);
+  try {
+    await turn.hold();
+    return await pushHolding(ctx, target, turn);
+  } finally {
+    turn.release();
+  }
+}
+
+async function pushHolding(ctx: SyncContext, target: PushTarget, turn: ReadTurn): Promise<PushResult> {
   const { session, path } = target;
   const result: PushResult = { session, batches: 0, entries: 0, bytes: 0, skipped: [] };
   let st: SessionSyncState = (await ctx.state.load(session)) ?? newSessionState(session, path);
@@ -89,17 +131,22 @@ export async function pushSession(ctx: SyncContext, target: PushTarget): Promise
     ctx.note?.(`session ${session}: the server holds only ${target.resetTo - 1} of this machine's ${st.nextSeq - 1} batches (restored from a backup?); pushing the session again (merged by id there)`);
     st = await restart(ctx, st, target.resetTo);
   }
+  // The header, read once here for the format check, the leaf rule and the meta (again only after a migration);
+  // synchronously, as list reads headers: one of thousands of page-cached files in a many-session push.
+  let header: HeaderRead | undefined = readHeaderSync(path);
   if (st.pushedOffset === 0 && st.pending === null) {
     // An old-format file is brought to the current format first (the original kept as .bak), as pi does on open:
     // the ids it gets are deterministic, so two machines migrating copies of one file push the same entries.
-    const m = await ensureCurrent(path);
+    if (!header.ok) throw new SessyncError('corrupt', `${basename(path)}: ${header.reason}`);
+    const m = (header.header.version ?? 1) < CURRENT_VERSION ? await migrateFile(path) : null;
+    if (m) header = undefined;
     if (m?.changed) {
       result.migrated = `${path}: format ${m.fromVersion} -> ${m.toVersion} (original kept as ${m.backup})`;
       ctx.note?.(`migrated ${result.migrated}`);
     }
   }
   // pi (not sessync) may have written here: its last line is where the user is; a marker makes it sessync's leaf too.
-  await alignLeaf(path, 'local');
+  await alignLeaf(path, 'local', header);
   if (st.pushedOffset > 0) {
     // The bytes before the offset, as hashed when it was reached: a file rewritten (replaced, edited, migrated by
     // another tool) shows up there, and the offset then means nothing any more. Push it all again; the server and
@@ -119,7 +166,8 @@ export async function pushSession(ctx: SyncContext, target: PushTarget): Promise
   /** The plaintext project key, kept in the state whatever the server is sent (on an encrypted account, its HMAC). */
   let plainProjectKey: string | undefined;
   const wireMeta = async (): Promise<AnySessionMetaInput> => {
-    const plain = await metaFor(target);
+    const plain = await metaFor(target, header);
+    header = undefined; // a later announcement (after a restart) reads the file as it is then
     plainProjectKey = plain.projectKey;
     return e2e ? sealedMeta(e2e, await sessionKey(ctx, e2e, session, { create: true, announcing: true }), session, plain) : plain;
   };
@@ -128,11 +176,15 @@ export async function pushSession(ctx: SyncContext, target: PushTarget): Promise
   let rereadRefused = false;
   /** The slice read when a new session was announced: sealed once the announcement is answered, not read again. */
   let announced: { from: number; slice: Slice } | undefined;
+  /** The body of the batch built in this run (its state does not hold a plaintext one): not read again to send it. */
+  let built: { seq: number; batchId: string; body: string | Uint8Array; tail?: string } | undefined;
   for (let conflicts = 0; ; ) {
     if (st.pending) {
-      const body = await ctx.state.pendingBody(session, st.pending);
+      const mine = built?.seq === st.pending.seq && built.batchId === st.pending.batchId ? built : undefined;
+      const body = mine?.body ?? (st.pending.fromFile ? await bodyFromFile(path, st, st.pending) : await ctx.state.pendingBody(session, st.pending));
       if (body === null) {
-        // State says pending but its body is gone (removed by hand): rebuild from the file at the same seq.
+        // State says pending but its body is gone (removed by hand, or the file changed below the batch's end):
+        // rebuild from the file at the same seq (a server that took the first one answers a conflict, handled below).
         ctx.note?.(`session ${session}: pending batch ${st.pending.seq} lost its body; re-reading it from the file`);
         st = { ...st, nextSeq: st.pending.seq, pending: null };
         await ctx.state.save(st);
@@ -146,7 +198,9 @@ export async function pushSession(ctx: SyncContext, target: PushTarget): Promise
       };
       let mismatch = false;
       try {
+        turn.release();
         mismatch = (await (ctx.pushBatch ? ctx.pushBatch(req) : ctx.api.pushBatch(req))).metaMismatch === true;
+        killPoint('batch-acknowledged');
       } catch (e) {
         announced = undefined; // refused: what follows (a restart, a reseal, a skip) reads the file again
         if (isSessyncError(e, 'bad_input') && !e.retryable) {
@@ -185,15 +239,16 @@ export async function pushSession(ctx: SyncContext, target: PushTarget): Promise
           ctx.note?.(`session ${session}: seq ${p.seq} refused (${e.message}); sealing it again after the server's seq ${head}`);
           st = { ...st, nextSeq: head + 1, pending: null };
           await ctx.state.save(st);
-          if (p.body === undefined) await ctx.state.dropPendingBody(session, p.seq);
+          if (bodyFileOf(p)) await ctx.state.dropPendingBody(session, p.seq);
           continue;
         }
         ctx.note?.(`session ${session}: seq ${p.seq} refused (${e.message}); continuing after the server's seq ${head}`);
-        if (p.body === undefined) {
+        if (bodyFileOf(p)) {
           await ctx.state.writePendingBody(session, head + 1, body);
           await ctx.state.dropPendingBody(session, p.seq);
         }
         st = { ...st, nextSeq: head + 1, pending: { ...p, seq: head + 1, batchId: randomUUID() } };
+        if (mine) built = { ...mine, seq: head + 1, batchId: st.pending!.batchId };
         await ctx.state.save(st);
         continue;
       }
@@ -204,24 +259,28 @@ export async function pushSession(ctx: SyncContext, target: PushTarget): Promise
         ctx.note?.(`session ${session}: another machine created it under another data key; batch ${p.seq} is sent again under that key`);
         st = { ...st, nextSeq: p.seq + 1, pending: null, metaSent: true };
         await ctx.state.save(st);
-        if (p.body === undefined) await ctx.state.dropPendingBody(session, p.seq);
+        if (bodyFileOf(p)) await ctx.state.dropPendingBody(session, p.seq);
         meta = undefined;
         continue;
       }
       st = { ...st, pushedOffset: Math.max(st.pushedOffset, p.endOffset), nextSeq: p.seq + 1, pending: null, metaSent: true };
       if (meta && plainProjectKey !== undefined) st.projectKey = plainProjectKey;
+      // The tail hash of the new offset, from the bytes read to build the batch: no read and no save more.
+      if (mine?.tail !== undefined && st.pushedOffset === p.endOffset) st.tail = { offset: p.endOffset, hash: mine.tail };
+      built = undefined;
       // An acknowledged announcement is written down with the entries' pending batch, sealed next (one fsync less
       // per new session): a crash in between resends the announcement, which the server answers as a retry.
       if (!announced) await ctx.state.save(st);
-      if (p.body === undefined) await ctx.state.dropPendingBody(session, p.seq);
+      if (bodyFileOf(p)) await ctx.state.dropPendingBody(session, p.seq);
       meta = undefined;
       result.batches++;
       result.entries += p.entryCount;
-      result.bytes += Buffer.byteLength(body);
-      ctx.onProgress?.({ entries: p.entryCount, bytes: Buffer.byteLength(body) });
+      const bytes = Buffer.byteLength(body);
+      result.bytes += bytes;
+      ctx.onProgress?.({ entries: p.entryCount, bytes });
       continue;
     }
-    const size = (await stat(path)).size;
+    const size = statSync(path).size;
     if (size <= st.pushedOffset) {
       if (st.skipIds.length > 0 && size === st.pushedOffset) {
         st = { ...st, skipIds: [] };
@@ -230,6 +289,7 @@ export async function pushSession(ctx: SyncContext, target: PushTarget): Promise
       break;
     }
     // The slice read before an announcement is the one sealed after it (read, parsed and its skipped lines reported once).
+    if (announced?.from !== st.pushedOffset) await turn.hold();
     const slice = announced?.from === st.pushedOffset ? announced.slice : await readSlice(path, st.pushedOffset, size, new Set(st.skipIds));
     if (announced?.slice !== slice) {
       for (const s of slice.skipped) ctx.note?.(`session ${session}: line at byte ${s.offset} not pushed: ${s.reason}`);
@@ -242,12 +302,12 @@ export async function pushSession(ctx: SyncContext, target: PushTarget): Promise
       if (done && !st.metaSent && st.nextSeq === 1 && st.pending === null) {
         // Only a header so far (`sessync new` without --model): an empty first batch carries the meta, so the
         // session reaches the other machines now, not only after its first entry.
-        st = { ...st, pending: await sealIf(ctx, e2e, { seq: 1, batchId: randomUUID(), entryCount: 0, sha256: sha256Hex(''), endOffset: slice.end }, session, '') };
+        st = { ...st, pending: (await sealIf(ctx, e2e, { seq: 1, batchId: randomUUID(), entryCount: 0, sha256: sha256Hex(''), endOffset: slice.end }, session, '')).pending };
         await ctx.state.save(st);
         continue;
       }
       // Only pulled, blank or invalid lines: nothing to send, move on.
-      st = { ...st, pushedOffset: slice.end, ...(done ? { skipIds: [] } : {}) };
+      st = { ...st, pushedOffset: slice.end, ...(done ? { skipIds: [] } : {}), ...(slice.tailHash !== undefined ? { tail: { offset: slice.end, hash: slice.tailHash } } : {}) };
       await ctx.state.save(st);
       continue;
     }
@@ -256,13 +316,21 @@ export async function pushSession(ctx: SyncContext, target: PushTarget): Promise
       // have made the same session id under its own data key (a copied file pushed from both), and only the answer
       // says whose key the session has. Entries are sealed after it, under the key that won, so none is sealed
       // under a key no other machine can get; a lost announcement holds nothing (pull reports and passes it).
-      st = { ...st, pending: await sealIf(ctx, e2e, { seq: st.nextSeq, batchId: randomUUID(), entryCount: 0, sha256: '', endOffset: st.pushedOffset }, session, '') };
+      st = { ...st, pending: (await sealIf(ctx, e2e, { seq: st.nextSeq, batchId: randomUUID(), entryCount: 0, sha256: '', endOffset: st.pushedOffset }, session, '')).pending };
       await ctx.state.save(st);
       announced = { from: st.pushedOffset, slice };
       continue;
     }
-    const plain = slice.lines.join('\n') + '\n';
-    const pending: PendingBatch = await sealIf(ctx, e2e, { seq: st.nextSeq, batchId: randomUUID(), entryCount: slice.lines.length, sha256: '', endOffset: slice.end }, session, plain);
+    const plain = bodyOf(slice);
+    const made = await sealIf(ctx, e2e, { seq: st.nextSeq, batchId: randomUUID(), entryCount: slice.lines.length, sha256: plain.sha256, endOffset: slice.end }, session, plain.text);
+    const pending = made.pending;
+    built = { seq: pending.seq, batchId: pending.batchId, body: made.body, ...(slice.tailHash !== undefined ? { tail: slice.tailHash } : {}) };
+    if (!pending.encoding) {
+      // Plaintext is the file's own lines: a resend after a crash reads them again (checked against the hash),
+      // so the state stays small and no body is written twice.
+      delete pending.body;
+      pending.fromFile = true;
+    }
     st = { ...st, pending };
     await ctx.state.save(st);
   }
@@ -280,25 +348,42 @@ export async function pushSession(ctx: SyncContext, target: PushTarget): Promise
  * The pending batch with its body: sealed once here on an encrypted account (a resend after a crash sends these
  * same bytes, so the server sees a retry, not another batch at that seq), else the JSONL as it is.
  */
-async function sealIf(ctx: SyncContext, e2e: E2eKeys | null, p: PendingBatch, session: string, plain: string): Promise<PendingBatch> {
-  if (!e2e) return keepBody(ctx, session, { ...p, sha256: sha256Hex(plain) }, plain);
+async function sealIf(ctx: SyncContext, e2e: E2eKeys | null, p: PendingBatch, session: string, plain: string): Promise<{ pending: PendingBatch; body: string | Uint8Array }> {
+  if (!e2e) return { pending: { ...p, sha256: p.sha256 || sha256Hex(plain), body: plain }, body: plain }; // a caller that hashed the bytes passes it
   const key = await sessionKey(ctx, e2e, session, { create: true });
   // Raw bytes from here to the server's record: nothing is base64'd (only a small inline body, in the JSON state).
   const sealed = await sealedBytes(e2e, key, { session, host: ctx.hostId, seq: p.seq, batchId: p.batchId, entryCount: p.entryCount }, plain);
-  return keepBody(ctx, session, { ...p, sha256: sealed.sha256, encoding: 'aes-256-gcm', raw: true }, sealed.body);
+  return { pending: await keepSealed(ctx, session, { ...p, sha256: sealed.sha256, encoding: 'aes-256-gcm', raw: true }, sealed.body), body: sealed.body };
 }
 
 /**
- * The pending batch with a small body inline (raw bytes as base64), or a large one written to pending/ first: the
- * state naming it is saved after, so a crash in between leaves an orphan body, never a pending without one.
+ * The sealed pending batch with a small body inline (its raw bytes as base64: the state is JSON), or a large one
+ * written to pending/ first: the state naming it is saved after, so a crash in between leaves an orphan body, never
+ * a pending without one.
  */
-async function keepBody(ctx: SyncContext, session: string, p: PendingBatch, body: string | Uint8Array): Promise<PendingBatch> {
-  const chars = typeof body === 'string' ? body.length : Math.ceil(body.byteLength / 3) * 4;
-  if (chars > INLINE_BODY_CHARS) {
+async function keepSealed(ctx: SyncContext, session: string, p: PendingBatch, body: Uint8Array): Promise<PendingBatch> {
+  if (Math.ceil(body.byteLength / 3) * 4 > INLINE_BODY_CHARS) {
     await ctx.state.writePendingBody(session, p.seq, body);
     return p;
   }
-  return { ...p, body: typeof body === 'string' ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('base64') };
+  return { ...p, body: Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('base64') };
+}
+
+/**
+ * A plaintext pending batch's body, read again from the file: the lines from the pushed offset to its end, with
+ * today's checks. null when they are not the batch written down (the file changed below its end).
+ */
+async function bodyFromFile(path: string, st: SessionSyncState, p: PendingBatch): Promise<string | null> {
+  let slice: Slice;
+  try {
+    slice = await readSlice(path, st.pushedOffset, p.endOffset, new Set(st.skipIds));
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw e;
+  }
+  if (slice.end !== p.endOffset || slice.lines.length !== p.entryCount || p.entryCount === 0) return null;
+  const body = bodyOf(slice);
+  return body.sha256 === p.sha256 ? body.text : null;
 }
 
 /** For callers that only need to know whether a push has anything to do (no request, no read of the file). */

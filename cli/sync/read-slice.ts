@@ -1,5 +1,5 @@
 // Reading a session file's tail for a push: complete lines after an offset, one batch at most, invalid lines reported.
-import { open, type FileHandle } from 'node:fs/promises';
+import { closeSync, openSync, readSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { checkEntry } from '../../shared/entry.js';
 import { parseJsonLine, serializeLine } from '../../shared/jsonl.js';
@@ -19,29 +19,54 @@ export interface Slice {
   /** Offset after the last line consumed (sent, skipped or invalid). */
   end: number;
   skipped: { offset: number; reason: string }[];
+  /** tailHash(path, end), from the bytes read (absent when they were not all in one read). */
+  tailHash?: string;
+  /**
+   * The body (the lines, each with its '\n') as the file's own bytes, when they lie next to each other in one read
+   * (no line left out or rewritten between them): no join, and hashed without encoding it again.
+   */
+  raw?: Buffer;
 }
 
-/** Reads complete lines after `from`, up to one batch; a last line without '\n' (being written, or torn) waits. */
+/**
+ * Reads complete lines after `from`, up to one batch; a last line without '\n' (being written, or torn) waits.
+ * The file is read with synchronous calls: a many-session push opens thousands of files, and an async open, read
+ * and close each cost a thread-pool round trip (tens of microseconds) where the call itself costs a few.
+ */
 export async function readSlice(path: string, from: number, size: number, skipIds: ReadonlySet<string>): Promise<Slice> {
   const out: Slice = { lines: [], ids: [], bytes: 0, end: from, skipped: [] };
-  const fh = await open(path, 'r');
+  /** The bytes of the lines taken so far, while they are one run of one read. */
+  let run: { buf: Buffer; from: number; to: number } | null = null;
+  let contiguous = true;
+  const finish = (): Slice => {
+    if (contiguous && run && out.lines.length > 0) out.raw = run.buf.subarray(run.from, run.to);
+    return out;
+  };
+  const fd = openSync(path, 'r');
   try {
     let pos = from;
     while (pos < size && out.lines.length < LIMITS.maxEntriesPerBatch) {
       const len = Math.min(READ_CHUNK, size - pos);
-      const buf = Buffer.alloc(len);
-      const { bytesRead } = await fh.read(buf, 0, len, pos);
+      const buf = Buffer.allocUnsafe(len); // filled by the read; only its first bytesRead bytes are looked at
+      const bytesRead = readSync(fd, buf, 0, len, pos);
       let start = 0;
       let progressed = false;
+      const done = (): Slice => {
+        // The hash a later push checks the offset by, from this read when it holds the bytes (no open of its own).
+        const at = out.end - pos;
+        if (at >= TAIL_BYTES || (pos === 0 && at > 0)) out.tailHash = hashTail(buf.subarray(Math.max(0, at - TAIL_BYTES), at));
+        return finish();
+      };
       for (;;) {
         const nl = buf.indexOf(0x0a, start);
         if (nl < 0 || nl >= bytesRead) break;
         const lineBytes = nl - start;
         const lineOffset = pos + start;
         if (out.bytes + lineBytes + 1 > BATCH_BYTES && out.lines.length > 0) {
-          return out; // batch full: this line starts the next one
+          return done(); // batch full: this line starts the next one
         }
         const text = buf.toString('utf8', start, nl);
+        const lineStart = start;
         start = nl + 1;
         progressed = true;
         out.end = pos + start;
@@ -76,37 +101,42 @@ export async function readSlice(path: string, from: number, size: number, skipId
           }
           if (skipIds.has(id)) continue; // pulled from the server: it has it
           const line = parsed.pieces > 1 ? serializeLine(v as object) : text;
+          if (parsed.pieces > 1) contiguous = false;
+          else if (run === null) run = { buf, from: lineStart, to: start };
+          else if (run.buf === buf && run.to === lineStart) run.to = start;
+          else contiguous = false;
           out.lines.push(line);
           out.ids.push(id);
           out.bytes += (parsed.pieces > 1 ? Buffer.byteLength(line) : lineBytes) + 1;
         }
-        if (out.lines.length >= LIMITS.maxEntriesPerBatch) return out;
+        if (out.lines.length >= LIMITS.maxEntriesPerBatch) return done();
       }
       if (!progressed) {
         if (bytesRead === len && pos + len < size) {
           // A line longer than a read: far over the entry limit. Skipped (and reported) so later entries still go.
-          const nl = await nextNewline(fh, pos + len, size);
-          if (nl < 0) return out; // still being written: the next push looks again
+          const nl = nextNewline(fd, pos + len, size);
+          if (nl < 0) return finish(); // still being written: the next push looks again
           out.skipped.push({ offset: pos, reason: `entry of ${nl - pos} bytes is over the ${LIMITS.maxEntryBytes}-byte limit` });
           out.end = nl + 1;
           pos = nl + 1;
           continue;
         }
-        return out; // only an unfinished last line remains
+        return done(); // only an unfinished last line remains
       }
+      if (pos + start >= size || out.lines.length >= LIMITS.maxEntriesPerBatch) return done();
       pos += start;
     }
-    return out;
+    return finish();
   } finally {
-    await fh.close();
+    closeSync(fd);
   }
 }
 
 /** Offset of the first '\n' at or after `from` (before `size`), or -1. */
-async function nextNewline(fh: FileHandle, from: number, size: number): Promise<number> {
-  const buf = Buffer.alloc(1 << 20);
+function nextNewline(fd: number, from: number, size: number): number {
+  const buf = Buffer.allocUnsafe(1 << 20);
   for (let pos = from; pos < size; ) {
-    const { bytesRead } = await fh.read(buf, 0, Math.min(buf.length, size - pos), pos);
+    const bytesRead = readSync(fd, buf, 0, Math.min(buf.length, size - pos), pos);
     if (bytesRead === 0) break;
     const i = buf.subarray(0, bytesRead).indexOf(0x0a);
     if (i >= 0) return pos + i;
@@ -118,16 +148,20 @@ async function nextNewline(fh: FileHandle, from: number, size: number): Promise<
 /** Bytes before the pushed offset that are hashed to notice a rewritten file (one byte alone misses most rewrites). */
 const TAIL_BYTES = 64;
 
+function hashTail(b: Uint8Array): string {
+  return createHash('sha256').update(b).digest('hex').slice(0, 16);
+}
+
 /** Short hash of the TAIL_BYTES bytes before `offset` (fewer at the start of the file); null when the file is shorter. */
 export async function tailHash(path: string, offset: number): Promise<string | null> {
   const from = Math.max(0, offset - TAIL_BYTES);
-  const fh = await open(path, 'r');
+  const fd = openSync(path, 'r');
   try {
     const b = Buffer.alloc(offset - from);
-    const { bytesRead } = await fh.read(b, 0, b.length, from);
+    const bytesRead = readSync(fd, b, 0, b.length, from);
     if (bytesRead !== b.length || b[b.length - 1] !== 0x0a) return null;
-    return createHash('sha256').update(b).digest('hex').slice(0, 16);
+    return hashTail(b);
   } finally {
-    await fh.close();
+    closeSync(fd);
   }
 }

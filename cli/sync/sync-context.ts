@@ -22,6 +22,8 @@ export interface SyncContext {
   onProgress?: (p: SyncProgress) => void;
   /** Sends a push's batch; set while a run pushes many sessions, so their batches share requests (push-batcher.ts). */
   pushBatch?: (req: PushBatchItem) => Promise<PushBatchResponse>;
+  /** A turn to read a push's next batch (its release given back); set while a run pushes many sessions (push.ts). */
+  readTurn?: () => Promise<() => void>;
   /** Asks for a pull page; set while a run pulls many sessions, so their pages share requests (pull-batcher.ts). */
   pull?: (session: string, cursor: Cursor) => Promise<PullResponse>;
   /**

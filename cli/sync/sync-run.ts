@@ -53,6 +53,8 @@ export interface RunOptions {
   applyDeletes?: boolean;
   /** `push <ref> --undelete`: put a session deleted on the server back, pushing the whole local file. */
   undelete?: boolean;
+  /** After a many-session push: the durable state writes it made and the multi-session requests (tests count them). */
+  onJournal?: (x: { fsyncs: number; requests: number }) => void;
 }
 
 export interface SessionOutcome {
@@ -113,7 +115,10 @@ export async function openSync(env: NodeJS.ProcessEnv, o: { api?: ApiClient; not
 
 /** Holds the sync lock of this SESSYNC_HOME: two sync processes never interleave batches of one session. */
 export function withSyncLock<T>(ctx: SyncContext, fn: () => Promise<T>): Promise<T> {
-  return withFileLock(ctx.state.lockTarget(), fn, { timeoutMs: 60_000 });
+  return withFileLock(ctx.state.lockTarget(), async () => {
+    await ctx.state.recover(); // a killed run's journal: its states are the newest
+    return fn();
+  }, { timeoutMs: 60_000 });
 }
 
 /** Where a session new to this machine goes: --map, this project when the key matches, a saved mapping, else its own cwd. */
@@ -304,12 +309,19 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
       const pushes = ops.filter((x) => x.kind === 'push');
       if (pushes.length > 1) {
         // Many sessions at once, their batches gathered into shared requests: one session at a time is latency-bound.
-        const batcher = new PushBatcher(ctx.api, BATCHED_PUSH_PARALLEL / 2);
+        // Their states go to one journal, made durable once per request (before it leaves), compacted at the end.
+        ctx.state.openJournal();
+        const batcher = new PushBatcher(flushingBeforePush(ctx), PUSH_BATCHES_PER_REQUEST);
+        batcher.maxInFlight = BATCHED_PUSH_PARALLEL / PUSH_BATCHES_PER_REQUEST; // large batches: fewer a request, not more requests
         ctx.pushBatch = (req) => batcher.push(req);
+        ctx.readTurn = turns(PUSH_READING);
         try {
           await inParallel(pushes, BATCHED_PUSH_PARALLEL, (op) => batcher.around(() => runOp(op)));
         } finally {
           delete ctx.pushBatch;
+          delete ctx.readTurn;
+          o.onJournal?.({ fsyncs: ctx.state.journalFsyncs(), requests: batcher.requests });
+          await ctx.state.closeJournal();
         }
       } else await inParallel(pushes, PUSH_PARALLEL, runOp);
       const pulls = ops.filter((x) => x.kind !== 'push');
@@ -350,15 +362,63 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
   });
 }
 
+/**
+ * The client the push batcher sends through: each of its requests that carries batches (POST /v1/batches, and the
+ * single route it falls back to) first makes the journal durable, so a batch is written down before it can arrive.
+ */
+function flushingBeforePush(ctx: SyncContext): ApiClient {
+  const api = ctx.api;
+  return new Proxy(api, {
+    get(target, key) {
+      const v: unknown = Reflect.get(target, key, target);
+      if (typeof v !== 'function') return v;
+      const f = v as (...a: unknown[]) => unknown;
+      if (typeof key === 'string' && key.startsWith('pushBatch')) {
+        return async (...a: unknown[]) => {
+          await ctx.state.flushJournal();
+          return f.apply(target, a);
+        };
+      }
+      return f.bind(target);
+    },
+  });
+}
+
 /** Errors about the server or the login, not about one session: the whole run stops (and --watch backs off). */
 const ABORTS_RUN: ReadonlySet<string> = new Set(['unavailable', 'unauthorized', 'forbidden', 'wrong_server', 'internal', 'key_mismatch', 'encryption_required']);
 
 const PUSH_PARALLEL = 8;
-/** Sessions pushed at once when their batches share requests: half of them fill a request while the other half's is sent. */
-const BATCHED_PUSH_PARALLEL = 64;
+/** Batches per multi-session request while pushes keep coming. */
+const PUSH_BATCHES_PER_REQUEST = 32;
+/**
+ * Sessions pushed at once when their batches share requests: three requests' worth, so while two requests are
+ * answered the next one is read, checked and filled (client and server work at the same time, not in turns).
+ */
+const BATCHED_PUSH_PARALLEL = 3 * PUSH_BATCHES_PER_REQUEST;
 const PULL_PARALLEL = 4;
 /** Sessions pulled at once when their pages share requests: half fill a request while the other half's is answered. */
 const BATCHED_PULL_PARALLEL = 32;
+
+/** Of those, reading and checking their next batch at once (the others wait on requests or for a turn). */
+const PUSH_READING = 16;
+
+/** At most `limit` holders at once: each call waits for a turn and gets the function that gives it back (once). */
+function turns(limit: number): () => Promise<() => void> {
+  let free = limit;
+  const waiting: (() => void)[] = [];
+  return async () => {
+    if (free > 0) free--;
+    else await new Promise<void>((r) => waiting.push(r));
+    let given = false;
+    return () => {
+      if (given) return;
+      given = true;
+      const next = waiting.shift();
+      if (next) next();
+      else free++;
+    };
+  };
+}
 
 /** Runs fn over items with at most `limit` at once; the first error stops new starts and is rethrown. */
 async function inParallel<T>(items: readonly T[], limit: number, fn: (t: T) => Promise<void>): Promise<void> {

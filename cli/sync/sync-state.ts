@@ -4,10 +4,15 @@ import { createHash, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { SessyncError } from '../../shared/errors.js';
 import { nullRecord, toNullRecord } from '../../shared/own-keys.js';
-import { writeFileAtomic } from '../store/atomic-json.js';
+import { readTextIfExists, writeFileAtomic } from '../store/atomic-json.js';
 import { withFileLock } from '../store/file-lock.js';
 import type { Cursor } from '../../shared/wire.js';
 import { mkdirPrivate } from '../store/private-fs.js';
+import { StateJournal } from './state-journal.js';
+import { killPoint } from './kill-point.js';
+
+/** Per-session state files written at once when a journal is compacted (their fsyncs overlap). */
+const COMPACT_PARALLEL = 32;
 
 /** A batch written down before it is sent: after a crash the SAME batch (seq, batchId, body) is resent. */
 export interface PendingBatch {
@@ -19,6 +24,11 @@ export interface PendingBatch {
   endOffset: number;
   /** A small body is kept in the state itself (one durable write instead of two); a large one in pending/. */
   body?: string;
+  /**
+   * Plaintext only: the body is not stored; it is the file's lines from the pushed offset to `endOffset`, read and
+   * checked again (a resend after a crash checks them against `sha256`: a file changed below there builds it anew).
+   */
+  fromFile?: true;
   /** Set when the body is sealed (an end-to-end encrypted account): resent as it is, never sealed again. */
   encoding?: 'aes-256-gcm';
   /**
@@ -26,6 +36,11 @@ export interface PendingBatch {
    * is JSON). Absent on a sealed batch written down by an older sessync: its body is base64 text, `sha256` of the text.
    */
   raw?: true;
+}
+
+/** The pending batch's body is in a file of its own under pending/ (not in the state, not read from the session file). */
+export function bodyFileOf(p: PendingBatch | null | undefined): p is PendingBatch {
+  return !!p && p.body === undefined && p.fromFile !== true;
 }
 
 export interface SessionSyncState {
@@ -84,13 +99,8 @@ export function newSessionState(session: string, path: string): SessionSyncState
 }
 
 async function readJson<T>(path: string): Promise<T | null> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw e;
-  }
+  const text = await readTextIfExists(path);
+  if (text === null) return null;
   try {
     return JSON.parse(text) as T;
   } catch {
@@ -122,9 +132,72 @@ export class SyncState {
   /** Per server identity: session offsets, seqs, cursors, pending batches, conflicts, remote meta cache. */
   readonly serverDir: string;
 
+  /** Open while a run pushes many sessions: saves are gathered there and made durable once per request. */
+  private journal: StateJournal<SessionSyncState> | null = null;
+
   constructor(home: string, server: string) {
     this.dir = join(home, 'sync');
     this.serverDir = join(this.dir, 'servers', server);
+  }
+
+  private journalPath(serverDir = this.serverDir): string {
+    return join(serverDir, 'push-journal.jsonl');
+  }
+
+  /**
+   * From here until `closeJournal`, `save` keeps states in memory and `flushJournal` (called before each request
+   * that carries batches) makes them durable together: one fsync per request, however many sessions it carries.
+   */
+  openJournal(): void {
+    if (!this.journal) this.journal = new StateJournal(this.journalPath());
+  }
+
+  /** One durable write of every state saved since the last flush (nothing when no journal is open). */
+  flushJournal(): Promise<void> {
+    return this.journal ? this.journal.flush() : Promise.resolve();
+  }
+
+  /** Fsyncs made by the open journal (0 when none). */
+  journalFsyncs(): number {
+    return this.journal?.fsyncs ?? 0;
+  }
+
+  /** Compaction: each state of the run to its own file (durably), then the journal is removed. */
+  async closeJournal(): Promise<void> {
+    const j = this.journal;
+    if (!j) return;
+    this.journal = null;
+    await j.close();
+    await this.writeOut(j.latest);
+    await StateJournal.remove(j.path);
+  }
+
+  /**
+   * Under the sync lock, before anything reads state to act on it: a journal left by a killed run holds states
+   * newer than their files (batches written down, maybe sent); they go to their files, then the journal goes.
+   */
+  async recover(serverDir = this.serverDir): Promise<void> {
+    const path = this.journalPath(serverDir);
+    const found = await StateJournal.replay<SessionSyncState>(path);
+    if (!found) return;
+    await this.writeOut(found, serverDir);
+    await StateJournal.remove(path);
+  }
+
+  private async writeOut(states: ReadonlyMap<string, SessionSyncState | null>, serverDir = this.serverDir): Promise<void> {
+    const items = [...states];
+    let next = 0;
+    if (items.length > 0) await mkdirPrivate(join(serverDir, 'sessions'));
+    const worker = async () => {
+      while (next < items.length) {
+        const [session, s] = items[next++]!;
+        const file = join(serverDir, 'sessions', `${session}.json`);
+        if (s) await writeFileAtomic(file, JSON.stringify(s) + '\n', { dirExists: true });
+        else await rm(file, { force: true });
+        killPoint('compacted-one');
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(COMPACT_PARALLEL, items.length) }, worker));
   }
 
   private sessionPath(session: string): string {
@@ -191,6 +264,7 @@ export class SyncState {
     let count = 0;
     const servers = join(this.dir, 'servers');
     for (const server of await readdir(servers).catch(() => [] as string[])) {
+      await this.recover(join(servers, server)); // a killed run's newest states first
       const dir = join(servers, server, 'sessions');
       for (const name of await readdir(dir).catch(() => [] as string[])) {
         if (!name.endsWith('.json')) continue;
@@ -199,7 +273,7 @@ export class SyncState {
         if (!st || typeof st.nextSeq !== 'number') continue;
         const moved: SessionSyncState = { ...st, nextSeq: 1, pending: null, cursor: { ...(st.cursor ?? {}), [oldHost]: st.nextSeq - 1 } };
         await writeFileAtomic(path, JSON.stringify(moved) + '\n');
-        if (st.pending && st.pending.body === undefined) await rm(join(servers, server, 'pending', `${st.session}.${st.pending.seq}.jsonl`), { force: true });
+        if (bodyFileOf(st.pending)) await rm(join(servers, server, 'pending', `${st.session}.${st.pending.seq}.jsonl`), { force: true });
         count++;
       }
     }
@@ -207,7 +281,8 @@ export class SyncState {
   }
 
   async load(session: string): Promise<SessionSyncState | null> {
-    const s = await readJson<SessionSyncState>(this.sessionPath(session));
+    const j = this.journal?.latest;
+    const s = j?.has(session) ? j.get(session)! : await readJson<SessionSyncState>(this.sessionPath(session));
     if (s && (typeof s.pushedOffset !== 'number' || typeof s.nextSeq !== 'number' || typeof s.path !== 'string')) {
       throw new SessyncError('corrupt', `sync state of session ${session} lacks fields; move ${this.sessionPath(session)} away to rebuild it`);
     }
@@ -216,23 +291,30 @@ export class SyncState {
   }
 
   async save(s: SessionSyncState): Promise<void> {
-    await writeFileAtomic(this.sessionPath(s.session), JSON.stringify(s) + '\n');
+    // A copy: the caller may go on changing its object, and the journal writes what was saved.
+    if (this.journal) this.journal.set(s.session, { ...s });
+    else await writeFileAtomic(this.sessionPath(s.session), JSON.stringify(s) + '\n');
   }
 
   /** Every session with state, keyed by id. */
   async all(): Promise<Map<string, SessionSyncState>> {
     const out = new Map<string, SessionSyncState>();
-    let names: string[];
+    let names: string[] = [];
     try {
       names = await readdir(join(this.serverDir, 'sessions'));
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return out;
-      throw e;
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
     }
     for (const n of names) {
       if (!n.endsWith('.json')) continue;
       const s = await this.load(n.slice(0, -5));
       if (s) out.set(s.session, s);
+    }
+    // Newer than the files: the open journal's states, or (read only, for a reader without the lock) a killed run's.
+    const newer = this.journal?.latest ?? (await StateJournal.replay<SessionSyncState>(this.journalPath()));
+    for (const [session, s] of newer ?? []) {
+      if (s) out.set(session, { ...s, skipIds: s.skipIds ?? [], cursor: toNullRecord(s.cursor) });
+      else out.delete(session);
     }
     return out;
   }
@@ -241,8 +323,13 @@ export class SyncState {
   async forget(session: string): Promise<void> {
     // A corrupt state file is removed all the same (that is the point); only its pending body may then stay behind.
     const st = await this.load(session).catch(() => null);
+    if (this.journal) {
+      // Durable at once (rare): a journal record of the session left behind would bring the state back.
+      this.journal.set(session, null);
+      await this.journal.flush();
+    } else await this.recover(); // a killed run's record of it would bring it back too
     await rm(this.sessionPath(session), { force: true });
-    if (st?.pending && st.pending.body === undefined) await this.dropPendingBody(session, st.pending.seq);
+    if (st && bodyFileOf(st.pending)) await this.dropPendingBody(session, st.pending.seq);
   }
 
   async writePendingBody(session: string, seq: number, body: string | Uint8Array): Promise<void> {

@@ -58,6 +58,19 @@ describe('account key export string', () => {
     );
   });
 
+  it('a changed last key character that differs only in its unused bits is refused, not read as the same key', async () => {
+    const k = newAccountKey();
+    const s = await exportAccountKey(k);
+    const [prefix, keyId, keyText, sum] = s.split('.');
+    // 32 bytes are 43 base64url characters: the last one carries 2 bits of the key and 4 unused bits.
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    const last = alphabet.indexOf(keyText!.at(-1)!);
+    const sibling = alphabet[(last & 0b110000) | ((last + 1) & 0b001111)]!;
+    const typo = [prefix, keyId, keyText!.slice(0, -1) + sibling, sum].join('.');
+    const e = await importAccountKey(typo).then(() => null, (x: unknown) => x);
+    expect(isSessyncError(e, 'bad_input')).toBe(true);
+  });
+
   it('a truncated string, another text, and a newer format each get their own message', async () => {
     const s = await exportAccountKey(newAccountKey());
     await rejects(importAccountKey(s.slice(0, -3)), 'bad_input', /truncated|typo/);

@@ -1,12 +1,14 @@
 // Sync test rig: real servers (`sessync serve` child process, or `wrangler dev` workerd) and "machines" (one SESSYNC_HOME each).
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readFileSync, readdirSync, realpathSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll } from 'vitest';
 import { CLI_BIN, REPO_ROOT, runCli, tempDir, type CliResult } from '../helpers/cli.js';
 import { canonicalJson } from '../../shared/merge.js';
+import { projectDir, sessionFileName } from '../../cli/store/paths.js';
+import { serializeLine } from '../../shared/jsonl.js';
 
 export interface TestServer {
   url: string;
@@ -286,4 +288,31 @@ export async function pairWithSession(root: string, names: [string, string], rem
   const id = await a.newSession();
   if (texts.length) await a.say(id, ...texts);
   return { a, b, id };
+}
+
+/** Session n's id in plantSession's files. */
+export function plantedId(n: number): string {
+  return `${n.toString().padStart(8, '0')}-0000-4000-8000-000000000000`;
+}
+
+/**
+ * Writes (or, when it exists, appends to) session n's file as pi would, header then chained entries, straight into
+ * the machine's sessions root: many sessions without a CLI run each. Returns the session id.
+ */
+export function plantSession(m: Machine, n: number, entries: number, o: { from?: number; pad?: number } = {}): string {
+  const id = plantedId(n);
+  const timestamp = new Date(Date.UTC(2026, 0, 1, 0, n)).toISOString();
+  const cwd = realpathSync(m.project);
+  const dir = projectDir(join(m.home, 'sessions'), cwd);
+  const path = join(dir, sessionFileName(timestamp, id));
+  const from = o.from ?? 0;
+  let text = from === 0 ? serializeLine({ type: 'session', version: 3, id, timestamp, cwd }) + '\n' : '';
+  for (let i = from; i < from + entries; i++) {
+    const entry = { type: 'message', id: `s${n}-e${i}`, parentId: i === 0 ? null : `s${n}-e${i - 1}`, timestamp, message: { role: 'user', content: `session ${n} entry ${i} ${'w'.repeat(o.pad ?? 200)}` } };
+    text += serializeLine(entry) + '\n';
+  }
+  mkdirSync(dir, { recursive: true });
+  if (from === 0) writeFileSync(path, text);
+  else appendFileSync(path, text);
+  return id;
 }

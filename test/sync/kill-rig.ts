@@ -32,7 +32,8 @@ export function runAndKill(m: Machine, args: string[], delayMs: number): Promise
 
 /**
  * Did the killed run leave a batch written down but unacknowledged? Looks for per-session state files
- * (`.../sessions/<id>.json` anywhere under sync/, whichever per-server layout the state uses) with a pending batch.
+ * (`.../sessions/<id>.json` anywhere under sync/, whichever per-server layout the state uses) with a pending batch,
+ * and for a many-session push's journal (`push-journal.jsonl`) whose newest record of a session has one.
  */
 export function pendingLeft(m: Machine): boolean {
   const walk = (d: string): boolean => {
@@ -43,6 +44,13 @@ export function pendingLeft(m: Machine): boolean {
         if (walk(p)) return true;
       } else if (d.endsWith('sessions') && n.endsWith('.json')) {
         if ((JSON.parse(readFileSync(p, 'utf8')) as { pending?: unknown }).pending != null) return true;
+      } else if (n === 'push-journal.jsonl') {
+        const last = new Map<string, unknown>();
+        for (const line of readFileSync(p, 'utf8').split('\n').slice(0, -1)) {
+          const r = JSON.parse(line) as { state?: { session: string; pending?: unknown }; forget?: string };
+          if (r.state) last.set(r.state.session, r.state.pending);
+        }
+        if ([...last.values()].some((x) => x != null)) return true;
       }
     }
     return false;
@@ -91,5 +99,22 @@ export async function until<T>(what: string, ms: number, f: () => Promise<T | un
     if (v) return v;
     if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+/** Every entry id of the session as the server stores it, batch by batch (a pull from nothing, as a new machine would). */
+export async function storedIds(server: TestServer, session: string): Promise<string[]> {
+  const ids: string[] = [];
+  let cursor: Record<string, number> = {};
+  for (;;) {
+    const r = await fetch(`${server.url}/v1/sessions/${session}/pull`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${server.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ cursor }),
+    });
+    const page = (await r.json()) as { batches: { body: string }[]; cursor: Record<string, number>; more: boolean };
+    for (const b of page.batches) for (const l of b.body.split('\n')) if (l) ids.push((JSON.parse(l) as { id: string }).id);
+    cursor = page.cursor;
+    if (!page.more) return ids;
   }
 }

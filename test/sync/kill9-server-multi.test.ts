@@ -2,29 +2,12 @@
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { CLI_BIN, REPO_ROOT } from '../helpers/cli.js';
-import { Machine, entrySet, readLog, startNodeServer, useServer, type TestServer } from './helpers.js';
-import { heads, until } from './kill-rig.js';
+import { Machine, entrySet, readLog, startNodeServer, useServer } from './helpers.js';
+import { heads, storedIds, until } from './kill-rig.js';
 
 const SESSIONS = 10;
 const ENTRIES = 40;
 const KILLS = 3;
-
-/** Every entry id of the session as the server stores it, batch by batch (a pull from nothing, as a new machine would). */
-async function storedIds(server: TestServer, session: string): Promise<string[]> {
-  const ids: string[] = [];
-  let cursor: Record<string, number> = {};
-  for (;;) {
-    const r = await fetch(`${server.url}/v1/sessions/${session}/pull`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${server.token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ cursor }),
-    });
-    const page = (await r.json()) as { batches: { body: string }[]; cursor: Record<string, number>; more: boolean };
-    for (const b of page.batches) for (const l of b.body.split('\n')) if (l) ids.push((JSON.parse(l) as { id: string }).id);
-    cursor = page.cursor;
-    if (!page.more) return ids;
-  }
-}
 
 describe('kill -9 of the server during multi-session pushes', () => {
   const rig = useServer(startNodeServer, 'sessync-kill-multi-');

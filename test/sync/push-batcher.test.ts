@@ -39,6 +39,33 @@ async function pushAll(batcher: PushBatcher, reqs: PushBatchRequest[]) {
 const batches = (n: number) => Promise.all(Array.from({ length: n }, (_, i) => makeBatch({ session: `pb${i}`, host: 'h1', seq: 1, meta: metaFor(`pb${i}`) })));
 
 describe('PushBatcher', () => {
+  it('holds full requests back while maxInFlight are unanswered, and still delivers every push', async () => {
+    const { api, paths } = await client();
+    let open = 0;
+    let most = 0;
+    const counted = new Proxy(api, {
+      get(t, k) {
+        const v = Reflect.get(t, k, t) as unknown;
+        if (k !== 'pushBatchesJson' || typeof v !== 'function') return typeof v === 'function' ? v.bind(t) : v;
+        return async (...a: unknown[]) => {
+          most = Math.max(most, ++open);
+          await new Promise((r) => setTimeout(r, 20)); // answered later, so the next requests are ready meanwhile
+          try {
+            return await (v as (...x: unknown[]) => Promise<unknown>).apply(t, a);
+          } finally {
+            open--;
+          }
+        };
+      },
+    });
+    const batcher = new PushBatcher(counted, 2);
+    batcher.maxInFlight = 1;
+    const out = await pushAll(batcher, await batches(7));
+    expect(out.map((o) => o.status === 'fulfilled' && o.value.status)).toEqual(Array(7).fill('created'));
+    expect(most).toBe(1);
+    expect(paths.filter((p) => p === '/v1/batches')).toHaveLength(4);
+  });
+
   it('sends the batches of sessions pushed at once in one request, and hands each push its own answer', async () => {
     const { api, paths } = await client();
     const batcher = new PushBatcher(api);

@@ -1,0 +1,11 @@
+// Crash points for the kill -9 tests: $SESSYNC_KILL_POINT=name:n makes the process SIGKILL itself the n-th time it passes `name`.
+const want = /^([a-z-]+):(\d+)$/.exec(process.env.SESSYNC_KILL_POINT ?? '');
+let passed = 0;
+
+/**
+ * A named moment between two durable steps (a journal written but not fsynced, fsynced but the request not sent,
+ * half compacted). Unset, it costs one comparison; the tests use it to land a kill exactly there, every time.
+ */
+export function killPoint(name: string): void {
+  if (want && want[1] === name && ++passed === Number(want[2])) process.kill(process.pid, 'SIGKILL');
+}

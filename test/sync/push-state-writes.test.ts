@@ -1,0 +1,73 @@
+// Durable client-state writes of a many-session first push, counted from the real process's fsyncs (strace): one per request at most.
+import { execFileSync, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { CLI_BIN, REPO_ROOT } from '../helpers/cli.js';
+import { Machine, plantSession, readLog, startNodeServer, useServer } from './helpers.js';
+
+const SESSIONS = 50;
+const ENTRIES = 12;
+
+function hasStrace(): boolean {
+  try {
+    execFileSync('strace', ['-V'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe.skipIf(!hasStrace())('durable state writes of a many-session push (strace of the real CLI; skipped without strace)', () => {
+  const rig = useServer(startNodeServer, 'sessync-state-writes-');
+
+  it(`a first push of ${SESSIONS} sessions makes at most one fsync of client state per request while requests go out`, async () => {
+    // Small batches: each session is several batches, so the push takes many requests and many state changes.
+    const a = new Machine(rig.root, 'a', { remote: 'git@github.com:acme/state-writes.git', env: { SESSYNC_SYNC_BATCH_BYTES: '1200' } });
+    await a.login(rig.server);
+    await a.ok(['push', '--all', '--json']); // makes the host id (a state write of its own) before the traced run
+    const ids = Array.from({ length: SESSIONS }, (_, n) => plantSession(a, n, ENTRIES));
+
+    const trace = join(rig.root, 'push.strace');
+    const child = spawn('strace', ['-f', '-qq', '-y', '-s', '40', '-e', 'trace=fsync,fdatasync,write,writev,sendto,sendmsg', '-o', trace, process.execPath, CLI_BIN, 'push', '--all', '--json', '--cwd', a.project], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, ...a.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stdout!.setEncoding('utf8').on('data', (d) => (out += d));
+    child.stderr!.setEncoding('utf8').on('data', (d) => (err += d));
+    expect(await new Promise((r) => child.once('exit', r)), err).toBe(0);
+    const summary = JSON.parse(out) as { pushedEntries: number; requests: number };
+    expect(summary.pushedEntries).toBe(SESSIONS * ENTRIES);
+
+    // The trace in order: requests that carry batches, and fsyncs of files under this machine's sync state.
+    const stateDir = join(a.home, 'sync') + '/';
+    const windows: number[] = [0]; // fsyncs of client state before the first request, then between requests
+    let journal = 0;
+    for (const line of readFileSync(trace, 'utf8').split('\n')) {
+      if (/POST \/v1\/(sessions\/[^ ]*\/)?batches /.test(line)) windows.push(0);
+      else if (/\b(fsync|fdatasync)\(\d+</.test(line) && line.includes(stateDir)) {
+        windows[windows.length - 1]!++;
+        if (line.includes('push-journal')) journal++;
+      }
+    }
+    const requests = windows.length - 1;
+    expect(requests, 'POST /v1/batches requests seen in the trace').toBeGreaterThan(3);
+    expect(requests).toBeLessThanOrEqual(summary.requests);
+    // Up to each request: at most one durable write (the journal's) since the request before it. After the last
+    // request the journal is compacted into the sessions' own files: those writes are counted apart, below.
+    const perRequest = windows.slice(0, -1);
+    expect(Math.max(...perRequest), `fsyncs of client state before each request: ${perRequest.join(' ')}`).toBeLessThanOrEqual(1);
+    expect(journal).toBeLessThanOrEqual(requests);
+    const compaction = windows[windows.length - 1]!;
+    expect(compaction, 'compaction: at most one write per session (and the project map)').toBeLessThanOrEqual(SESSIONS + 2);
+    console.log(`${requests} requests; fsyncs of client state per request: ${perRequest.join(' ')}; after the last request: ${compaction}`);
+
+    // And what it pushed is all there, once: a second push has nothing to send.
+    const again = (await a.ok(['push', '--all', '--json'])) as { pushedEntries: number; requests: number };
+    expect(again.pushedEntries).toBe(0);
+    for (const id of ids.slice(0, 3)) expect(readLog(a.fileOf(id)).ids).toHaveLength(ENTRIES);
+  }, 120_000);
+});
