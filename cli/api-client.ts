@@ -49,6 +49,13 @@ import {
   type WhoamiResponse,
 } from '../shared/wire.js';
 
+/** One session's part of POST /v1/pulls. */
+export interface PullItem {
+  session: string;
+  cursor: Cursor;
+  withMeta?: true;
+}
+
 export interface ApiClientOptions {
   url: string;
   token?: string;
@@ -121,6 +128,8 @@ export class ApiClient {
   private readonly onRetry: ApiClientOptions['onRetry'];
   /** The server has answered at least once (any HTTP status): a refused connection after that is a restart. */
   private answered = false;
+  /** The server refused a pull's `withMeta` (it predates the flag): pulls go without it. */
+  private metaRefused = false;
 
   constructor(opts: ApiClientOptions) {
     this.url = normaliseUrl(opts.url);
@@ -161,13 +170,36 @@ export class ApiClient {
     return this.call('POST', '/v1/batches', new PrebuiltJson(`{"batches":[${items.join(',')}]}`), PushBatchesResponseSchema);
   }
 
-  /** POST /v1/pulls: one page of each session. A server from before it answers 404; Workers, 413 (one per request). */
-  async pullMany(sessions: readonly { session: string; cursor: Cursor }[]): Promise<PullManyResponse> {
-    return this.call('POST', '/v1/pulls', { sessions }, PullManyResponseSchema);
+  /**
+   * POST /v1/pulls: one page of each session (with its meta where `withMeta`). A server from before it answers 404;
+   * Workers, 413 (one per request).
+   */
+  async pullMany(sessions: readonly PullItem[]): Promise<PullManyResponse> {
+    return this.withoutMetaIfRefused(sessions.some((s) => s.withMeta), (withMeta) =>
+      this.call('POST', '/v1/pulls', { sessions: withMeta ? sessions : sessions.map(({ withMeta: _, ...s }) => s) }, PullManyResponseSchema),
+    );
   }
 
-  async pull(session: string, cursor: Cursor): Promise<PullResponse> {
-    return this.call('POST', `/v1/sessions/${enc(session)}/pull`, { cursor }, PullResponseSchema);
+  /** One page of a session; `withMeta`: its meta in the answer too (absent from an older server's: ask sessionMeta). */
+  async pull(session: string, cursor: Cursor, o: { withMeta?: boolean } = {}): Promise<PullResponse> {
+    return this.withoutMetaIfRefused(o.withMeta === true, (withMeta) =>
+      this.call('POST', `/v1/sessions/${enc(session)}/pull`, withMeta ? { cursor, withMeta: true } : { cursor }, PullResponseSchema),
+    );
+  }
+
+  /**
+   * A pull sent with `withMeta` while the server is not known to refuse it; a server from before the flag refuses
+   * the unknown key (400 naming it), and is then asked without it for the rest of this client's life.
+   */
+  private async withoutMetaIfRefused<T>(wanted: boolean, send: (withMeta: boolean) => Promise<T>): Promise<T> {
+    if (!wanted || this.metaRefused) return send(false);
+    try {
+      return await send(true);
+    } catch (e) {
+      if (!isSessyncError(e, 'bad_input') || !e.message.includes('withMeta')) throw e;
+      this.metaRefused = true;
+      return send(false);
+    }
   }
 
   async changes(page?: string): Promise<ChangesResponse> {

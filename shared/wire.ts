@@ -225,8 +225,12 @@ export const CursorSchema = z
   .refine((c) => Object.keys(c).length <= LIMITS.maxCursorHosts, `a cursor names at most ${LIMITS.maxCursorHosts} hosts`);
 export type Cursor = z.infer<typeof CursorSchema>;
 
-/** POST /v1/sessions/:session/pull */
-export const PullRequestSchema = z.object({ cursor: CursorSchema }).strict();
+/**
+ * POST /v1/sessions/:session/pull. `withMeta`: answer the session's meta too (`meta` in the response), as
+ * GET /v1/sessions/:session would: a client creating the session here needs it, and it spares a request per session.
+ * An older server refuses the key (400, strict schema); a client then asks without it and GETs the meta.
+ */
+export const PullRequestSchema = z.object({ cursor: CursorSchema, withMeta: z.literal(true).optional() }).strict();
 export type PullRequest = z.infer<typeof PullRequestSchema>;
 
 export const StoredBatchSchema = z.object({ envelope: BatchEnvelopeSchema, body: z.string() });
@@ -240,11 +244,16 @@ export type StoredBatch = z.infer<typeof StoredBatchSchema>;
 export const PulledBatchSchema = StoredBatchSchema.extend({ damaged: z.string().max(300).optional() });
 export type PulledBatch = z.infer<typeof PulledBatchSchema>;
 
-/** Batches after the cursor, ordered by host then seq; `more` says call again with `cursor`. */
+/**
+ * Batches after the cursor, ordered by host then seq; `more` says call again with `cursor`. `meta`: asked for by
+ * `withMeta`, and absent when the server cannot serve it (no meta yet, a deleted session, a damaged one): the
+ * client then asks GET /v1/sessions/:session, whose answer says why.
+ */
 export const PullResponseSchema = z.object({
   batches: z.array(PulledBatchSchema),
   cursor: CursorSchema,
   more: z.boolean(),
+  meta: z.lazy(() => SessionMetaResponseSchema).optional(),
 });
 export type PullResponse = z.infer<typeof PullResponseSchema>;
 
@@ -254,7 +263,7 @@ export type PullResponse = z.infer<typeof PullResponseSchema>;
  * spent, the sessions after get no batches and `more: true` (ask again). Per-session errors (404) in their item.
  */
 export const PullManyRequestSchema = z.object({
-  sessions: z.array(z.object({ session: SessionIdSchema, cursor: CursorSchema }).strict()).min(1).max(LIMITS.maxSessionsPerPull),
+  sessions: z.array(z.object({ session: SessionIdSchema, cursor: CursorSchema, withMeta: z.literal(true).optional() }).strict()).min(1).max(LIMITS.maxSessionsPerPull),
 }).strict();
 export type PullManyRequest = z.infer<typeof PullManyRequestSchema>;
 

@@ -1,7 +1,7 @@
 // Pulled batches of an encrypted account, opened and authenticated before any of them is merged.
 import { SessyncError } from '../../shared/errors.js';
 import { openBatchBytes } from '../../shared/sync-crypto.js';
-import type { PulledBatch } from '../../shared/wire.js';
+import type { PulledBatch, SessionMetaResponse } from '../../shared/wire.js';
 import type { BatchProblem } from '../sync/sync-state.js';
 import type { SyncContext } from '../sync/sync-context.js';
 import { sessionKey, type E2eKeys } from './sync-keys.js';
@@ -16,9 +16,10 @@ import { sessionKey, type E2eKeys } from './sync-keys.js';
 /** A pulled batch, opened when it was sealed: `authenticated` stands for the sha-256 check, which GCM's tag supersedes. */
 export type OpenedBatch = PulledBatch & { authenticated?: true };
 
-export async function openPulled(ctx: SyncContext, e2e: E2eKeys, session: string, batches: readonly PulledBatch[]): Promise<OpenedBatch[]> {
+/** `meta`: the session's meta when the page carried it (its wrapped key then needs no GET). */
+export async function openPulled(ctx: SyncContext, e2e: E2eKeys, session: string, batches: readonly PulledBatch[], meta?: SessionMetaResponse): Promise<OpenedBatch[]> {
   if (batches.length === 0) return [];
-  const key = await sessionKey(ctx, e2e, session, { create: false });
+  const key = await sessionKey(ctx, e2e, session, { create: false, ...(meta ? { meta } : {}) });
   const out: OpenedBatch[] = [];
   const failed: BatchProblem[] = [];
   for (const b of batches) {

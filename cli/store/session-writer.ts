@@ -8,7 +8,7 @@ import { serializeLine, serializeSession } from '../../shared/jsonl.js';
 import { SessyncError } from '../../shared/errors.js';
 import { withFileLock } from './file-lock.js';
 import type { LockOptions } from './file-lock.js';
-import { advanceTailState, readTailState, saveTailState, tailStateOf } from './tail-state.js';
+import { advanceTailState, saveTailState, stateOfWritten, tailStateOf } from './tail-state.js';
 import type { TailState } from './tail-state.js';
 import { PRIVATE_FILE, mkdirPrivate } from './private-fs.js';
 
@@ -23,25 +23,36 @@ export async function fsyncPath(path: string): Promise<void> {
 }
 
 /** Writes `data` to a temp file beside `path` and fsyncs it; returns the temp path. */
-export async function writeTemp(path: string, data: string): Promise<string> {
+export async function writeTemp(path: string, data: string | Uint8Array): Promise<string> {
+  return (await writeTempStat(path, data)).tmp;
+}
+
+/** writeTemp, and the written file's mtime (a link to it keeps it). */
+async function writeTempStat(path: string, data: string | Uint8Array): Promise<{ tmp: string; mtimeMs: number }> {
   const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`);
   const fh = await open(tmp, 'wx', PRIVATE_FILE); // a session holds the user's prompts, code and output: theirs alone
+  let mtimeMs: number;
   try {
     await fh.writeFile(data);
     await fh.sync();
+    mtimeMs = (await fh.stat()).mtimeMs;
   } catch (e) {
     await fh.close();
     await unlink(tmp).catch(() => undefined);
     throw e;
   }
   await fh.close();
-  return tmp;
+  return { tmp, mtimeMs };
 }
 
-/** Creates a new session file atomically; fails with 'conflict' when the file already exists. */
-export async function createSessionFile(path: string, header: SessionHeader, entries: SessionEntry[] = [], texts?: ReadonlyMap<object, string>): Promise<void> {
+/**
+ * Creates a new session file atomically; fails with 'conflict' when the file already exists. Returns the file's tail
+ * state (also saved for `list` and the next append), built from the entries written rather than read back.
+ */
+export async function createSessionFile(path: string, header: SessionHeader, entries: SessionEntry[] = [], texts?: ReadonlyMap<object, string>): Promise<TailState> {
   await mkdirPrivate(dirname(path));
-  const tmp = await writeTemp(path, serializeSession(header, entries, texts));
+  const data = Buffer.from(serializeSession(header, entries, texts), 'utf8');
+  const { tmp, mtimeMs } = await writeTempStat(path, data);
   try {
     await link(tmp, path); // link, unlike rename, refuses to replace an existing file
   } catch (e) {
@@ -51,7 +62,9 @@ export async function createSessionFile(path: string, header: SessionHeader, ent
     await unlink(tmp).catch(() => undefined);
   }
   await fsyncPath(dirname(path));
-  await readTailState(path); // leaves name and message count for `list`
+  const state = stateOfWritten(path, header, entries, data, mtimeMs);
+  await saveTailState(state); // leaves name and message count for `list`
+  return state;
 }
 
 /** What a builder sees under the lock: the current leaf and tips, so defaults are chosen without a race. */

@@ -160,11 +160,17 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
   let local: Map<string, SessionEntry> | null = null;
   /** Highest seq of this host's own batches seen while creating the file: over every page, not only the first. */
   let ownSeq = 0;
+  /** Known that the file's last entry is its newest tip (as created here, nothing appended since): no marker needed. */
+  let leafAgrees = false;
   const e2e = (await ctx.e2e?.()) ?? null;
   for (;;) {
-    const res = await (ctx.pull ? ctx.pull(session, cursor) : ctx.api.pull(session, cursor));
+    // A session new here asks for its meta with the page (header, cwd, sealed key): one request, not two.
+    const ask = path === undefined ? { withMeta: true } : {};
+    const res = await (ctx.pull ? ctx.pull(session, cursor, ask) : ctx.api.pull(session, cursor, ask));
+    // Only this session's: a server that answers another's is not believed (the meta is then asked for alone).
+    const served = res.meta?.session === session ? res.meta : undefined;
     // Encrypted: every batch of the page authenticated before any of it is merged (a failure throws, nothing written).
-    const batches = e2e ? await openPulled(ctx, e2e, session, res.batches) : res.batches;
+    const batches = e2e ? await openPulled(ctx, e2e, session, res.batches, served) : res.batches;
     const incoming: IncomingEntry[] = [];
     const problems: BatchProblem[] = [];
     for (const b of batches) {
@@ -187,7 +193,7 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
       if (res.batches.length === 0 && !res.more) {
         throw new SessyncError('not_found', `session ${session} has no entries on the server yet`);
       }
-      const meta = await readMeta(ctx, session); // a sealed meta opened, or refused
+      const meta = await readMeta(ctx, session, served); // a sealed meta opened, or refused
       if (!meta.header) throw new SessyncError('corrupt', `session ${session}: its meta is sealed (end-to-end encrypted) and this client cannot open it; no local file created`);
       // The header becomes the new file's first line: checked like any line a server sends.
       if (findTooDeepValue(meta.header, LIMITS.maxJsonDepth)) {
@@ -201,7 +207,9 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
       const header = await withLocalParent(ctx.sessionsRoot, { ...meta.header, cwd } as SessionHeader, piLayout(ctx.env));
       const m = mergeEntries(new Map(), incoming);
       path = join(ctx.flat ? ctx.sessionsRoot : projectDir(ctx.sessionsRoot, cwd), sessionFileName(String(header.timestamp), session));
-      await createSessionFile(path, header, m.toAppend, exactTexts(incoming));
+      const tail = await createSessionFile(path, header, m.toAppend, exactTexts(incoming));
+      // Written parents-first with the newest tip last: pi's leaf and sessync's agree unless the tip rule differs.
+      leafAgrees = tail.lastId === tail.leafId;
       result.path = path;
       result.created = true;
       result.appended += m.toAppend.length;
@@ -219,7 +227,10 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
           local = new Map((await readSession(path)).entries.map((e) => [e.id, e]));
         }
         const m = mergeEntries(local, incoming);
-        if (m.toAppend.length > 0) await appendEntries(path, m.toAppend, { texts: exactTexts(incoming) }); // fsynced before it returns
+        if (m.toAppend.length > 0) {
+          await appendEntries(path, m.toAppend, { texts: exactTexts(incoming) }); // fsynced before it returns
+          leafAgrees = false;
+        }
         for (const e of m.toAppend) local.set(e.id, e);
         result.appended += m.toAppend.length;
         result.duplicates += m.duplicates;
@@ -244,7 +255,7 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
     if (!creating) cursor[ctx.hostId] = OWN_DONE;
     if (!res.more) break;
   }
-  if (result.appended > 0) {
+  if (result.appended > 0 && !leafAgrees) {
     // Pulled entries went last, but the newest tip may be a local one: pi would resume the other branch.
     const m = await alignLeaf(result.path, 'merged');
     if (m) result.marker = m.id;

@@ -23,7 +23,7 @@ export interface SyncContext {
   /** Sends a push's batch; set while a run pushes many sessions, so their batches share requests (push-batcher.ts). */
   pushBatch?: (req: PushBatchRequest) => Promise<PushBatchResponse>;
   /** Asks for a pull page; set while a run pulls many sessions, so their pages share requests (pull-batcher.ts). */
-  pull?: (session: string, cursor: Cursor) => Promise<PullResponse>;
+  pull?: (session: string, cursor: Cursor, o?: { withMeta?: boolean }) => Promise<PullResponse>;
   /**
    * The account's end-to-end keys, asked of the server on first use (null: a plaintext account). Throws when the
    * account is encrypted and this machine's key is missing or wrong, before anything is written or sent.

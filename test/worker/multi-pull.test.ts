@@ -51,4 +51,37 @@ describe('POST /v1/pulls', () => {
     const many = Array.from({ length: LIMITS.maxSessionsPerPull + 1 }, (_, i) => ({ session: `s${i}`, cursor: {} }));
     expect((await alice.call('POST', '/v1/pulls', { sessions: many })).status).toBe(400);
   });
+
+  it('carries each session\'s meta where `withMeta` asks, exactly as GET /v1/sessions/:session answers it, and only there', async () => {
+    await seed('m1', 2);
+    await seed('m2', 1);
+    const r = await alice.call('POST', '/v1/pulls', { sessions: [{ session: 'm1', cursor: {}, withMeta: true }, { session: 'm2', cursor: {} }] });
+    expect(r.status).toBe(200);
+    const [m1, m2] = PullManyResponseSchema.parse(r.json).results;
+    expect(m1!.ok && m1!.meta).toEqual((await alice.call('GET', '/v1/sessions/m1')).json);
+    expect(m1!.ok && m1!.meta?.hosts).toEqual({ h1: 2 });
+    expect(m2!.ok && 'meta' in m2!).toBe(false);
+    // The single route takes the flag too (a Workers server pulls one session per request).
+    const one = await alice.call('POST', '/v1/sessions/m2/pull', { cursor: {}, withMeta: true });
+    expect(one.json.meta).toEqual((await alice.call('GET', '/v1/sessions/m2')).json);
+    expect(one.json.batches).toHaveLength(1);
+  });
+
+  it('leaves the meta out where GET /v1/sessions/:session would answer an error (no meta stored yet), the page as usual', async () => {
+    expect((await alice.push(await makeBatch({ session: 'nometa', host: 'h1', seq: 1 }))).status).toBe(201);
+    expect((await alice.call('GET', '/v1/sessions/nometa')).status).toBe(404);
+    const [item] = PullManyResponseSchema.parse((await alice.call('POST', '/v1/pulls', { sessions: [{ session: 'nometa', cursor: {}, withMeta: true }] })).json).results;
+    expect(item).toMatchObject({ ok: true, session: 'nometa', more: false });
+    expect(item!.ok && item!.batches).toHaveLength(1);
+    expect(item!.ok && 'meta' in item!).toBe(false);
+  });
+
+  it('reads many sessions\' pages at once and still answers each exactly as its own pull, in request order', async () => {
+    const ids = Array.from({ length: 20 }, (_, i) => `many${i}`);
+    for (const [i, id] of ids.entries()) await seed(id, 1 + (i % 3));
+    const r = PullManyResponseSchema.parse((await alice.call('POST', '/v1/pulls', { sessions: ids.map((session) => ({ session, cursor: {} })) })).json).results;
+    expect(r.map((x) => x.session)).toEqual(ids);
+    for (const [i, id] of ids.entries()) expect(r[i]).toEqual({ ok: true, session: id, ...(await alice.pull(id, {})).json });
+  });
 });
+

@@ -2,12 +2,14 @@
 import { Hono } from 'hono';
 import type { AppEnv } from '../app-env.js';
 import type { BlobStore } from '../store/blob-store.js';
-import { SessyncError } from '../../shared/errors.js';
+import { SessyncError, isSessyncError } from '../../shared/errors.js';
 import { keys } from '../../shared/keys.js';
 import { LIMITS, PullRequestSchema, type Cursor, type PulledBatch, type PullResponse } from '../../shared/wire.js';
 import { requireAccount } from '../auth.js';
 import { readJson, SMALL_BODY_BYTES } from '../request-body.js';
-import { isDamaged, nameParam, notFoundSession, readBatch, sessionHeads } from '../session-data.js';
+import { isDamaged, nameParam, notFoundSession, readBatch, readMeta, sessionHeads, type StoredMeta } from '../session-data.js';
+import { metaResponse } from '../meta-response.js';
+import { findTombstone } from '../session-delete.js';
 
 export const pullRoutes = new Hono<AppEnv>();
 
@@ -19,34 +21,82 @@ const PARALLEL_GETS = 8;
 
 pullRoutes.post('/v1/sessions/:session/pull', requireAccount, async (c) => {
   const session = nameParam(c, 'session', 'session id');
-  const { cursor } = await readJson(c, PullRequestSchema, SMALL_BODY_BYTES, 'pull');
-  return c.json(await pullPage(c.var.store, c.var.account, session, cursor, LIMITS.maxPullBytes));
+  const { cursor, withMeta } = await readJson(c, PullRequestSchema, SMALL_BODY_BYTES, 'pull');
+  return c.json(await pullPage(c.var.store, c.var.account, session, cursor, LIMITS.maxPullBytes, withMeta === true));
 });
+
+/** What a page needs before any batch is read: the heads, which (host, seq) are due, and the meta when asked for. */
+export interface PagePlan {
+  session: string;
+  /** A Map, not the parsed object: host ids are user input, and `constructor` or `toString` must not read Object.prototype. */
+  cursor: Map<string, number>;
+  heads: Map<string, number>;
+  /** Which (host, seq) to fetch, in order, capped by batch count; bytes are capped while reading. */
+  wanted: { host: string; seq: number }[];
+  meta: StoredMeta | null;
+}
 
 /**
  * One page of a session's batches after `sent`, in host then seq order: at most LIMITS.maxBatchesPerPull batches
  * and about `maxBytes` of bodies (the last batch may cross it; a page holds at least one batch when any is due).
- * 404 for a session with no heads. Also the per-session step of POST /v1/pulls.
+ * 404 for a session with no heads. `withMeta`: the page carries the session's meta as GET /v1/sessions/:session
+ * answers it, when it can be served (see pageMeta). POST /v1/pulls runs the two steps itself (planPage, readPage).
  */
-export async function pullPage(store: BlobStore, account: string, session: string, sent: Cursor, maxBytes: number): Promise<PullResponse> {
-  // A Map, not the parsed object: host ids are user input, and `constructor` or `toString` must not read Object.prototype.
+export async function pullPage(store: BlobStore, account: string, session: string, sent: Cursor, maxBytes: number, withMeta = false): Promise<PullResponse> {
+  return readPage(store, account, await planPage(store, account, session, sent, withMeta), maxBytes, new BatchReads(store));
+}
+
+export async function planPage(store: BlobStore, account: string, session: string, sent: Cursor, withMeta: boolean): Promise<PagePlan> {
   const cursor = new Map(Object.entries(sent));
-  const heads = await sessionHeads(store, account, session);
+  const [heads, meta] = await Promise.all([sessionHeads(store, account, session), withMeta ? pageMeta(store, account, session) : null]);
   if (heads.size === 0) throw notFoundSession(session);
-  // Which (host, seq) to fetch, in order, capped by batch count; bytes are capped while reading.
   const wanted: { host: string; seq: number }[] = [];
   for (const host of [...heads.keys()].sort()) {
     const head = heads.get(host)!;
     // A cursor past the head (e.g. a client that talked to another server) just yields nothing for that host.
     for (let seq = (cursor.get(host) ?? 0) + 1; seq <= head && wanted.length < LIMITS.maxBatchesPerPull; seq++) wanted.push({ host, seq });
   }
+  return { session, cursor, heads, wanted, meta };
+}
 
+type ReadResult = Awaited<ReturnType<typeof readBatch>>;
+
+/**
+ * The batch objects of one request, each read once: a read started ahead (the next sessions' first batches, while
+ * this one's are read) is handed to the page that needs it, so a request of many small sessions does not wait
+ * for one storage read after another.
+ */
+export class BatchReads {
+  private readonly started = new Map<string, Promise<ReadResult>>();
+
+  constructor(private readonly store: BlobStore) {}
+
+  /** Starts reading `key` now. A read ahead that no page takes (the request's bytes ran out first) is dropped unread. */
+  ahead(key: string): void {
+    if (this.started.has(key)) return;
+    const p = readBatch(this.store, key);
+    // Its failure, if it is ever taken, reaches the page that takes it; untaken, it concerns no answer.
+    p.catch(() => undefined);
+    this.started.set(key, p);
+  }
+
+  take(key: string): Promise<ReadResult> {
+    const p = this.started.get(key);
+    if (!p) return readBatch(this.store, key);
+    this.started.delete(key);
+    return p;
+  }
+}
+
+/** Reads a planned page within `maxBytes`, the reads in flight at once capped (Workers' subrequest limits). */
+export async function readPage(store: BlobStore, account: string, plan: PagePlan, maxBytes: number, reads: BatchReads): Promise<PullResponse> {
+  const { session, heads, wanted } = plan;
   const batches: PulledBatch[] = [];
-  const next = new Map(cursor);
+  const next = new Map(plan.cursor);
   let bytes = 0;
   outer: for (let i = 0; i < wanted.length; i += PARALLEL_GETS) {
     const slice = wanted.slice(i, i + PARALLEL_GETS);
-    const got = await Promise.all(slice.map((w) => readBatch(store, keys.batch(account, session, w.host, w.seq))));
+    const got = await Promise.all(slice.map((w) => reads.take(keys.batch(account, session, w.host, w.seq))));
     for (let j = 0; j < slice.length; j++) {
       const w = slice[j]!;
       const b = got[j];
@@ -66,5 +116,17 @@ export async function pullPage(store: BlobStore, account: string, session: strin
   }
   const more = [...heads].some(([host, head]) => head > (next.get(host) ?? 0));
   // fromEntries defines own properties, so every host id, whatever its name, is in the answer.
-  return { batches, cursor: Object.fromEntries(next) as Cursor, more };
+  const page: PullResponse = { batches, cursor: Object.fromEntries(next) as Cursor, more };
+  if (plan.meta) page.meta = metaResponse(session, plan.meta, heads);
+  return page;
+}
+
+/**
+ * The stored meta to serve with a page, or null when GET /v1/sessions/:session would answer an error instead: none
+ * stored yet, the session deleted (410), or stored damaged (corrupt). The client then asks that route, whose answer
+ * says why, so nothing is lost by leaving the meta out here; a store failure is thrown as for the page itself.
+ */
+async function pageMeta(store: BlobStore, account: string, session: string): Promise<StoredMeta | null> {
+  const [meta, tomb] = await Promise.all([readMeta(store, account, session).catch((e: unknown) => (isSessyncError(e, 'corrupt') ? null : Promise.reject(e))), findTombstone(store, account, session)]);
+  return tomb ? null : meta;
 }
