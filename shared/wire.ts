@@ -233,13 +233,18 @@ export type Cursor = z.infer<typeof CursorSchema>;
 export const PullRequestSchema = z.object({ cursor: CursorSchema, withMeta: z.literal(true).optional() }).strict();
 export type PullRequest = z.infer<typeof PullRequestSchema>;
 
-export const StoredBatchSchema = z.object({ envelope: BatchEnvelopeSchema, body: z.string() });
+/**
+ * A batch as the server stores it. `received`: when the server first stored it (its clock, ms since the epoch), set
+ * once by the write that created it and never by a retry; records stored before the field existed have none. It is
+ * the order the server vouches for (the Codex fork rule's "first on the server").
+ */
+export const StoredBatchSchema = z.object({ envelope: BatchEnvelopeSchema, body: z.string(), received: z.number().int().nonnegative().optional() });
 export type StoredBatch = z.infer<typeof StoredBatchSchema>;
 
 /**
  * A batch as a pull serves it. `damaged`: the stored object does not parse (an older server wrote it); its envelope
  * then names only host and seq, with an empty body and a sha-256 that does not match it, so a client that does not
- * know the field still skips it as damaged.
+ * know the field still skips it as damaged. `received` is the stored record's (absent for a damaged or older one).
  */
 export const PulledBatchSchema = StoredBatchSchema.extend({ damaged: z.string().max(300).optional() });
 export type PulledBatch = z.infer<typeof PulledBatchSchema>;

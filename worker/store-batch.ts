@@ -98,7 +98,8 @@ export async function storeOneBatch(store: BlobStore, account: string, session: 
   checkPushEncryption(accountKey, req);
   if (req.meta && !isSealedMetaInput(req.meta)) validateMeta(req.meta);
   const env = req.envelope;
-  const batchRecord = encodeJson({ envelope: env, body: req.body });
+  // `received` is written only by the putIfAbsent below that creates the record: a retry that answers `exists` keeps the first.
+  const batchRecord = encodeJson({ envelope: env, body: req.body, received: Date.now() });
   const meta = req.meta ? encodeJson(metaRecord(req.meta)) : null;
   const metaKey = keys.sessionMeta(account, session);
   const storedMeta = req.meta ? await store.get(metaKey) : null;

@@ -59,7 +59,8 @@ sealBatchRoutes.put('/v1/sessions/:session/batches/:host/:seq/seal', requireAcco
   // Seals pass even over quota (they only grow the batch by its base64 and tag), or a conversion could strand an
   // account that takes no plaintext any more; the counter follows, so later pushes see the real size.
   const quota = await readQuota(store, account);
-  await store.put(key, encodeJson({ envelope: env, body: req.body }));
+  // Sealed where it is, received when it was: the order the server vouches for does not change with the encoding.
+  await store.put(key, encodeJson({ envelope: env, body: req.body, ...(stored.received !== undefined ? { received: stored.received } : {}) }));
   if (quota) await addBytes(store, account, batchBytes({ envelope: env, body: req.body }) - batchBytes(stored));
   return c.json(res);
 });
