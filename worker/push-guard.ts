@@ -4,17 +4,15 @@ import { checkQuota } from './quota.js';
 import { sessionHeads } from './session-data.js';
 import { findTombstone, goneSession } from './session-delete.js';
 
-const utf8 = new TextEncoder();
-
 /**
  * Throws 410 for a deleted session (an old copy on another machine must not bring it back) and 413 over quota.
  * The tombstone is looked up only when this host has no head in the session: a deletion removes the heads, so
  * every push after it lands here, while the common push of a live session costs no extra request.
  * Returns what to run once the batch is stored (the usage counter).
  */
-export async function guardPush(store: BlobStore, account: string, session: string, o: { hostHasHead: boolean; body: string }): Promise<(created: boolean) => Promise<void>> {
+export async function guardPush(store: BlobStore, account: string, session: string, o: { hostHasHead: boolean; bodyBytes: number }): Promise<(created: boolean) => Promise<void>> {
   const tomb = o.hostHasHead ? null : await findTombstone(store, account, session);
   if (tomb) throw goneSession(tomb);
-  const commit = await checkQuota(store, account, { bodyBytes: utf8.encode(o.body).length, newSession: async () => (await sessionHeads(store, account, session)).size === 0 });
+  const commit = await checkQuota(store, account, { bodyBytes: o.bodyBytes, newSession: async () => (await sessionHeads(store, account, session)).size === 0 });
   return commit ?? (async () => {});
 }

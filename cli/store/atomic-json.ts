@@ -24,7 +24,7 @@ export async function readJsonOrNull<T>(file: string): Promise<T | null> {
  * fsync, rename. The folder is not fsynced: after a power cut the old file may come back, which every
  * caller tolerates (sync state: a batch resent or entries re-pulled, both idempotent).
  */
-export async function writeFileAtomic(path: string, data: string): Promise<void> {
+export async function writeFileAtomic(path: string, data: string | Uint8Array): Promise<void> {
   await mkdirPrivate(dirname(path));
   const tmp = `${path}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
   const fh = await open(tmp, 'w', PRIVATE_FILE);

@@ -73,15 +73,18 @@ function decode(session: string, b: OpenedBatch, note: SyncContext['note']): { e
     throw new SessyncError('unsupported_version', `session ${session}: batch ${seq} of host ${host} is ${b.envelope.encoding}-encrypted; this sessync cannot read it`);
   }
   // An opened sealed batch was checked by its GCM tag, stronger than the sha-256 (which is of its ciphertext).
-  if (!b.authenticated && createHash('sha256').update(b.body, 'utf8').digest('hex') !== b.envelope.sha256) {
-    const reason = `its body does not match its sha-256 (stored damaged); none of its ${b.envelope.entryCount} entries merged`;
+  // The sha-256 is of the body as it came: a string's UTF-8 (JSON), or the frame's bytes.
+  const matches = b.authenticated === true || sha256Of(b.body) === b.envelope.sha256;
+  const text = matches ? bodyText(b.body) : null;
+  if (text === null) {
+    const reason = `its body ${matches ? 'is not UTF-8' : 'does not match its sha-256'} (stored damaged); none of its ${b.envelope.entryCount} entries merged`;
     note?.(`session ${session}: batch ${seq} of host ${host} skipped: ${reason}`);
     return { entries: [], skipped: 0, problems: [{ host, seq, reason }] };
   }
   const entries: IncomingEntry[] = [];
   const problems: BatchProblem[] = [];
   let lineNo = 0;
-  for (const line of b.body.split('\n')) {
+  for (const line of text.split('\n')) {
     lineNo++;
     if (line.trim() === '') continue;
     let v: unknown;
@@ -104,6 +107,22 @@ function decode(session: string, b: OpenedBatch, note: SyncContext['note']): { e
     entries.push({ entry: v as SessionEntry, host, text: line });
   }
   return { entries, skipped: problems.length, problems };
+}
+
+function sha256Of(body: string | Uint8Array): string {
+  return (typeof body === 'string' ? createHash('sha256').update(body, 'utf8') : createHash('sha256').update(body)).digest('hex');
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** A body as text; null for bytes that are not UTF-8 (a server validates JSONL as UTF-8 when it is pushed). */
+function bodyText(body: string | Uint8Array): string | null {
+  if (typeof body === 'string') return body;
+  try {
+    return utf8.decode(body);
+  } catch {
+    return null;
+  }
 }
 
 /** Same id, different content: the remote version goes to <home>/sync/conflicts/<session>.jsonl, once. */
@@ -166,7 +185,7 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
   for (;;) {
     // A session new here asks for its meta with the page (header, cwd, sealed key): one request, not two.
     const ask = path === undefined ? { withMeta: true } : {};
-    const res = await (ctx.pull ? ctx.pull(session, cursor, ask) : ctx.api.pull(session, cursor, ask));
+    const res = await (ctx.pull ? ctx.pull(session, cursor, ask) : ctx.api.pullPage(session, cursor, ask));
     // Only this session's: a server that answers another's is not believed (the meta is then asked for alone).
     const served = res.meta?.session === session ? res.meta : undefined;
     // Encrypted: every batch of the page authenticated before any of it is merged (a failure throws, nothing written).
@@ -182,7 +201,7 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
     result.problems.push(...problems);
     result.batches += res.batches.length;
     let bytes = 0;
-    for (const b of res.batches) bytes += b.body.length;
+    for (const b of res.batches) bytes += typeof b.body === 'string' ? b.body.length : b.body.byteLength;
 
     if (path === undefined) {
       if (incoming.length === 0 && problems.length > 0 && !res.more) {

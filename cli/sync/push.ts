@@ -4,7 +4,7 @@ import { stat } from 'node:fs/promises';
 import { createHash, randomUUID } from 'node:crypto';
 import type { SessionHeader } from '../../shared/entry.js';
 import { isSessyncError, SessyncError } from '../../shared/errors.js';
-import { LIMITS, type AnySessionMetaInput, type PushBatchRequest, type SessionMetaInput } from '../../shared/wire.js';
+import { LIMITS, type AnySessionMetaInput, type PushBatchItem, type SessionMetaInput } from '../../shared/wire.js';
 import { findTooDeepValue } from '../../shared/json-limits.js';
 import { ensureCurrent } from '../store/migrate-file.js';
 import { readHeader } from '../store/session-reader.js';
@@ -15,7 +15,7 @@ import { readSlice, tailHash, type Slice } from './read-slice.js';
 import type { SyncContext } from './sync-context.js';
 import { ownValue } from '../../shared/own-keys.js';
 import { adoptStoredKey, sessionKey, type E2eKeys } from '../keys/sync-keys.js';
-import { sealedBody, sealedMeta } from '../keys/seal-push.js';
+import { sealedBytes, sealedMeta } from '../keys/seal-push.js';
 
 /** Bodies up to this size ride inside the state file (which is rewritten per batch anyway). */
 const INLINE_BODY_CHARS = 256 * 1024;
@@ -130,7 +130,7 @@ export async function pushSession(ctx: SyncContext, target: PushTarget): Promise
   let announced: { from: number; slice: Slice } | undefined;
   for (let conflicts = 0; ; ) {
     if (st.pending) {
-      const body = st.pending.body ?? (await ctx.state.readPendingBody(session, st.pending.seq));
+      const body = await ctx.state.pendingBody(session, st.pending);
       if (body === null) {
         // State says pending but its body is gone (removed by hand): rebuild from the file at the same seq.
         ctx.note?.(`session ${session}: pending batch ${st.pending.seq} lost its body; re-reading it from the file`);
@@ -139,7 +139,7 @@ export async function pushSession(ctx: SyncContext, target: PushTarget): Promise
         continue;
       }
       const p: PendingBatch = st.pending;
-      const req: PushBatchRequest = {
+      const req: PushBatchItem = {
         envelope: { session, host: ctx.hostId, seq: p.seq, batchId: p.batchId, entryCount: p.entryCount, sha256: p.sha256, encoding: p.encoding ?? 'jsonl' },
         body,
         ...(meta ? { meta } : {}),
@@ -159,7 +159,7 @@ export async function pushSession(ctx: SyncContext, target: PushTarget): Promise
           }
           // Refused again: its lines cannot be pushed as they are. Reported, then left behind, so later entries go.
           // (A sealed body is one opaque line here: the batch is reported as a whole.)
-          const refused = p.encoding ? [`batch ${p.seq} (${p.entryCount} sealed entries)`] : body.split('\n').filter((l) => l.trim() !== '');
+          const refused = p.encoding || typeof body !== 'string' ? [`batch ${p.seq} (${p.entryCount} sealed entries)`] : body.split('\n').filter((l) => l.trim() !== '');
           for (const line of refused) {
             const reason = `refused by the server (${e.message}): ${line.slice(0, 120)}`;
             result.skipped.push({ offset: st.pushedOffset, reason });
@@ -263,12 +263,6 @@ export async function pushSession(ctx: SyncContext, target: PushTarget): Promise
     }
     const plain = slice.lines.join('\n') + '\n';
     const pending: PendingBatch = await sealIf(ctx, e2e, { seq: st.nextSeq, batchId: randomUUID(), entryCount: slice.lines.length, sha256: '', endOffset: slice.end }, session, plain);
-    const body = pending.body!;
-    // Body first, then the state naming it: a crash in between leaves an orphan body, never a pending without one.
-    if (body.length > INLINE_BODY_CHARS) {
-      delete pending.body;
-      await ctx.state.writePendingBody(session, pending.seq, body);
-    }
     st = { ...st, pending };
     await ctx.state.save(st);
   }
@@ -287,10 +281,24 @@ export async function pushSession(ctx: SyncContext, target: PushTarget): Promise
  * same bytes, so the server sees a retry, not another batch at that seq), else the JSONL as it is.
  */
 async function sealIf(ctx: SyncContext, e2e: E2eKeys | null, p: PendingBatch, session: string, plain: string): Promise<PendingBatch> {
-  if (!e2e) return { ...p, sha256: sha256Hex(plain), body: plain };
+  if (!e2e) return keepBody(ctx, session, { ...p, sha256: sha256Hex(plain) }, plain);
   const key = await sessionKey(ctx, e2e, session, { create: true });
-  const sealed = await sealedBody(e2e, key, { session, host: ctx.hostId, seq: p.seq, batchId: p.batchId, entryCount: p.entryCount }, plain);
-  return { ...p, sha256: sealed.sha256, body: sealed.body, encoding: 'aes-256-gcm' };
+  // Raw bytes from here to the server's record: nothing is base64'd (only a small inline body, in the JSON state).
+  const sealed = await sealedBytes(e2e, key, { session, host: ctx.hostId, seq: p.seq, batchId: p.batchId, entryCount: p.entryCount }, plain);
+  return keepBody(ctx, session, { ...p, sha256: sealed.sha256, encoding: 'aes-256-gcm', raw: true }, sealed.body);
+}
+
+/**
+ * The pending batch with a small body inline (raw bytes as base64), or a large one written to pending/ first: the
+ * state naming it is saved after, so a crash in between leaves an orphan body, never a pending without one.
+ */
+async function keepBody(ctx: SyncContext, session: string, p: PendingBatch, body: string | Uint8Array): Promise<PendingBatch> {
+  const chars = typeof body === 'string' ? body.length : Math.ceil(body.byteLength / 3) * 4;
+  if (chars > INLINE_BODY_CHARS) {
+    await ctx.state.writePendingBody(session, p.seq, body);
+    return p;
+  }
+  return { ...p, body: typeof body === 'string' ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('base64') };
 }
 
 /** For callers that only need to know whether a push has anything to do (no request, no read of the file). */

@@ -1,40 +1,31 @@
 // A pull into an empty machine: what it asks of the server (one POST /v1/pulls for many sessions, their metas inside),
 // and the same pull against an older server that knows no `withMeta` (asked without it, metas by GET).
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ApiClient } from '../../cli/api-client.js';
 import { runSync } from '../../cli/sync/sync-run.js';
+import { FRAMES_TYPE } from '../../shared/batch-frames.js';
 import { projectDir, sessionFileName } from '../../cli/store/paths.js';
-import { serializeLine } from '../../shared/jsonl.js';
 import { createApp } from '../../worker/app.js';
 import { MemoryStore } from '../../worker/store/memory-store.js';
 import { TEST_ADMIN_SECRET, adminCreateAccount, appFetcher } from '../worker/routes-helpers.js';
 import { tempDir, useServer } from './helpers.js';
-
-/** A session file of `n` chained message entries under pi's layout; returns its path. */
-export function writeSession(root: string, cwd: string, id: string, n: number): string {
-  const header = { type: 'session', version: 3, id, timestamp: '2026-01-01T00:00:00.000Z', cwd };
-  const lines = [serializeLine(header as never)];
-  for (let i = 0; i < n; i++) {
-    lines.push(serializeLine({ type: 'message', id: `${id.slice(0, 8)}-${i}`, parentId: i === 0 ? null : `${id.slice(0, 8)}-${i - 1}`, timestamp: new Date(Date.UTC(2026, 0, 1, 0, 0, i + 1)).toISOString(), message: { role: 'user', content: [{ type: 'text', text: `line ${i} of ${id}` }] } } as never));
-  }
-  const dir = projectDir(root, cwd);
-  mkdirSync(dir, { recursive: true });
-  const path = join(dir, sessionFileName(header.timestamp, id));
-  writeFileSync(path, lines.join('\n') + '\n');
-  return path;
-}
+import { writeSession } from './session-files.js';
 
 /** A fetch that writes down each request's method and path (and else leaves it alone). */
-function recording(target: typeof fetch = fetch): { fetch: typeof fetch; seen: string[] } {
+function recording(target: typeof fetch = fetch): { fetch: typeof fetch; seen: string[]; types: Map<string, string[]> } {
   const seen: string[] = [];
-  const f: typeof fetch = (input, init) => {
+  const types = new Map<string, string[]>();
+  const f: typeof fetch = async (input, init) => {
     const req = new Request(input, init);
-    seen.push(`${req.method} ${new URL(req.url).pathname}`);
-    return target(req);
+    const name = `${req.method} ${new URL(req.url).pathname}`;
+    seen.push(name);
+    const res = await target(req);
+    types.set(name, [...(types.get(name) ?? []), res.headers.get('content-type') ?? '']);
+    return res;
   };
-  return { fetch: f, seen };
+  return { fetch: f, seen, types };
 }
 
 const SESSIONS = 40;
@@ -55,6 +46,7 @@ describe('pull of many sessions into an empty machine (real server)', () => {
 
     const rec = recording();
     const pull = await runSync({ mode: 'pull', all: true, cwd, env: desktop, api: new ApiClient({ url: server.url, token: server.token, fetch: rec.fetch }) });
+    expect(rec.types.get('POST /v1/pulls')).toEqual([FRAMES_TYPE]);
     expect(pull).toMatchObject({ failed: 0, createdSessions: SESSIONS, pulledEntries: push.pushedEntries });
     expect(rec.seen.filter((r) => r.startsWith('GET /v1/sessions/'))).toEqual([]);
     expect(rec.seen.filter((r) => /^POST \/v1\/sessions\/.+\/pull$/.test(r))).toEqual([]);
@@ -77,10 +69,12 @@ describe('pull into an empty machine from an older server (no `withMeta`)', () =
       const app = createApp({ store: new MemoryStore(), adminSecret: TEST_ADMIN_SECRET });
       const target = appFetcher(app);
       const { token } = await adminCreateAccount(target, TEST_ADMIN_SECRET);
-      // Stands in for a server from before `withMeta`: its strict request schemas refuse the key with this 400.
+      // Stands in for a server from before `withMeta` and frames: its strict request schemas refuse the key with this
+      // 400, and it knows no frames (it answers JSON whatever the Accept).
       let refused = 0;
       const older: typeof fetch = async (input, init) => {
         const req = new Request(input, init);
+        req.headers.set('accept', 'application/json');
         const path = new URL(req.url).pathname;
         if (req.method === 'POST' && (path === '/v1/pulls' || path.endsWith('/pull'))) {
           const text = await req.clone().text();
@@ -105,6 +99,7 @@ describe('pull into an empty machine from an older server (no `withMeta`)', () =
       expect(pull).toMatchObject({ failed: 0, createdSessions: 5, pulledEntries: 20 });
       expect(refused).toBe(1); // the flag is not sent again once refused
       expect(rec.seen.filter((r) => r.startsWith('GET /v1/sessions/'))).toHaveLength(5);
+      expect(new Set(rec.types.get('POST /v1/pulls'))).toEqual(new Set(['application/json']));
     } finally {
       dir.cleanup();
     }

@@ -4,10 +4,10 @@ import type { AppEnv } from '../app-env.js';
 import { SessyncError } from '../../shared/errors.js';
 import { LIMITS, PullManyRequestSchema, type PullManyItem, type PullManyResponse } from '../../shared/wire.js';
 import { requireAccount } from '../auth.js';
-import { itemError } from '../item-error.js';
+import { itemError, type ItemError } from '../item-error.js';
 import { readJson, SMALL_BODY_BYTES } from '../request-body.js';
 import { keys } from '../../shared/keys.js';
-import { BatchReads, planPage, readPage } from './pull.js';
+import { BatchReads, asJsonPage, errorFrame, framesResponse, pageFrames, planPage, readPage, wantsFrames, type ServedPage } from './pull.js';
 
 /** Sessions whose heads and meta are read at once. */
 const PLAN_PARALLEL = 16;
@@ -47,13 +47,13 @@ multiPullRoutes.post('/v1/pulls', requireAccount, async (c) => {
     planPage(c.var.store, c.var.account, s.session, s.cursor, s.withMeta === true).then((plan) => ({ plan }), (error: unknown) => ({ error })),
   );
   const reads = new BatchReads(c.var.store);
-  const results: PullManyItem[] = [];
+  const items: ({ page: ServedPage } | { session: string; error: ItemError })[] = [];
   let budget = LIMITS.maxPullBytes;
   // In order, each within what the ones before left of the request's bytes; once spent, the rest wait for the next request.
   for (let i = 0; i < req.sessions.length; i++) {
     const { session, cursor } = req.sessions[i]!;
     if (budget <= 0) {
-      results.push({ ok: true, session, batches: [], cursor, more: true });
+      items.push({ page: { session, batches: [], cursor, more: true } });
       continue;
     }
     for (let k = i + 1; k < Math.min(plans.length, i + 1 + READ_AHEAD); k++) {
@@ -65,12 +65,15 @@ multiPullRoutes.post('/v1/pulls', requireAccount, async (c) => {
       const p = plans[i]!;
       if ('error' in p) throw p.error;
       const page = await readPage(c.var.store, c.var.account, p.plan, budget, reads);
-      for (const b of page.batches) budget -= b.body.length;
-      results.push({ ok: true, session, ...page });
+      for (const b of page.batches) if (!('damaged' in b)) budget -= b.body.byteLength;
+      items.push({ page });
     } catch (e) {
-      results.push({ session, ...itemError(e, `POST /v1/pulls: session ${session}`) });
+      items.push({ session, error: itemError(e, `POST /v1/pulls: session ${session}`) });
     }
   }
+  if (wantsFrames(c)) return framesResponse(items.flatMap((x) => ('page' in x ? pageFrames(x.page) : [errorFrame(x.session, x.error)])));
+  const results: PullManyItem[] = [];
+  for (const x of items) results.push('page' in x ? { ok: true, session: x.page.session, ...(await asJsonPage(x.page)) } : { session: x.session, ...x.error });
   const res: PullManyResponse = { results };
   return c.json(res);
 });

@@ -1,15 +1,18 @@
-// POST /v1/sessions/:session/pull: the batches after a per-host cursor, in host then seq order, paginated.
-import { Hono } from 'hono';
+// POST /v1/sessions/:session/pull: the batches after a per-host cursor, in host then seq order, paginated; as JSON, or
+// as binary frames (raw bodies) when the request's Accept names them.
+import { Hono, type Context } from 'hono';
 import type { AppEnv } from '../app-env.js';
 import type { BlobStore } from '../store/blob-store.js';
 import { SessyncError, isSessyncError } from '../../shared/errors.js';
+import { FRAMES_TYPE, encodeFrames, type Frame } from '../../shared/batch-frames.js';
 import { keys } from '../../shared/keys.js';
-import { LIMITS, PullRequestSchema, type Cursor, type PulledBatch, type PullResponse } from '../../shared/wire.js';
+import { LIMITS, PullRequestSchema, type BatchEnvelope, type Cursor, type PulledBatch, type PullResponse, type SessionMetaResponse } from '../../shared/wire.js';
 import { requireAccount } from '../auth.js';
 import { readJson, SMALL_BODY_BYTES } from '../request-body.js';
-import { isDamaged, nameParam, notFoundSession, readBatch, readMeta, sessionHeads, type StoredMeta } from '../session-data.js';
+import { asJsonBatch, isDamaged, nameParam, notFoundSession, readBatch, readMeta, sessionHeads, type StoredBatchRecord, type StoredMeta } from '../session-data.js';
 import { metaResponse } from '../meta-response.js';
 import { findTombstone } from '../session-delete.js';
+import type { ItemError } from '../item-error.js';
 
 export const pullRoutes = new Hono<AppEnv>();
 
@@ -22,8 +25,72 @@ const PARALLEL_GETS = 8;
 pullRoutes.post('/v1/sessions/:session/pull', requireAccount, async (c) => {
   const session = nameParam(c, 'session', 'session id');
   const { cursor, withMeta } = await readJson(c, PullRequestSchema, SMALL_BODY_BYTES, 'pull');
-  return c.json(await pullPage(c.var.store, c.var.account, session, cursor, LIMITS.maxPullBytes, withMeta === true));
+  const page = await pullPage(c.var.store, c.var.account, session, cursor, LIMITS.maxPullBytes, withMeta === true);
+  return wantsFrames(c) ? framesResponse(pageFrames(page)) : c.json(await asJsonPage(page));
 });
+
+/** A page as read, before it is written out as JSON or as frames: stored records keep their body bytes. */
+export interface ServedPage {
+  session: string;
+  batches: (StoredBatchRecord | ServedDamaged)[];
+  cursor: Cursor;
+  more: boolean;
+  meta?: SessionMetaResponse;
+}
+
+/** A stored object that does not parse, as pulls serve it: host and seq, an empty body, a sha-256 nothing matches. */
+interface ServedDamaged {
+  envelope: BatchEnvelope;
+  damaged: string;
+}
+
+function isServedDamaged(b: StoredBatchRecord | ServedDamaged): b is ServedDamaged {
+  return 'damaged' in b;
+}
+
+/** The request asks for frames (Accept names FRAMES_TYPE); anything else gets JSON, as from a server before frames. */
+export function wantsFrames(c: Context): boolean {
+  const accept = c.req.header('accept');
+  return accept !== undefined && accept.split(',').some((part) => part.split(';')[0]!.trim().toLowerCase() === FRAMES_TYPE);
+}
+
+/** The JSON answer of a page (clients before frames): a raw sealed body as base64, with the sha-256 of that text. */
+export async function asJsonPage(p: ServedPage): Promise<PullResponse> {
+  const batches: PulledBatch[] = [];
+  for (const b of p.batches) batches.push(isServedDamaged(b) ? { envelope: b.envelope, body: '', damaged: b.damaged } : await asJsonBatch(b));
+  const out: PullResponse = { batches, cursor: p.cursor, more: p.more };
+  if (p.meta) out.meta = p.meta;
+  return out;
+}
+
+/** A page as frames (see PullBatchFrameHeaderSchema in shared/wire.ts): its batches' bodies as stored, then its end frame. */
+export function pageFrames(p: ServedPage): Frame[] {
+  const frames: Frame[] = [];
+  for (const b of p.batches) {
+    if (isServedDamaged(b)) {
+      frames.push({ header: { session: p.session, envelope: b.envelope, damaged: b.damaged }, body: EMPTY });
+      continue;
+    }
+    // The record's own fields (such as `received`) first, so they can never stand in for the frame's.
+    const header: Record<string, unknown> = { ...b.fields, session: p.session, envelope: b.envelope };
+    if (b.base64) header.base64 = true;
+    frames.push({ header, body: b.body });
+  }
+  frames.push({ header: { ok: true, session: p.session, cursor: p.cursor, more: p.more, ...(p.meta ? { meta: p.meta } : {}) }, body: EMPTY });
+  return frames;
+}
+
+/** The end frame of a session whose page is an error (POST /v1/pulls answers it in that session's place). */
+export function errorFrame(session: string, error: ItemError): Frame {
+  return { header: { ...error, session }, body: EMPTY };
+}
+
+/** A frames answer: the chunks as one Blob (the bodies are not copied into one buffer here). */
+export function framesResponse(frames: Frame[]): Response {
+  return new Response(new Blob(encodeFrames(frames) as BlobPart[]), { headers: { 'content-type': FRAMES_TYPE } });
+}
+
+const EMPTY = new Uint8Array(0);
 
 /** What a page needs before any batch is read: the heads, which (host, seq) are due, and the meta when asked for. */
 export interface PagePlan {
@@ -42,7 +109,7 @@ export interface PagePlan {
  * 404 for a session with no heads. `withMeta`: the page carries the session's meta as GET /v1/sessions/:session
  * answers it, when it can be served (see pageMeta). POST /v1/pulls runs the two steps itself (planPage, readPage).
  */
-export async function pullPage(store: BlobStore, account: string, session: string, sent: Cursor, maxBytes: number, withMeta = false): Promise<PullResponse> {
+export async function pullPage(store: BlobStore, account: string, session: string, sent: Cursor, maxBytes: number, withMeta = false): Promise<ServedPage> {
   return readPage(store, account, await planPage(store, account, session, sent, withMeta), maxBytes, new BatchReads(store));
 }
 
@@ -89,9 +156,9 @@ export class BatchReads {
 }
 
 /** Reads a planned page within `maxBytes`, the reads in flight at once capped (Workers' subrequest limits). */
-export async function readPage(store: BlobStore, account: string, plan: PagePlan, maxBytes: number, reads: BatchReads): Promise<PullResponse> {
+export async function readPage(store: BlobStore, account: string, plan: PagePlan, maxBytes: number, reads: BatchReads): Promise<ServedPage> {
   const { session, heads, wanted } = plan;
-  const batches: PulledBatch[] = [];
+  const batches: ServedPage['batches'] = [];
   const next = new Map(plan.cursor);
   let bytes = 0;
   outer: for (let i = 0; i < wanted.length; i += PARALLEL_GETS) {
@@ -104,19 +171,19 @@ export async function readPage(store: BlobStore, account: string, plan: PagePlan
       if (!b) throw new SessyncError('internal', `batch ${w.seq} of host ${w.host} in session ${session} is missing below its head ${heads.get(w.host)}`);
       if (isDamaged(b)) {
         // Served as damaged, never a 500: the client names it by host and seq and the cursor moves past it.
-        batches.push({ envelope: { session, host: w.host, seq: w.seq, batchId: 'damaged', entryCount: 0, sha256: NO_SHA, encoding: 'jsonl' }, body: '', damaged: b.damaged });
+        batches.push({ envelope: { session, host: w.host, seq: w.seq, batchId: 'damaged', entryCount: 0, sha256: NO_SHA, encoding: 'jsonl' }, damaged: b.damaged });
         next.set(w.host, w.seq);
         continue;
       }
       batches.push(b);
       next.set(w.host, w.seq);
-      bytes += b.body.length;
+      bytes += b.body.byteLength;
       if (bytes >= maxBytes) break outer;
     }
   }
   const more = [...heads].some(([host, head]) => head > (next.get(host) ?? 0));
   // fromEntries defines own properties, so every host id, whatever its name, is in the answer.
-  const page: PullResponse = { batches, cursor: Object.fromEntries(next) as Cursor, more };
+  const page: ServedPage = { session, batches, cursor: Object.fromEntries(next) as Cursor, more };
   if (plan.meta) page.meta = metaResponse(session, plan.meta, heads);
   return page;
 }
