@@ -4,8 +4,12 @@ import { SessyncError } from '../../shared/errors.js';
 import { LIMITS, PullBatchFrameHeaderSchema, PullEndFrameHeaderSchema, type PulledBatchIn, type PullPageItem } from '../../shared/wire.js';
 import type { z } from 'zod';
 
-/** Bytes of one pulled body: a batch, or a sealed one an older client pushed as base64 text (4/3 of its bytes). */
-const MAX_BODY_BYTES = Math.ceil((LIMITS.maxBatchBytes * 4) / 3) + 4;
+/**
+ * Bytes of one pulled body. Generous on purpose: an older server limited a JSON body by its characters (up to three
+ * UTF-8 bytes each), and a sealed body an older client pushed is base64 text; a body is never refused for a size
+ * some server once stored.
+ */
+const MAX_BODY_BYTES = 3 * LIMITS.maxBatchBytes;
 
 /**
  * The pages of `sessions`, in their order, from a frames answer. Anything that breaks the format refuses the whole

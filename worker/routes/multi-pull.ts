@@ -32,7 +32,8 @@ export const multiPullRoutes = new Hono<AppEnv>();
 
 multiPullRoutes.post('/v1/pulls', requireAccount, async (c) => {
   const req = await readJson(c, PullManyRequestSchema, SMALL_BODY_BYTES, 'pull sessions');
-  // One session's page already needs up to ~41 storage calls, about all the Workers free plan allows per request.
+  // One session's page already needs up to ~43 storage calls (41, and its meta and tombstone when asked withMeta),
+  // about all the Workers free plan allows per request.
   if (c.env?.BUCKET && req.sessions.length > 1) {
     throw new SessyncError('too_large', 'pull sessions: this server takes one session per request; pull each by POST /v1/sessions/:session/pull', { details: { maxSessions: 1 } });
   }
