@@ -21,8 +21,10 @@ export interface ResumeInfo {
 
 export async function resumeSession(path: string): Promise<{ info: ResumeInfo; migrated: MigrateResult | null }> {
   const migrated = await ensureCurrent(path);
-  // From the session's index: the active branch and only the entries its context needs are read.
-  const s = await openSessionView(path);
+  // From the session's index: the active branch and only the entries that decide model and thinking level are read
+  // (the messages are counted, not read), so a first open keeps nothing of what it parses to build the index.
+  // A rebuilt index is written after the answer (before the process exits).
+  const s = await openSessionView(path, { keep: false, defer: true });
   // Resuming means appending next: warm the append cache now (it also gives `list` this file's name and count).
   const before = await peekTailState(path);
   const idx = s.index;
@@ -35,7 +37,7 @@ export async function resumeSession(path: string): Promise<{ info: ResumeInfo; m
     after = await readTailState(path);
   }
   if (before?.messageCount !== after.messageCount || before?.name !== after.name) await forgetSummary(path);
-  const ctx = await s.context();
+  const ctx = await s.contextInfo();
   const problems: SessionProblem[] = [...s.problems, ...s.treeProblems];
   return {
     info: {
@@ -44,7 +46,7 @@ export async function resumeSession(path: string): Promise<{ info: ResumeInfo; m
       leafId: s.leafId,
       model: ctx.model,
       thinkingLevel: ctx.thinkingLevel,
-      messageCount: ctx.messages.length,
+      messageCount: ctx.messageCount,
       problems,
     },
     migrated,

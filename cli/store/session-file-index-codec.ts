@@ -88,7 +88,7 @@ export class EntryColumns {
     return this.n++;
   }
 
-  push(id: string, parent: number, parentText: string | null, timestamp: string, kind: number, line: number, offset: number, length: number): void {
+  push(id: string, parent: number, parentText: string | null, timestamp: string, kind: number, line: number, offset: number, length: number, idHash = hashId(id)): void {
     if (this.n === this.offset.length) this.grow();
     const i = this.n++;
     this.offset[i] = offset;
@@ -102,7 +102,7 @@ export class EntryColumns {
       if (!(Number.isFinite(ms) && new Date(ms).toISOString() === timestamp)) this.tsText.set(i, timestamp);
     }
     this.ms[i] = ms;
-    this.idHash[i] = hashId(id);
+    this.idHash[i] = idHash;
     this.ids[i] = id;
     this.idAt[i] = -1;
     if (parentText !== null) this.parentText.set(i, parentText);
@@ -110,6 +110,32 @@ export class EntryColumns {
       if (this.n * 2 > this.slots.length) this.indexIds();
       else this.slot(i);
     }
+  }
+
+  /**
+   * push, unless an entry with this id is there already: then nothing is added and its position is returned (else -1).
+   * With the id table made, the lookup and the insertion are one probe sequence.
+   */
+  pushNew(id: string, parent: number, parentText: string | null, timestamp: string, kind: number, line: number, offset: number, length: number, idHash: number): number {
+    if (this.slots === null) {
+      const at = this.find(id, idHash);
+      if (at < 0) this.push(id, parent, parentText, timestamp, kind, line, offset, length, idHash);
+      return at;
+    }
+    if ((this.n + 1) * 2 > this.slots.length) this.indexIds();
+    const slots = this.slots;
+    const mask = slots.length - 1;
+    let k = Math.imul(idHash, 0x9e3779b1) >>> (32 - this.slotBits);
+    for (; slots[k] !== 0; k = (k + 1) & mask) {
+      const j = slots[k]! - 1;
+      if (this.idHash[j] === idHash && this.id(j) === id) return j;
+    }
+    const i = this.n;
+    this.slots = null; // push adds no slot of its own: this one is set here, where the probe ended
+    this.push(id, parent, parentText, timestamp, kind, line, offset, length, idHash);
+    this.slots = slots;
+    slots[k] = i + 1;
+    return -1;
   }
 
   /** Makes the id table now (sized for twice the entries, so probes stay short). */
@@ -130,9 +156,8 @@ export class EntryColumns {
   }
 
   /** The position of the entry with this id, or -1. A few lookups scan the hash column; more build the id table once. */
-  find(id: string): number {
+  find(id: string, h = hashId(id)): number {
     if (this.slots === null && this.scans++ >= 32) this.indexIds();
-    const h = hashId(id);
     const slots = this.slots;
     if (slots !== null) {
       const mask = slots.length - 1;
@@ -298,11 +323,11 @@ function batchHash(buf: Buffer, start: number, end: number): Buffer {
 }
 
 /**
- * One batch: the header record when `withHeader`, the entries from `fromEntry` and problems from `fromProblem`,
+ * One batch: the header record when `withHeader`, the entries from `fromEntry` (to `toEntry`, default all) and problems from `fromProblem`,
  * then a commit from `prevCovered` (the covered bytes the batch continues) to the state's. With `withMagic` it
  * starts a new index file.
  */
-export function encodeBatch(s: IndexState, opts: { withMagic: boolean; withHeader: boolean; fromEntry: number; fromProblem: number; prevCovered: number }): Buffer {
+export function encodeBatch(s: IndexState, opts: { withMagic: boolean; withHeader: boolean; fromEntry: number; toEntry?: number; fromProblem: number; prevCovered: number }): Buffer {
   const o = new Out();
   if (opts.withMagic) o.bytes(MAGIC);
   const start = o.n;
@@ -318,7 +343,8 @@ export function encodeBatch(s: IndexState, opts: { withMagic: boolean; withHeade
     o.str(s.unsupported.slice(0, 1000));
   }
   const c = s.entries;
-  for (let i = opts.fromEntry; i < c.n; i++) {
+  const to = opts.toEntry ?? c.n;
+  for (let i = opts.fromEntry; i < to; i++) {
     const pText = c.parentText.get(i);
     const tText = c.tsText.get(i);
     o.u8(TAG_ENTRY);

@@ -6,7 +6,7 @@ import { checkEntry, checkHeader, type SessionEntry, type SessionHeader } from '
 import { splitJsonValues, type Problem } from '../../shared/jsonl.js';
 import { SessionTree, type TreeProblem } from '../../shared/tree.js';
 import { hashId, KIND, KIND_TYPES, NO_PARENT, OTHER_PARENT, type EntryColumns, type IndexState } from './session-file-index-codec.js';
-import { clip, decode, indexPath, kindOf, readAt, sameEntry, sessionFileIndex } from './session-file-index.js';
+import { clip, decode, indexPath, kindOf, readAt, sameEntry, sessionFileIndex, type IndexOptions } from './session-file-index.js';
 import { readSession } from './session-reader.js';
 import { tailStateFromIndex } from './session-file-index-tail.js';
 import type { TailState } from './tail-state.js';
@@ -26,12 +26,25 @@ export interface SessionView {
   tree(): SessionTree;
   /** The context projection of the branch ending at leafId (default: the leaf). */
   context(leafId?: string): Promise<SessionContext>;
+  /** What context() gives, but only the count of its messages: reads the few entries that decide model and thinking level. */
+  contextInfo(leafId?: string): Promise<ContextInfo>;
   /** Whole entries, root to leafId (default: the leaf). */
   branch(leafId?: string): Promise<SessionEntry[]>;
   /** Whole label entries, in file order. */
   labels(): Promise<SessionEntry[]>;
   /** The append cache as the index gives it for free; null when the file was read whole (the cache reads it then). */
   tailState(): Promise<TailState | null>;
+}
+
+/** The context projection without its messages: what resuming a session reports. */
+export interface ContextInfo {
+  model: SessionContext['model'];
+  thinkingLevel: string;
+  messageCount: number;
+}
+
+function infoOf(ctx: SessionContext): ContextInfo {
+  return { model: ctx.model, thinkingLevel: ctx.thinkingLevel, messageCount: ctx.messages.length };
 }
 
 /** An entry line no longer says what the index recorded: the file changed under the index since it was checked. */
@@ -194,11 +207,20 @@ function branchAt(c: EntryColumns, leaf: number): number[] {
 
 const IN_CONTEXT = new Set<number>([KIND.message, KIND.assistantModel, KIND.customMessage, KIND.branchSummary]);
 
-/**
- * The context projection reading only what it needs: the latest compaction, model source and thinking-level change
- * on the branch, the compaction's first kept entry, and the entries it puts in context after that.
- */
-function indexedContext(read: (at: readonly number[]) => SessionEntry[], c: EntryColumns, header: SessionHeader, path: readonly number[]): SessionContext {
+/** What the projection of a branch reads: the latest compaction, model source and thinking-level change, and from where on entries are in context. */
+interface ContextPlan {
+  comp: number;
+  think: number;
+  model: number;
+  /** The compaction's first kept entry on the branch, or -1. */
+  kept: number;
+  /** Branch positions from here on are in context (when their kind is). */
+  from: number;
+  /** The compaction entry, read whole (null without one). */
+  compaction: SessionEntry | null;
+}
+
+function planContext(read: (at: readonly number[]) => SessionEntry[], c: EntryColumns, path: readonly number[]): ContextPlan {
   let comp = -1;
   let think = -1;
   let model = -1;
@@ -210,10 +232,10 @@ function indexedContext(read: (at: readonly number[]) => SessionEntry[], c: Entr
   }
   let kept = -1;
   let from = 0;
-  // Marks, not a Set and a sort: a session never compacted puts every message in context.
-  const need = new Uint8Array(path.length);
+  let compaction: SessionEntry | null = null;
   if (comp >= 0) {
-    const first = read([path[comp]!])[0]!.firstKeptEntryId;
+    compaction = read([path[comp]!])[0]!;
+    const first = compaction.firstKeptEntryId;
     // Ids are unique here (a repeated one is read whole), so searching back from the compaction finds the same
     // entry as buildContext's forward search, sooner; the hash column spares making an id string per entry.
     const h = typeof first === 'string' ? hashId(first) : -1;
@@ -224,8 +246,19 @@ function indexedContext(read: (at: readonly number[]) => SessionEntry[], c: Entr
       }
     }
     from = kept >= 0 ? kept : comp;
-    need[comp] = 1;
   }
+  return { comp, think, model, kept, from, compaction };
+}
+
+/**
+ * The context projection reading only what it needs: the latest compaction, model source and thinking-level change
+ * on the branch, the compaction's first kept entry, and the entries it puts in context after that.
+ */
+function indexedContext(read: (at: readonly number[]) => SessionEntry[], c: EntryColumns, header: SessionHeader, path: readonly number[]): SessionContext {
+  const { comp, think, model, kept, from } = planContext(read, c, path);
+  // Marks, not a Set and a sort: a session never compacted puts every message in context.
+  const need = new Uint8Array(path.length);
+  if (comp >= 0) need[comp] = 1;
   if (think >= 0) need[think] = 1;
   if (model >= 0) need[model] = 1;
   for (let i = from; i < path.length; i++) if (IN_CONTEXT.has(c.kind[path[i]!]!)) need[i] = 1;
@@ -245,6 +278,26 @@ function indexedContext(read: (at: readonly number[]) => SessionEntry[], c: Entr
   return contextOfBranch(trimmed, header);
 }
 
+/**
+ * indexedContext without its messages: they are counted from the kinds (a message or custom message is one message
+ * whatever it holds; a branch summary only when its summary is not empty, so those are read), and model and
+ * thinking level come from the projection of the two entries that set them. Reads a handful of entries.
+ */
+function indexedInfo(read: (at: readonly number[]) => SessionEntry[], c: EntryColumns, header: SessionHeader, path: readonly number[]): ContextInfo {
+  const { comp, think, model, from, compaction } = planContext(read, c, path);
+  let messageCount = compaction === null ? 0 : 1; // the compaction's summary message
+  const summaries: number[] = [];
+  for (let i = from; i < path.length; i++) {
+    const k = c.kind[path[i]!]!;
+    if (k === KIND.message || k === KIND.assistantModel || k === KIND.customMessage) messageCount++;
+    else if (k === KIND.branchSummary) summaries.push(path[i]!);
+  }
+  for (const e of read(summaries)) if (typeof e.summary === 'string' && e.summary !== '') messageCount++;
+  const setters = [think, model].filter((i) => i >= 0).sort((a, b) => a - b);
+  const ctx = contextOfBranch(read(setters.map((i) => path[i]!)), header);
+  return { model: ctx.model, thinkingLevel: ctx.thinkingLevel, messageCount };
+}
+
 function wholeView(path: string, s: Awaited<ReturnType<typeof readSession>>): SessionView {
   return {
     path,
@@ -255,6 +308,7 @@ function wholeView(path: string, s: Awaited<ReturnType<typeof readSession>>): Se
     index: null,
     tree: () => s.tree,
     context: async (leafId) => buildContext(s.tree, { leafId, header: s.header }),
+    contextInfo: async (leafId) => infoOf(buildContext(s.tree, { leafId, header: s.header })),
     branch: async (leafId) => s.tree.branch(leafId),
     labels: async () => s.tree.entries.filter((e) => e.type === 'label'),
     tailState: async () => null,
@@ -270,10 +324,11 @@ function stubTree(c: EntryColumns): SessionTree {
 /**
  * The session at `path`, from its index (built or brought up to date first) when the index serves it, else read
  * whole. An entry line that no longer matches its record (the file changed between the check and the read) makes
- * the index be rebuilt once; after that the file is read whole.
+ * the index be rebuilt once; after that the file is read whole. `opts.keep` false: the caller asks contextInfo and
+ * little else, so what indexing parses is not kept for later reads (see IndexOptions).
  */
-export async function openSessionView(path: string, retried = false): Promise<SessionView> {
-  const s = await sessionFileIndex(path);
+export async function openSessionView(path: string, opts: IndexOptions = {}, retried = false): Promise<SessionView> {
+  const s = await sessionFileIndex(path, opts);
   const o = open(path, s);
   if (o === null) return wholeView(path, await readSession(path));
   const c = o.c;
@@ -285,7 +340,7 @@ export async function openSessionView(path: string, retried = false): Promise<Se
     } catch (e) {
       if (!(e instanceof StaleIndex)) throw e;
       if (!retried) await unlink(indexPath(path)).catch(() => undefined); // gone already: the rebuild is all that was wanted
-      return redo(retried ? wholeView(path, await readSession(path)) : await openSessionView(path, true));
+      return redo(retried ? wholeView(path, await readSession(path)) : await openSessionView(path, opts, true));
     }
   };
   let tree: SessionTree | null = null;
@@ -308,6 +363,7 @@ export async function openSessionView(path: string, retried = false): Promise<Se
     index: s,
     tree: () => (tree ??= stubTree(c)),
     context: (leafId) => again(() => indexedContext(read, c, o.header, positions(leafId)), (v) => v.context(leafId)),
+    contextInfo: (leafId) => again(() => indexedInfo(read, c, o.header, positions(leafId)), (v) => v.contextInfo(leafId)),
     branch: (leafId) => again(() => read(positions(leafId)), (v) => v.branch(leafId)),
     labels: () => {
       const at: number[] = [];

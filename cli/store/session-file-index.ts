@@ -7,8 +7,9 @@ import { dirname, join } from 'node:path';
 import { CURRENT_VERSION, checkEntry, checkHeader, type SessionEntry } from '../../shared/entry.js';
 import { splitJsonValues } from '../../shared/jsonl.js';
 import { SessyncError } from '../../shared/errors.js';
-import { decodeIndex, encodeBatch, EntryColumns, KIND, MAX_FIELD_BYTES, NO_PARENT, OTHER_PARENT, type IndexState } from './session-file-index-codec.js';
+import { decodeIndex, encodeBatch, EntryColumns, hashId, KIND, MAX_FIELD_BYTES, NO_PARENT, OTHER_PARENT, type IndexState } from './session-file-index-codec.js';
 import { withFileLock } from './file-lock.js';
+import { deferIndexWrite, dropIndexWrite } from './session-file-index-deferred.js';
 import { withBulkHeap } from './parse-file.js';
 import { cacheDir, cacheKey } from './paths.js';
 import { PRIVATE_FILE, mkdirPrivate } from './private-fs.js';
@@ -82,9 +83,13 @@ function isBlank(s: string): boolean {
   return s.length === 0 || (s.charCodeAt(0) !== 123 && s.trim() === '');
 }
 
+/** Longer than the index stores (checked by length first: a UTF-8 byte count per field and entry would add up). */
+function tooLong(s: string): boolean {
+  return s.length * 3 > MAX_FIELD_BYTES && Buffer.byteLength(s) > MAX_FIELD_BYTES;
+}
+
 function fieldsFit(e: SessionEntry): boolean {
-  const long = (s: string) => s.length * 3 > MAX_FIELD_BYTES && Buffer.byteLength(s) > MAX_FIELD_BYTES;
-  return !long(e.id) && !long(e.timestamp) && (e.parentId === null || !long(e.parentId));
+  return !tooLong(e.id) && !tooLong(e.timestamp) && (e.parentId === null || !tooLong(e.parentId));
 }
 
 /** One complete line (`text`, decoded from `length` bytes at file byte `offset`), judged as the full reader judges it. */
@@ -128,23 +133,25 @@ function indexLine(s: IndexState, text: string, offset: number, length: number):
     return;
   }
   const c = s.entries;
-  // Two lines with one id, or a parent written after its child: rare, and the full reader's to judge (and word).
-  if (c.find(e.id) >= 0) {
-    s.unsupported = `line ${line} repeats the id ${e.id}`;
-    return;
-  }
-  for (const t of c.parentText.values()) {
-    if (t === e.id) {
-      s.unsupported = `line ${line} is the parent of an earlier line`;
-      return;
+  // A parent written after its child, or two lines with one id (pushNew's probe finds it): rare, and the full
+  // reader's to judge (and word).
+  if (c.parentText.size > 0) {
+    for (const t of c.parentText.values()) {
+      if (t === e.id) {
+        s.unsupported = `line ${line} is the parent of an earlier line`;
+        return;
+      }
     }
   }
   const p = e.parentId;
   let parent: number = NO_PARENT;
   if (p !== null) parent = c.n > 0 && c.id(c.n - 1) === p ? c.n - 1 : c.find(p);
   if (parent === -1 && p !== null) parent = OTHER_PARENT;
-  c.push(e.id, parent, parent === OTHER_PARENT ? p : null, e.timestamp, kindOf(e), line, offset, length);
-  keepRecent(s, c.n - 1, e);
+  if (c.pushNew(e.id, parent, parent === OTHER_PARENT ? p : null, e.timestamp, kindOf(e), line, offset, length, hashId(e.id)) >= 0) {
+    s.unsupported = `line ${line} repeats the id ${e.id}`;
+    return;
+  }
+  if (s.recent !== undefined) keepRecent(s.recent, s, c.n - 1, e);
 }
 
 /**
@@ -156,8 +163,7 @@ let recentBytes = 0;
 /** The oldest position still kept (positions are kept in order, so the budget drops them from the front). */
 let recentFrom = 0;
 
-function keepRecent(s: IndexState, i: number, e: SessionEntry): void {
-  const kept = (s.recent ??= []);
+function keepRecent(kept: (unknown | undefined)[], s: IndexState, i: number, e: SessionEntry): void {
   kept[i] = e;
   recentBytes += s.entries.length[i]!;
   // A compaction replaces what came before its first kept entry in the context: keeping those entries alive only
@@ -199,9 +205,12 @@ function indexRun(s: IndexState, bytes: Buffer, start: number, last: number, bas
   return from;
 }
 
-/** Indexes the complete lines from s.covered up to byte `to`; a last line without its newline is left for the reader. */
-function indexLines(s: IndexState, fd: number, to: number): void {
-  s.recent = [];
+/**
+ * Indexes the complete lines from s.covered up to byte `to`; a last line without its newline is left for the reader.
+ * `keep`: the parsed entries are kept in s.recent for the reads that follow (else each dies as soon as it is indexed).
+ */
+function indexLines(s: IndexState, fd: number, to: number, keep: boolean): void {
+  s.recent = keep ? [] : undefined;
   recentBytes = 0;
   recentFrom = s.entries.n;
   if (s.entries.n === 0) s.entries.indexIds(); // a fresh build looks up every id and parent: keep the table from the start
@@ -335,9 +344,10 @@ function loadIndex(file: string, path: string): Loaded | null {
   }
 }
 
-async function rewriteIndex(file: string, s: IndexState): Promise<void> {
+/** The whole index in a new file. `toEntry`: the entries committed (a view may push an unterminated last line after them). */
+async function rewriteIndex(file: string, s: IndexState, toEntry = s.entries.n): Promise<void> {
   await mkdirPrivate(dirname(file));
-  const data = encodeBatch(s, { withMagic: true, withHeader: true, fromEntry: 0, fromProblem: 0, prevCovered: 0 });
+  const data = encodeBatch(s, { withMagic: true, withHeader: true, fromEntry: 0, toEntry, fromProblem: 0, prevCovered: 0 });
   const tmp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
   await writeFile(tmp, data, { mode: PRIVATE_FILE });
   try {
@@ -373,12 +383,27 @@ async function appendIndex(file: string, loaded: Loaded, batch: Buffer): Promise
   });
 }
 
+export interface IndexOptions {
+  /**
+   * Keep the entries parsed while indexing (in `recent`) for the reads that follow, so they are not parsed twice
+   * (default). A caller that reads only a few entries (resume: the model, thinking level and the count of messages)
+   * says false: a first open then keeps nothing of what it parsed, which spares the collector copying it all.
+   */
+  keep?: boolean;
+  /**
+   * Write a rebuilt index after the caller's answer (before the process exits, see deferIndexWrite) instead of before
+   * returning: a first open then answers at the cost of its parse. The state returned is the same either way.
+   */
+  defer?: boolean;
+}
+
 /**
  * The index of a session file, brought up to date and saved: as loaded when the file is unchanged; advanced over
  * the appended bytes when the indexed part still ends in the same bytes; otherwise cut back to where it still
  * agrees (or rebuilt) and re-indexed from there. `unsupported` set means: read this file whole.
  */
-export async function sessionFileIndex(path: string): Promise<IndexState> {
+export async function sessionFileIndex(path: string, opts: IndexOptions = {}): Promise<IndexState> {
+  const keep = opts.keep ?? true;
   let fd: number;
   try {
     fd = openSync(path, 'r');
@@ -402,7 +427,7 @@ export async function sessionFileIndex(path: string): Promise<IndexState> {
     if (s && tailAgrees && s.unsupported === null && headerAgrees(fd, s, st.size)) {
       const mark = { fromEntry: s.entries.n, fromProblem: s.problems.length, prevCovered: s.covered };
       note('append', s.covered, st.size);
-      indexLines(s, fd, st.size);
+      indexLines(s, fd, st.size, keep);
       commit(s, fd, st);
       await appendIndex(file, loaded!, encodeBatch(s, { withMagic: false, withHeader: false, ...mark }));
       return s;
@@ -416,10 +441,17 @@ export async function sessionFileIndex(path: string): Promise<IndexState> {
       fresh = emptyState(path);
       note('rebuild', 0, st.size);
     }
-    // Most of what a first build parses stays live (the kept entries, the id map): let the heap grow, as a full load does.
-    withBulkHeap(st.size - fresh.covered, () => indexLines(fresh, fd, st.size));
+    // Most of what a first build parses stays live when it is kept (the entries, the id map): let the heap grow, as a full load does.
+    if (keep) withBulkHeap(st.size - fresh.covered, () => indexLines(fresh, fd, st.size, keep));
+    else indexLines(fresh, fd, st.size, keep);
     commit(fresh, fd, st);
-    await rewriteIndex(file, fresh);
+    if (opts.defer) {
+      const n = fresh.entries.n;
+      deferIndexWrite(file, () => rewriteIndex(file, fresh, n));
+    } else {
+      dropIndexWrite(file); // an older state queued by this process must not land over this one
+      await rewriteIndex(file, fresh);
+    }
     return fresh;
   } finally {
     closeSync(fd);

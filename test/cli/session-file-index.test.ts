@@ -67,14 +67,17 @@ async function fullView(path: string) {
     problems: s.problems,
     treeProblems: s.tree.problems,
     labels: s.entries.filter((e) => e.type === 'label'),
+    info: { model: ctx.model, thinkingLevel: ctx.thinkingLevel, messageCount: ctx.messages.length },
   };
 }
 
-async function indexedView(path: string) {
-  const v = await openSessionView(path);
+async function indexedView(path: string, opts: { keep?: boolean } = {}) {
+  const v = await openSessionView(path, opts);
   return {
     indexed: v.index !== null,
     leafId: v.leafId,
+    // contextInfo first: a view that kept nothing of its parse reads (and counts) from the file alone.
+    info: await v.contextInfo(),
     branch: await v.branch(),
     ctx: await v.context(),
     problems: v.problems,
@@ -83,11 +86,19 @@ async function indexedView(path: string) {
   };
 }
 
+/**
+ * The view as resume opens it (nothing parsed kept; the index advanced over what was appended), then rebuilt from
+ * nothing as the other commands open it (the parsed entries kept for the reads): both equal the full read.
+ */
 async function expectSame(path: string): Promise<void> {
   const full = await fullView(path);
-  const { indexed, ...mine } = await indexedView(path);
+  const { indexed, ...counted } = await indexedView(path, { keep: false });
   expect(indexed).toBe(true);
-  expect(mine).toEqual(full);
+  expect(counted).toEqual(full);
+  rmSync(indexPath(path), { force: true });
+  const { indexed: again, ...kept } = await indexedView(path);
+  expect(again).toBe(true);
+  expect(kept).toEqual(full);
 }
 
 function fileIn(dir: string): string {
@@ -143,6 +154,7 @@ describe('session index: same result as the full read', () => {
       const full = await fullView(file);
       expect(v.leafId).toBe(full.leafId);
       expect(await v.context()).toEqual(full.ctx);
+      expect(await v.contextInfo()).toEqual(full.info);
     }
     const bad = fileIn(home.dir);
     writeFileSync(bad, 'not a session\n');
