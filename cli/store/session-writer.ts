@@ -87,12 +87,23 @@ async function writeTempStat(path: string, data: string | Uint8Array): Promise<{
 }
 
 /**
+ * A new file's entry lines as bytes, in file order, each ended by its newline (pulled batches' bodies as they came:
+ * the caller vouches that they are exactly the entries, in order), written instead of serialising the entries.
+ */
+export interface EntryLines {
+  lines: readonly Uint8Array[];
+}
+
+/**
  * Creates a new session file atomically; fails with 'conflict' when the file already exists. Returns the file's tail
  * state (also saved for `list` and the next append), built from the entries written rather than read back.
  */
-export async function createSessionFile(path: string, header: SessionHeader, entries: SessionEntry[] = [], texts?: ReadonlyMap<object, string>): Promise<TailState> {
+/** `texts`: the exact line of some entries (the rest serialised), or every line's bytes (EntryLines). */
+export async function createSessionFile(path: string, header: SessionHeader, entries: SessionEntry[] = [], texts?: ReadonlyMap<object, string> | EntryLines): Promise<TailState> {
   await mkdirPrivate(dirname(path));
-  const data = Buffer.from(serializeSession(header, entries, texts), 'utf8');
+  const data = texts !== undefined && !(texts instanceof Map)
+    ? Buffer.concat([Buffer.from(serializeLine(header) + '\n', 'utf8'), ...(texts as EntryLines).lines])
+    : Buffer.from(serializeSession(header, entries, texts as ReadonlyMap<object, string> | undefined), 'utf8');
   const { tmp, mtimeMs } = await writeTempStat(path, data);
   try {
     await link(tmp, path); // link, unlike rename, refuses to replace an existing file

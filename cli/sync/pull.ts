@@ -61,7 +61,7 @@ export interface PullResult {
  * than LIMITS.maxJsonDepth, or are not entries (each line alone). Only an encoding this client cannot read
  * stops the session's pull: a newer sessync can, so its cursor must not move past it.
  */
-function decode(session: string, b: OpenedBatch, note: SyncContext['note']): { entries: IncomingEntry[]; skipped: number; problems: BatchProblem[] } {
+function decode(session: string, b: OpenedBatch, note: SyncContext['note']): Decoded {
   const { host, seq } = b.envelope;
   if (b.damaged !== undefined) {
     // The server could not read the object it stores (an older server wrote it): it names host and seq only.
@@ -106,14 +106,40 @@ function decode(session: string, b: OpenedBatch, note: SyncContext['note']): { e
     }
     entries.push({ entry: v as SessionEntry, host, text: line });
   }
-  return { entries, skipped: problems.length, problems };
+  // Every line an entry, each ended by its newline: the body's bytes are those lines exactly as a file holds them.
+  const whole = typeof b.body !== 'string' && entries.length === lineNo - 1 && text.endsWith('\n') ? b.body : undefined;
+  return { entries, skipped: problems.length, problems, ...(whole ? { whole } : {}) };
+}
+
+interface Decoded {
+  entries: IncomingEntry[];
+  skipped: number;
+  problems: BatchProblem[];
+  /** The body's bytes, when they are exactly its entries' lines (each with its newline) and nothing else. */
+  whole?: Uint8Array;
+}
+
+/**
+ * The lines of a new file as the batches' bytes, when the merge keeps every incoming entry in arrival order (no
+ * id twice, parents already first): writing them spares building the text again. Else undefined (serialised).
+ */
+function wholeBodies(decoded: readonly Decoded[], incoming: readonly IncomingEntry[], toAppend: readonly SessionEntry[]): Uint8Array[] | undefined {
+  if (toAppend.length !== incoming.length || toAppend.some((e, i) => e !== incoming[i]!.entry)) return undefined;
+  const out: Uint8Array[] = [];
+  for (const d of decoded) {
+    if (d.entries.length === 0) continue;
+    if (!d.whole) return undefined;
+    out.push(d.whole);
+  }
+  return out;
 }
 
 function sha256Of(body: string | Uint8Array): string {
   return (typeof body === 'string' ? createHash('sha256').update(body, 'utf8') : createHash('sha256').update(body)).digest('hex');
 }
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
+// ignoreBOM: a leading BOM stays in the text (and fails its line), as it would in a JSON string; the bytes are written as they are.
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /** A body as text; null for bytes that are not UTF-8 (a server validates JSONL as UTF-8 when it is pushed). */
 function bodyText(body: string | Uint8Array): string | null {
@@ -192,8 +218,10 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
     const batches = e2e ? await openPulled(ctx, e2e, session, res.batches, served) : res.batches;
     const incoming: IncomingEntry[] = [];
     const problems: BatchProblem[] = [];
+    const decoded: Decoded[] = [];
     for (const b of batches) {
       const d = decode(session, b, ctx.note);
+      decoded.push(d);
       incoming.push(...d.entries);
       result.skipped += d.skipped;
       problems.push(...d.problems);
@@ -226,7 +254,8 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
       const header = await withLocalParent(ctx.sessionsRoot, { ...meta.header, cwd } as SessionHeader, piLayout(ctx.env));
       const m = mergeEntries(new Map(), incoming);
       path = join(ctx.flat ? ctx.sessionsRoot : projectDir(ctx.sessionsRoot, cwd), sessionFileName(String(header.timestamp), session));
-      const tail = await createSessionFile(path, header, m.toAppend, exactTexts(incoming));
+      const bodies = wholeBodies(decoded, incoming, m.toAppend);
+      const tail = await createSessionFile(path, header, m.toAppend, bodies ? { lines: bodies } : exactTexts(incoming));
       // Written parents-first with the newest tip last: pi's leaf and sessync's agree unless the tip rule differs.
       leafAgrees = tail.lastId === tail.leafId;
       result.path = path;
