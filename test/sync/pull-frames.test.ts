@@ -11,7 +11,12 @@ import { runSync } from '../../cli/sync/sync-run.js';
 import { projectDir, sessionFileName } from '../../cli/store/paths.js';
 import { FRAMES_TYPE } from '../../shared/batch-frames.js';
 import { isSessyncError } from '../../shared/errors.js';
-import { useServer } from './helpers.js';
+import { tempDir, useServer } from './helpers.js';
+import { createHash } from 'node:crypto';
+import { keys } from '../../shared/keys.js';
+import { createApp } from '../../worker/app.js';
+import { MemoryStore } from '../../worker/store/memory-store.js';
+import { TEST_ADMIN_SECRET, adminCreateAccount, appFetcher } from '../worker/routes-helpers.js';
 import { writeSession } from './session-files.js';
 
 const TS = '2026-01-01T00:00:00.000Z';
@@ -133,5 +138,41 @@ describe('a hostile server\'s frames answer', () => {
     // (The account holds the earlier cases' sessions too: they land under their own folders.)
     expect(await runSync({ mode: 'pull', all: true, cwd, env: desktop, api: new ApiClient({ url: server.url, token: server.token }) })).toMatchObject({ failed: 0 });
     expect(filesOf(desktop.SESSYNC_HOME, cwd).sort()).toEqual(sessions.map((id) => sessionFileName(TS, id)));
+  }, 60_000);
+});
+
+describe('a new session\'s file written from the pulled bytes', () => {
+  it('takes a body as it is only when it is exactly its entries\' lines: a BOM, a blank or a bad line makes it written line by line', async () => {
+    const dir = tempDir('sessync-pull-bytes-');
+    try {
+      const store = new MemoryStore();
+      const target = appFetcher(createApp({ store, adminSecret: TEST_ADMIN_SECRET }));
+      const { token, account } = await adminCreateAccount(target, TEST_ADMIN_SECRET);
+      const api = () => new ApiClient({ url: 'http://sessync.test', token, fetch: ((i: RequestInfo | URL, init?: RequestInit) => target.fetch(new Request(i, init))) as typeof fetch, retries: 0 });
+      const cwd = join(dir.dir, 'project');
+      mkdirSync(cwd, { recursive: true });
+      const id = '00000001-pull-bytes';
+      writeSession(join(dir.dir, 'laptop', 'sessions'), cwd, id, 2);
+      expect(await runSync({ mode: 'push', all: true, cwd, env: { SESSYNC_HOME: join(dir.dir, 'laptop') }, api: api() })).toMatchObject({ failed: 0, pushedEntries: 2 });
+      // What an older server may hold from another host: a line behind a BOM, a blank line, a line that is no entry.
+      const line = (n: number) => JSON.stringify({ type: 'message', id: `old-${n}`, parentId: null, timestamp: `2026-01-02T00:00:0${n}.000Z`, message: { role: 'user', content: `old ${n}` } });
+      // (One batch whose only flaw is the BOM: its lines would otherwise be taken as they are.)
+      const bodies = [`\uFEFF${line(1)}\n${line(2)}\n`, `${line(3)}\n\n{"type":"message"}\n`];
+      for (const [i, body] of bodies.entries()) {
+        const envelope = { session: id, host: 'old', seq: i + 1, batchId: `old-${i + 1}`, entryCount: 2, encoding: 'jsonl', sha256: createHash('sha256').update(body, 'utf8').digest('hex') };
+        await store.putIfAbsent(keys.batch(account, id, 'old', i + 1), new TextEncoder().encode(JSON.stringify({ envelope, body })));
+      }
+      await store.putIfAbsent(keys.head(account, id, 'old', 2), new Uint8Array(0));
+
+      const desktop = { SESSYNC_HOME: join(dir.dir, 'desktop') };
+      const pull = await runSync({ mode: 'pull', all: true, cwd, env: desktop, api: api() });
+      expect(pull).toMatchObject({ failed: 0, createdSessions: 1, pulledEntries: 4, skippedLines: 2 });
+      const file = join(projectDir(join(desktop.SESSYNC_HOME, 'sessions'), cwd), sessionFileName(TS, id));
+      const lines = readFileSync(file, 'utf8').split('\n').filter((l) => l !== '');
+      // Every line of the file is JSON (the BOM line was not written as its bytes), and only the entries are there.
+      expect(lines.map((l) => (JSON.parse(l) as { id: string }).id).sort()).toEqual([id, '00000001-0', '00000001-1', 'old-2', 'old-3'].sort());
+    } finally {
+      dir.cleanup();
+    }
   }, 60_000);
 });
