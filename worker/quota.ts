@@ -3,6 +3,7 @@ import type { BlobStore } from './store/blob-store.js';
 import { SessyncError } from '../shared/errors.js';
 import { keys, parseHeadKey } from '../shared/keys.js';
 import type { Quota, QuotaResponse } from '../shared/wire.js';
+import { addAtRequestEnd, sharedRead } from './store/group-commit.js';
 import { batchBytes, decodeJson, encodeJson, listAll, readBatch } from './session-data.js';
 
 export interface Usage {
@@ -10,9 +11,10 @@ export interface Usage {
   sessions: number;
 }
 
+/** The account's quota, or null for none; read once per request however many batches the request holds. */
 export async function readQuota(store: BlobStore, account: string): Promise<Quota | null> {
   const key = keys.quota(account);
-  const obj = await store.get(key);
+  const obj = await sharedRead(store, `get ${key}`, () => store.get(key));
   if (!obj) return null;
   const q = decodeJson(key, obj.body) as Quota;
   return q.maxBytes === undefined && q.maxSessions === undefined ? null : q;
@@ -81,25 +83,33 @@ function megabytes(n: number): string {
  * usage once the batch is stored, or null when the account has no quota. The counter is read-modify-write, so
  * pushes racing each other may overshoot the limit by the batches in flight.
  */
-export async function checkQuota(store: BlobStore, account: string, o: { bodyBytes: number; newSession: () => Promise<boolean> }): Promise<((stored: boolean) => Promise<void>) | null> {
+export async function checkQuota(store: BlobStore, account: string, o: { bodyBytes: () => number; newSession: () => Promise<boolean> }): Promise<((stored: boolean) => Promise<void>) | null> {
   const quota = await readQuota(store, account);
   if (!quota) return null;
+  const bodyBytes = o.bodyBytes();
   // Sessions are counted from the heads, and only for the first batch of a new session: exact, and no counter to drift.
   if (quota.maxSessions !== undefined && (await o.newSession())) {
-    const sessions = (await sessionIds(store, account)).size;
+    // One listing of the account's heads per request, however many new sessions it brings; the new sessions this
+    // request has already let through count on top, so its batches running side by side cannot pass one limit twice.
+    const tally = await sharedRead(store, `sessions ${account}`, async () => ({ listed: (await sessionIds(store, account)).size, admitted: 0 }));
+    const sessions = tally.listed + tally.admitted;
     if (sessions + 1 > quota.maxSessions) {
       throw new SessyncError('too_large', `account quota exceeded (maxSessions): the account holds ${sessions} of its ${quota.maxSessions} sessions; delete one (\`sessync rm <session> --remote\`) or ask the server's admin for a larger quota`, {
         details: { quota: 'maxSessions', limit: quota.maxSessions, used: sessions },
       });
     }
+    tally.admitted++;
   }
   const bytes = await readBytes(store, account);
-  if (quota.maxBytes !== undefined && bytes + o.bodyBytes > quota.maxBytes) {
-    throw new SessyncError('too_large', `account quota exceeded (maxBytes): this batch of ${megabytes(o.bodyBytes)} would bring the account to ${megabytes(bytes + o.bodyBytes)} of its ${megabytes(quota.maxBytes)}; delete sessions (\`sessync rm <session> --remote\`) or ask the server's admin for a larger quota`, {
+  if (quota.maxBytes !== undefined && bytes + bodyBytes > quota.maxBytes) {
+    throw new SessyncError('too_large', `account quota exceeded (maxBytes): this batch of ${megabytes(bodyBytes)} would bring the account to ${megabytes(bytes + bodyBytes)} of its ${megabytes(quota.maxBytes)}; delete sessions (\`sessync rm <session> --remote\`) or ask the server's admin for a larger quota`, {
       details: { quota: 'maxBytes', limit: quota.maxBytes, used: bytes },
     });
   }
   return async (stored) => {
-    if (stored) await addBytes(store, account, o.bodyBytes);
+    if (!stored) return;
+    // The batches of one request add up first and update the counter once when the request ends: side by side,
+    // each would read the same old count and the last write would drop the others' bytes.
+    if (!addAtRequestEnd(store, keys.usage(account), bodyBytes, (s, total) => addBytes(s, account, total))) await addBytes(store, account, bodyBytes);
   };
 }

@@ -7,7 +7,7 @@ import type { StoredAccountKey } from './account-key.js';
 import { validateBatch, validateMeta, type BatchPush } from './batch-validate.js';
 import { checkPushEncryption } from './encryption-policy.js';
 import { guardPush } from './push-guard.js';
-import { encodeBatchRecord, encodeJson, isDamaged, keyExists, listAll, rawSealedBytes, readBatch, sessionHeads, type StoredBatchRecord, type StoredMeta } from './session-data.js';
+import { encodeBatchRecord, encodeJson, isDamaged, keyExists, listAll, rawSealedBytes, readBatch, type StoredBatchRecord, type StoredMeta } from './session-data.js';
 import { sha256Hex } from './sha256.js';
 
 const decoder = new TextDecoder();
@@ -31,19 +31,36 @@ async function sameBatch(stored: StoredBatchRecord, push: BatchPush): Promise<bo
   return (await sha256Hex(raw)) === (push.base64 ? a.sha256 : b.sha256);
 }
 
-/** This host's head keys in the session (normally one; more only while a push is between its head write and its cleanup). */
-async function hostHeads(store: BlobStore, account: string, env: BatchEnvelope): Promise<{ key: string; seq: number }[]> {
-  return (await listAll(store, keys.hostHeadsPrefix(account, env.session, env.host))).flatMap((k) => {
+interface HeadKey {
+  key: string;
+  seq: number;
+}
+
+/**
+ * What a push needs to know of the session's heads, from one listing: this host's head keys (normally one; more
+ * only while a push is between its head write and its cleanup) and, for seq 1, how many hosts the session has.
+ * Seq 1 lists the whole session (it answers the host limit and the quota's new-session question as well); a later
+ * seq lists only this host's heads, as that is all it needs unless they turn out lagging.
+ */
+async function listHeads(store: BlobStore, account: string, env: BatchEnvelope): Promise<{ host: HeadKey[]; hosts: number | null }> {
+  const wide = env.seq === 1;
+  const found = await listAll(store, wide ? keys.sessionHeadsPrefix(account, env.session) : keys.hostHeadsPrefix(account, env.session, env.host));
+  const host: HeadKey[] = [];
+  const hosts = new Set<string>();
+  for (const k of found) {
     const h = parseHeadKey(account, k);
-    return h ? [{ key: k, seq: h.seq }] : [];
-  });
+    if (!h || h.session !== env.session) continue; // a key under the prefix that is not a head is not ours to interpret
+    hosts.add(h.host);
+    if (h.host === env.host) host.push({ key: k, seq: h.seq });
+  }
+  return { host, hosts: wide ? hosts.size : null };
 }
 
 /**
  * Records `seq` as this host's head unless a newer head is already there, then removes older heads.
  * Runs on 'exists' too: it repairs a crash between the batch write and the head write.
  */
-async function advanceHead(store: BlobStore, account: string, env: BatchEnvelope, existing: { key: string; seq: number }[]): Promise<void> {
+async function advanceHead(store: BlobStore, account: string, env: BatchEnvelope, existing: HeadKey[]): Promise<void> {
   if (!existing.some((h) => h.seq >= env.seq)) {
     await store.putIfAbsent(keys.head(account, env.session, env.host, env.seq), encodeJson({ seq: env.seq, batchId: env.batchId }));
   }
@@ -95,7 +112,8 @@ function checkMetaState(session: string, meta: AnySessionMetaInput | undefined, 
  */
 async function storeMeta(store: BlobStore, key: string, stored: BlobObject | null, meta: AnySessionMetaInput, encoded: Uint8Array): Promise<boolean> {
   if (!stored) {
-    if (await store.putIfAbsent(key, encoded)) return false;
+    // A plaintext meta already there is simply kept: only a sealed one's wrap is compared.
+    if ((await store.putIfAbsent(key, encoded)) || !isSealedMetaInput(meta)) return false;
     stored = await store.get(key);
   }
   if (!stored || !isSealedMetaInput(meta)) return false;
@@ -119,19 +137,20 @@ export async function storeOneBatch(store: BlobStore, account: string, session: 
   const batchRecord = encodeBatchRecord({ envelope: env, body: req.body, base64: req.base64, fields: { received: Date.now() } });
   const meta = req.meta ? encodeJson(metaRecord(req.meta)) : null;
   const metaKey = keys.sessionMeta(account, session);
-  const storedMeta = req.meta ? await store.get(metaKey) : null;
+  // A plaintext meta on seq 1 (a new session, normally) is not read first: storeMeta's putIfAbsent finds out, and
+  // nothing about a plaintext meta is checked before the batch. A sealed one is (checkMetaState), and so is a later
+  // seq's, which the stored meta usually makes unnecessary to write. Both reads go out together.
+  const readMetaFirst = req.meta !== undefined && (isSealedMetaInput(req.meta) || env.seq > 1);
+  const [storedMeta, listed] = await Promise.all([readMetaFirst ? store.get(metaKey) : null, listHeads(store, account, env)]);
   checkMetaState(session, req.meta, storedMeta);
+  const heads = listed.host;
 
   // Gapless per host: a pull walks seqs 1..head, so a hole would stall every reader. The head usually proves
   // batch seq-1 exists; only when it lags (a crash before its write) is the batch itself looked up.
-  const heads = await hostHeads(store, account, env);
-  const afterStore = await guardPush(store, account, session, { hostHasHead: heads.length > 0, bodyBytes });
+  const afterStore = await guardPush(store, account, session, { hostHasHead: heads.length > 0, bodyBytes, sessionHosts: listed.hosts });
   // A host new to the session: every reader lists all hosts' heads (Workers allows ~50 list pages per request).
-  if (heads.length === 0 && env.seq === 1) {
-    const hosts = (await sessionHeads(store, account, session)).size;
-    if (hosts >= LIMITS.maxHostsPerSession) {
-      throw new SessyncError('too_large', `session ${session} already has batches from ${hosts} hosts, the limit; push from one of them or start a new session`);
-    }
+  if (heads.length === 0 && listed.hosts !== null && listed.hosts >= LIMITS.maxHostsPerSession) {
+    throw new SessyncError('too_large', `session ${session} already has batches from ${listed.hosts} hosts, the limit; push from one of them or start a new session`);
   }
   const top = Math.max(0, ...heads.map((h) => h.seq));
   if (env.seq > 1 && top < env.seq - 1 && !(await keyExists(store, keys.batch(account, session, env.host, env.seq - 1)))) {

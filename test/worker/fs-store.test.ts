@@ -222,4 +222,28 @@ describe('FsStore, file-system specifics', () => {
     expect(readdirSync(join(root, 'a')).sort()).toEqual(['keep~']);
     expect(await store.putIfAbsent('a/b/c/d', enc.encode('z'))).toBe(true);
   });
+
+  it('reads objects around its first read\'s size (16 KiB) whole: one byte under, at, over, and several times over', async () => {
+    const store = new FsStore(join(t.dir, 'sizes'));
+    for (const n of [16 * 1024 - 1, 16 * 1024, 16 * 1024 + 1, 5 * 16 * 1024 + 7]) {
+      const body = Uint8Array.from({ length: n }, (_, i) => (i * 31 + n) % 251);
+      expect(await store.putIfAbsent(`sizes/${n}`, body)).toBe(true);
+      const got = (await store.get(`sizes/${n}`))!.body;
+      expect(got.length).toBe(n);
+      expect(Buffer.compare(Buffer.from(got), Buffer.from(body))).toBe(0);
+    }
+  });
+
+  it('leaves no temp file behind after put, putIfAbsent (created or not) and a group of writes', async () => {
+    const root = join(t.dir, 'no-temps');
+    const store = new FsStore(root);
+    await store.put('k/a', enc.encode('1'));
+    await store.put('k/a', enc.encode('2'));
+    expect(await store.putIfAbsent('k/b', enc.encode('3'))).toBe(true);
+    expect(await store.putIfAbsent('k/b', enc.encode('4'))).toBe(false);
+    expect(await store.writeMany([{ key: 'k/c', body: enc.encode('5') }, { key: 'k/a', body: enc.encode('6'), replace: true }, { key: 'k/b', body: enc.encode('7') }])).toEqual([true, true, false]);
+    expect(readdirSync(join(root, '.tmp'))).toEqual([]);
+    expect(dec.decode((await store.get('k/a'))!.body)).toBe('6');
+    expect(dec.decode((await store.get('k/b'))!.body)).toBe('3');
+  });
 });

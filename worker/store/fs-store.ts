@@ -2,6 +2,8 @@
 import { compareKeys } from './key-order.js';
 import { createHash, randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
+import { closeSync, fstatSync, linkSync, mkdirSync, openSync, renameSync, rmdirSync, statSync, unlinkSync } from 'node:fs';
+import { closeAfter, fsyncFd, readFd, writeAllFd } from './fd-io.js';
 import { dirname, join } from 'node:path';
 import { SessyncError, isSessyncError } from '../../shared/errors.js';
 import type { BlobObject, BlobStore, BlobWrite, ListOptions, ListPage } from './blob-store.js';
@@ -22,6 +24,8 @@ const FILE_MODE = 0o600;
 const MAX_DIR_RACES = 8;
 /** Files one group commit holds open at once (writeMany takes longer groups in slices of this many). */
 const GROUP_OPEN_FILES = 128;
+/** Bytes asked of a stored file's first read: objects below it cost open, read, close (no stat). */
+const READ_FIRST = 16 * 1024;
 
 const MAX_KEY_BYTES = 1024;
 /** Most file systems cap one name at 255 bytes. */
@@ -121,10 +125,36 @@ function etagOf(body: Uint8Array): string {
 }
 
 /**
+ * The file's bytes: one read for an object smaller than READ_FIRST (tokens, metas, heads), a stat only for larger
+ * ones. A short read is the end of the file: a stored object's file never changes once named (put renames a new
+ * file over it), so the open handle sees one fixed content.
+ */
+async function readWhole(fd: number): Promise<Uint8Array> {
+  const first = Buffer.allocUnsafe(READ_FIRST);
+  const bytesRead = await readFd(fd, first, 0, READ_FIRST, 0);
+  if (bytesRead < READ_FIRST) return Uint8Array.prototype.slice.call(first, 0, bytesRead);
+  const size = fstatSync(fd).size;
+  const out = new Uint8Array(Math.max(size, READ_FIRST));
+  out.set(first);
+  let total = READ_FIRST;
+  while (total < out.length) {
+    const n = await readFd(fd, out, total, out.length - total, total);
+    if (n === 0) break;
+    total += n;
+  }
+  return total === out.length ? out : out.subarray(0, total);
+}
+
+/**
  * Keys map to files under `root` (see encodeSegment: safe on case-insensitive and
  * normalising file systems, never `.`/`..`). Writes go to a temp file that is fsynced and then
  * linked (put-if-absent: link fails with EEXIST when the key exists, atomically, whatever
  * process raced it) or renamed (put: atomic replace) into place. Readers never see a partial file.
+ *
+ * Calls that only touch directory entries and open files (open, close, link, rename, unlink, mkdir, rmdir,
+ * stat) are made synchronously: they take microseconds, less than the CPU a thread-pool round trip costs (a push
+ * made about twenty of them). The calls that wait for the disk (fsync, a file's data read or written, and
+ * listings, which can be long) go to the thread pool and never block the event loop.
  */
 export class FsStore implements BlobStore {
   private ready: Promise<void> | undefined;
@@ -158,8 +188,9 @@ export class FsStore implements BlobStore {
     const tmp = await this.writeTemp(key, body);
     try {
       await this.place({ key, body, replace: true }, path, tmp, true);
-    } finally {
-      await this.removeTemp(tmp);
+    } catch (e) {
+      await this.removeTemp(tmp); // renamed into place, the temp name is gone already: only a failure leaves it
+      throw e;
     }
   }
 
@@ -179,6 +210,8 @@ export class FsStore implements BlobStore {
     const paths = writes.map((w) => this.pathOf(w.key)); // bad keys refuse the group before anything is written
     await this.init();
     const temps: string[] = [];
+    /** Temps renamed into place (put): their name is gone, nothing to remove. */
+    const renamed = new Set<string>();
     try {
       const handles = await Promise.allSettled(writes.map(async (w) => {
         const tmp = this.tempName();
@@ -190,11 +223,16 @@ export class FsStore implements BlobStore {
         const failed = handles.find((h) => h.status === 'rejected');
         if (failed) throw failed.reason;
         // The one fsync round: the data of every write on disk before any name points at it.
-        await Promise.all(opened.map(({ fh }, i) => fh.sync().catch((e) => Promise.reject(unavailable('write', writes[i]!.key, e)))));
+        await Promise.all(opened.map(({ fh }, i) => fsyncFd(fh).catch((e) => Promise.reject(unavailable('write', writes[i]!.key, e)))));
       } finally {
-        await Promise.all(opened.map(({ fh }) => fh.close().catch(() => undefined))); // closing after a failed sync changes nothing stored
+        // Each closed whatever the others do; after a successful sync a close changes nothing stored either.
+        for (const { fh } of opened) closeAfter(fh);
       }
-      const placed = await Promise.allSettled(writes.map((w, i) => this.place(w, paths[i]!, opened[i]!.tmp, false)));
+      const placed = await Promise.allSettled(writes.map(async (w, i) => {
+        const created = await this.place(w, paths[i]!, opened[i]!.tmp, false);
+        if (w.replace) renamed.add(opened[i]!.tmp);
+        return created;
+      }));
       const refused = placed.find((p) => p.status === 'rejected');
       if (refused) throw refused.reason; // the others may be in place, each whole: a retry finds them
       const created = placed.map((p) => (p as PromiseFulfilledResult<boolean>).value);
@@ -203,14 +241,14 @@ export class FsStore implements BlobStore {
       await Promise.all([...dirs].map((d) => this.syncDir(d).catch((e) => Promise.reject(unavailable('write', d, e)))));
       return created;
     } finally {
-      await Promise.all(temps.map((t) => this.removeTemp(t)));
+      await Promise.all(temps.filter((t) => !renamed.has(t)).map((t) => this.removeTemp(t)));
     }
   }
 
   /** Links (put-if-absent) or renames (put) a synced temp file into place; `syncDir` false when the caller syncs the directory. */
   private async place(w: BlobWrite, path: string, tmp: string, syncDir: boolean): Promise<boolean> {
     try {
-      await this.intoPlace(path, () => (w.replace ? fs.rename(tmp, path) : fs.link(tmp, path)), syncDir);
+      await this.intoPlace(path, () => (w.replace ? renameSync(tmp, path) : linkSync(tmp, path)), syncDir);
       return true;
     } catch (e) {
       if (w.replace) throw unavailable('put', w.key, e);
@@ -231,6 +269,9 @@ export class FsStore implements BlobStore {
     const slash = prefix.lastIndexOf('/');
     const base = slash < 0 ? '' : prefix.slice(0, slash + 1);
     if (base && !this.validPrefixDir(base)) return { keys: [] };
+    // A listing under a directory never made (a new session's heads, a tombstone that is not there) is the common
+    // empty answer: a stat tells it without a thread-pool round trip and the error a failed readdir makes.
+    if (!this.dirExists(base)) return { keys: [] };
     const found: string[] = [];
     await this.walk(base, prefix, after, limit + 1, found);
     return found.length > limit ? { keys: found.slice(0, limit), cursor: found[limit - 1]! } : { keys: found };
@@ -239,7 +280,7 @@ export class FsStore implements BlobStore {
   async delete(key: string): Promise<void> {
     const path = this.pathOf(key);
     try {
-      await fs.unlink(path);
+      unlinkSync(path);
     } catch (e) {
       if (errno(e) === 'ENOENT') return;
       throw unavailable('delete', key, e);
@@ -256,21 +297,41 @@ export class FsStore implements BlobStore {
 
   private async read(key: string): Promise<BlobObject | null> {
     const path = this.pathOf(key);
-    let body: Buffer;
+    let fh: number;
     try {
-      body = await fs.readFile(path);
+      fh = openSync(path, 'r');
     } catch (e) {
       // ENOTDIR cannot happen with this layout unless someone put files in the tree by hand: still not-found.
       if (errno(e) === 'ENOENT' || errno(e) === 'ENOTDIR') return null;
       throw unavailable('get', key, e);
     }
-    const bytes = new Uint8Array(body.buffer, body.byteOffset, body.byteLength);
-    return { key, body: bytes, etag: etagOf(bytes) };
+    try {
+      const bytes = await readWhole(fh);
+      return { key, body: bytes, etag: etagOf(bytes) };
+    } catch (e) {
+      throw unavailable('get', key, e);
+    } finally {
+      closeAfter(fh); // read-only: closing changes nothing stored
+    }
+  }
+
+  /** The directory holding the keys under `base` (a prefix ending in '/', or '' for the root). */
+  private dirOf(base: string): string {
+    return join(this.root, ...base.split('/').slice(0, -1).map(encodeSegment));
+  }
+
+  private dirExists(base: string): boolean {
+    try {
+      return statSync(this.dirOf(base), { throwIfNoEntry: false })?.isDirectory() === true;
+    } catch (e) {
+      if (errno(e) === 'ENOTDIR') return false; // a file where a directory would be: no keys there, as walk finds
+      throw unavailable('list', base, e);
+    }
   }
 
   /** Depth-first walk in key order (UTF-8 byte order), skipping subtrees that lie wholly at or before `after`. */
   private async walk(base: string, prefix: string, after: string, want: number, out: string[]): Promise<void> {
-    const dir = join(this.root, ...base.split('/').slice(0, -1).map(encodeSegment));
+    const dir = this.dirOf(base);
     let names: string[];
     try {
       names = await fs.readdir(dir);
@@ -339,14 +400,14 @@ export class FsStore implements BlobStore {
   }
 
   /** A new temp file holding `body`, still open and not yet fsynced. */
-  private async openTemp(tmp: string, key: string, body: Uint8Array): Promise<fs.FileHandle> {
-    let fh: fs.FileHandle | undefined;
+  private async openTemp(tmp: string, key: string, body: Uint8Array): Promise<number> {
+    let fh: number | undefined;
     try {
-      fh = await fs.open(tmp, 'wx', FILE_MODE);
-      await fh.writeFile(body);
+      fh = openSync(tmp, 'wx', FILE_MODE);
+      await writeAllFd(fh, body);
       return fh;
     } catch (e) {
-      await fh?.close().catch(() => undefined); // the write failed already; that error is the one to report
+      if (fh !== undefined) closeAfter(fh); // the write failed already; that error is the one to report
       throw unavailable('write', key, e);
     }
   }
@@ -357,10 +418,12 @@ export class FsStore implements BlobStore {
     try {
       const fh = await this.openTemp(tmp, key, body);
       try {
-        await fh.sync(); // the data must be on disk before the name points at it
-      } finally {
-        await fh.close();
+        await fsyncFd(fh); // the data must be on disk before the name points at it
+      } catch (e) {
+        closeAfter(fh);
+        throw e;
       }
+      closeSync(fh);
     } catch (e) {
       await this.removeTemp(tmp);
       throw isSessyncError(e) ? e : unavailable('write', key, e);
@@ -368,37 +431,41 @@ export class FsStore implements BlobStore {
     return tmp;
   }
 
+  /** Unlinks a temp file (one call: no stat first, as fs.rm would make); already gone is fine. */
   private async removeTemp(tmp: string): Promise<void> {
-    await fs.rm(tmp, { force: true }).catch((e) => {
+    try {
+      unlinkSync(tmp);
+    } catch (e) {
+      if (errno(e) === 'ENOENT') return;
       // Not fatal: the next open sweeps it.
       console.warn(`sessync file store: could not remove temp file ${tmp}: ${(e as Error).message}`);
-    });
+    }
   }
 
   /** Links or renames the temp file to `path`, recreating its directory when a concurrent delete pruned it. */
-  private async intoPlace(path: string, place: () => Promise<void>, syncDir = true): Promise<void> {
+  private async intoPlace(path: string, place: () => void, syncDir = true): Promise<void> {
     for (let attempt = 0; ; attempt++) {
       try {
-        await place();
+        place();
         if (syncDir) await this.syncDir(dirname(path));
         return;
       } catch (e) {
         if (errno(e) !== 'ENOENT' || attempt >= MAX_DIR_RACES) throw e;
-        await fs.mkdir(dirname(path), { recursive: true, mode: DIR_MODE });
+        mkdirSync(dirname(path), { recursive: true, mode: DIR_MODE });
       }
     }
   }
 
   /** Makes a new directory entry durable. Platforms that cannot fsync a directory (Windows) skip it. */
   private async syncDir(dir: string): Promise<void> {
-    let fh: fs.FileHandle | undefined;
+    let fh: number | undefined;
     try {
-      fh = await fs.open(dir, 'r');
-      await fh.sync();
+      fh = openSync(dir, 'r');
+      await fsyncFd(fh);
     } catch (e) {
       if (!['EISDIR', 'EPERM', 'EINVAL', 'EACCES'].includes(errno(e) ?? '')) throw e;
     } finally {
-      await fh?.close();
+      if (fh !== undefined) closeAfter(fh); // a directory opened read-only: its close changes nothing
     }
   }
 
@@ -406,7 +473,7 @@ export class FsStore implements BlobStore {
   private async pruneEmptyDirs(dir: string): Promise<void> {
     while (dir.length > this.root.length && dir.startsWith(this.root)) {
       try {
-        await fs.rmdir(dir);
+        rmdirSync(dir);
       } catch (e) {
         if (errno(e) === 'ENOTEMPTY' || errno(e) === 'EEXIST' || errno(e) === 'ENOENT') return;
         throw unavailable('delete', dir, e);

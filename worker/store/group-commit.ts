@@ -1,4 +1,4 @@
-// Group commit for one request: the writes of several independent tasks (one per batch) go to the store together.
+// Group commit for one request: the writes of several independent tasks (one per batch) go to the store together, and account-wide reads are shared.
 import type { BlobObject, BlobStore, BlobWrite, ListOptions, ListPage } from './blob-store.js';
 
 interface Queued {
@@ -6,6 +6,54 @@ interface Queued {
   member: number;
   resolve: (created: boolean) => void;
   reject: (e: unknown) => void;
+}
+
+/** What the tasks of one withGroupCommit call (one request) share. */
+interface RequestScope {
+  /** Account-wide reads, by key (see sharedRead). */
+  reads: Map<string, Promise<unknown>>;
+  /** Work done once for the request after every task has settled, by key, with the amounts added up (see addAtRequestEnd). */
+  atEnd: Map<string, { total: number; work: (store: BlobStore, total: number) => Promise<void> }>;
+}
+
+const scopes = new WeakMap<BlobStore, RequestScope>();
+
+/**
+ * `load()`, run once under `key` for all the tasks of one request when `store` is a view withGroupCommit gave out,
+ * and every time otherwise. Only for account-wide reads a request takes as one snapshot anyway (the quota, the
+ * account's session count): the N batches of a request then cost one read of it, as one batch does, not N. The
+ * tasks run side by side, so without the memo each would read the same thing at about the same moment.
+ */
+export function sharedRead<T>(store: BlobStore, key: string, load: () => Promise<T>): Promise<T> {
+  const scope = scopes.get(store);
+  if (!scope) return load();
+  let got = scope.reads.get(key) as Promise<T> | undefined;
+  if (!got) {
+    got = load();
+    scope.reads.set(key, got);
+  }
+  return got;
+}
+
+/**
+ * Inside withGroupCommit: adds `amount` to the request's total under `key`, and has `work` (the first one given for
+ * the key) run with that total on the store once every task has settled, before withGroupCommit resolves; returns
+ * true. Outside one: returns false, and the caller does its work itself. For a read-modify-write of one account-wide
+ * object (the usage counter), which the tasks of a request running side by side would otherwise each base on the
+ * same old value, the last write dropping the others' amounts.
+ */
+export function addAtRequestEnd(store: BlobStore, key: string, amount: number, work: (store: BlobStore, total: number) => Promise<void>): boolean {
+  const scope = scopes.get(store);
+  if (!scope) return false;
+  const end = scope.atEnd.get(key);
+  if (end) end.total += amount;
+  else scope.atEnd.set(key, { total: amount, work });
+  return true;
+}
+
+/** Runs the tasks' end-of-request work; a failure fails the request, as it fails the single-batch route. */
+async function finish(store: BlobStore, scope: RequestScope): Promise<void> {
+  for (const { total, work } of scope.atEnd.values()) await work(store, total);
 }
 
 /**
@@ -17,8 +65,22 @@ interface Queued {
  */
 export async function withGroupCommit<T>(store: BlobStore, tasks: readonly ((store: BlobStore) => Promise<T>)[]): Promise<PromiseSettledResult<T>[]> {
   const writeMany = store.writeMany?.bind(store);
-  // Object stores make each put durable alone: nothing to group, the tasks simply run side by side.
-  if (!writeMany || tasks.length < 2) return Promise.allSettled(tasks.map((t) => t(store)));
+  const scope: RequestScope = { reads: new Map(), atEnd: new Map() };
+  // Object stores make each put durable alone: nothing to group, the tasks simply run side by side (on one view,
+  // which shares the request's reads).
+  if (!writeMany || tasks.length < 2) {
+    const shared: BlobStore = {
+      get: (key) => store.get(key),
+      list: (opts) => store.list(opts),
+      delete: (key) => store.delete(key),
+      putIfAbsent: (key, body) => store.putIfAbsent(key, body),
+      put: (key, body) => store.put(key, body),
+    };
+    scopes.set(shared, scope);
+    const settled = await Promise.allSettled(tasks.map((t) => t(shared)));
+    await finish(store, scope);
+    return settled;
+  }
 
   let running = tasks.length;
   /** Queued writes per task: a task with any is waiting on the group. */
@@ -53,17 +115,21 @@ export async function withGroupCommit<T>(store: BlobStore, tasks: readonly ((sto
       maybeFlush();
     });
 
-  const view = (member: number): BlobStore => ({
-    get: (key: string): Promise<BlobObject | null> => store.get(key),
-    list: (opts?: ListOptions): Promise<ListPage> => store.list(opts),
-    delete: (key: string): Promise<void> => store.delete(key),
-    putIfAbsent: (key: string, body: Uint8Array) => enqueue(member, { key, body }),
-    put: async (key: string, body: Uint8Array) => {
-      await enqueue(member, { key, body, replace: true });
-    },
-  });
+  const view = (member: number): BlobStore => {
+    const v: BlobStore = {
+      get: (key: string): Promise<BlobObject | null> => store.get(key),
+      list: (opts?: ListOptions): Promise<ListPage> => store.list(opts),
+      delete: (key: string): Promise<void> => store.delete(key),
+      putIfAbsent: (key: string, body: Uint8Array) => enqueue(member, { key, body }),
+      put: async (key: string, body: Uint8Array) => {
+        await enqueue(member, { key, body, replace: true });
+      },
+    };
+    scopes.set(v, scope);
+    return v;
+  };
 
-  return Promise.allSettled(
+  const settled = await Promise.allSettled(
     tasks.map(async (task, i) => {
       try {
         return await task(view(i));
@@ -73,4 +139,6 @@ export async function withGroupCommit<T>(store: BlobStore, tasks: readonly ((sto
       }
     }),
   );
+  await finish(store, scope);
+  return settled;
 }

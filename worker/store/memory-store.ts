@@ -9,24 +9,31 @@ async function etagOf(body: Uint8Array): Promise<string> {
   return Array.from(digest.subarray(0, 16), (b) => b.toString(16).padStart(2, '0')).join('');
 }
 
+/** A stored object; its etag is hashed on the first read that needs it, not on every write (most are never read back). */
+interface Held {
+  body: Uint8Array;
+  etag?: Promise<string>;
+}
+
 export class MemoryStore implements BlobStore {
-  private readonly objects = new Map<string, BlobObject>();
+  private readonly objects = new Map<string, Held>();
 
   async get(key: string): Promise<BlobObject | null> {
     const o = this.objects.get(key);
-    return o ? { key, body: o.body.slice(), etag: o.etag } : null;
+    if (!o) return null;
+    o.etag ??= etagOf(o.body);
+    return { key, body: o.body.slice(), etag: await o.etag };
   }
 
   async putIfAbsent(key: string, body: Uint8Array): Promise<boolean> {
-    const etag = await etagOf(body);
     // The check and the set run in one synchronous step, so racing callers cannot both win.
     if (this.objects.has(key)) return false;
-    this.objects.set(key, { key, body: body.slice(), etag });
+    this.objects.set(key, { body: body.slice() });
     return true;
   }
 
   async put(key: string, body: Uint8Array): Promise<void> {
-    this.objects.set(key, { key, body: body.slice(), etag: await etagOf(body) });
+    this.objects.set(key, { body: body.slice() });
   }
 
   async list(opts: ListOptions = {}): Promise<ListPage> {

@@ -1,0 +1,31 @@
+// The file store's calls that wait for the disk (fsync, and reading or writing a file's data), on the thread pool by fd.
+import { closeSync, fsync, read, write } from 'node:fs';
+
+/**
+ * Closes an fd whose outcome no longer matters (a read-only file, or a temp file whose failure is being reported):
+ * an error closing it can change nothing stored, and must not replace the error that brought us here.
+ */
+export function closeAfter(fd: number): void {
+  try {
+    closeSync(fd);
+  } catch (e) {
+    console.warn(`sessync file store: closing fd ${fd} failed: ${(e as Error).message}`);
+  }
+}
+
+/** fsync(2) of an open fd; resolves once the file's data and metadata are on disk. */
+export function fsyncFd(fd: number): Promise<void> {
+  return new Promise((resolve, reject) => fsync(fd, (e) => (e ? reject(e) : resolve())));
+}
+
+/** Reads up to `length` bytes at `position` into `buf` at `offset`; resolves with the bytes read (0 at the end). */
+export function readFd(fd: number, buf: Uint8Array, offset: number, length: number, position: number): Promise<number> {
+  return new Promise((resolve, reject) => read(fd, buf, offset, length, position, (e, n) => (e ? reject(e) : resolve(n))));
+}
+
+/** Writes all of `body` at the fd's current position (a short write is continued, never dropped). */
+export async function writeAllFd(fd: number, body: Uint8Array): Promise<void> {
+  for (let off = 0; off < body.length; ) {
+    off += await new Promise<number>((resolve, reject) => write(fd, body, off, body.length - off, null, (e, n) => (e ? reject(e) : resolve(n))));
+  }
+}
