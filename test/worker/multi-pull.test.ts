@@ -2,14 +2,20 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createApp } from '../../worker/app.js';
 import { MemoryStore } from '../../worker/store/memory-store.js';
+import { keys } from '../../shared/keys.js';
 import { LIMITS, PullManyResponseSchema } from '../../shared/wire.js';
 import { TEST_ADMIN_SECRET, TestClient, adminCreateAccount, appFetcher, makeBatch, metaFor } from './routes-helpers.js';
 
 let alice: TestClient;
+let store: MemoryStore;
+let account: string;
 
 beforeEach(async () => {
-  const f = appFetcher(createApp({ store: new MemoryStore(), adminSecret: TEST_ADMIN_SECRET }));
-  alice = new TestClient(f, (await adminCreateAccount(f, TEST_ADMIN_SECRET)).token);
+  store = new MemoryStore();
+  const f = appFetcher(createApp({ store, adminSecret: TEST_ADMIN_SECRET }));
+  const made = await adminCreateAccount(f, TEST_ADMIN_SECRET);
+  account = made.account;
+  alice = new TestClient(f, made.token);
 });
 
 async function seed(session: string, batches: number, count = 3): Promise<void> {
@@ -72,6 +78,16 @@ describe('POST /v1/pulls', () => {
     expect((await alice.call('GET', '/v1/sessions/nometa')).status).toBe(404);
     const [item] = PullManyResponseSchema.parse((await alice.call('POST', '/v1/pulls', { sessions: [{ session: 'nometa', cursor: {}, withMeta: true }] })).json).results;
     expect(item).toMatchObject({ ok: true, session: 'nometa', more: false });
+    expect(item!.ok && item!.batches).toHaveLength(1);
+    expect(item!.ok && 'meta' in item!).toBe(false);
+  });
+
+  it('leaves the meta out of a session being deleted (GET answers 410 there), while its remaining batches still page', async () => {
+    await seed('dying', 1);
+    // The tombstone a deletion writes first, before it removes the session's objects step by step.
+    await store.putIfAbsent(`${keys.tombstone(account, 'dying')}/${String(Date.now()).padStart(13, '0')}/h9`, new TextEncoder().encode(JSON.stringify({ session: 'dying', host: 'h9' })));
+    expect((await alice.call('GET', '/v1/sessions/dying')).status).toBe(410);
+    const [item] = PullManyResponseSchema.parse((await alice.call('POST', '/v1/pulls', { sessions: [{ session: 'dying', cursor: {}, withMeta: true }] })).json).results;
     expect(item!.ok && item!.batches).toHaveLength(1);
     expect(item!.ok && 'meta' in item!).toBe(false);
   });
