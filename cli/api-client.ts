@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { concatChunks, encodeFrames, FRAMES_TYPE } from '../shared/batch-frames.js';
 import { SessyncError, isSessyncError, type ErrorCode } from '../shared/errors.js';
 import { toFrame, toJsonRequest } from './sync/push-wire.js';
+import { readPullFrames } from './sync/pull-frames.js';
 import {
   AccountKeyResponseSchema,
   SealBatchResponseSchema,
@@ -43,6 +44,8 @@ import {
   type Cursor,
   type HealthResponse,
   type PullResponse,
+  type PullPage,
+  type PullPageItem,
   type PushBatchItem,
   type PushBatchResponse,
   type SessionMetaResponse,
@@ -50,6 +53,13 @@ import {
   type ShareInfo,
   type WhoamiResponse,
 } from '../shared/wire.js';
+
+/** One session's part of POST /v1/pulls. */
+export interface PullItem {
+  session: string;
+  cursor: Cursor;
+  withMeta?: true;
+}
 
 export interface ApiClientOptions {
   url: string;
@@ -128,6 +138,8 @@ export class ApiClient {
   private readonly onRetry: ApiClientOptions['onRetry'];
   /** The server has answered at least once (any HTTP status): a refused connection after that is a restart. */
   private answered = false;
+  /** The server refused a pull's `withMeta` (it predates the flag): pulls go without it. */
+  private metaRefused = false;
 
   constructor(opts: ApiClientOptions) {
     this.url = normaliseUrl(opts.url);
@@ -185,13 +197,60 @@ export class ApiClient {
     return this.call('POST', path, json(), schema);
   }
 
-  /** POST /v1/pulls: one page of each session. A server from before it answers 404; Workers, 413 (one per request). */
-  async pullMany(sessions: readonly { session: string; cursor: Cursor }[]): Promise<PullManyResponse> {
-    return this.call('POST', '/v1/pulls', { sessions }, PullManyResponseSchema);
+  /**
+   * POST /v1/pulls as JSON: one page of each session (with its meta where `withMeta`). A server from before it
+   * answers 404; Workers, 413 (one per request). Sync asks pullPages, which takes frames.
+   */
+  async pullMany(sessions: readonly PullItem[]): Promise<PullManyResponse> {
+    return this.withoutMetaIfRefused(sessions.some((s) => s.withMeta), (withMeta) => this.call('POST', '/v1/pulls', { sessions: pullItems(sessions, withMeta) }, PullManyResponseSchema));
   }
 
-  async pull(session: string, cursor: Cursor): Promise<PullResponse> {
-    return this.call('POST', `/v1/sessions/${enc(session)}/pull`, { cursor }, PullResponseSchema);
+  /** One page of a session as JSON; `withMeta`: its meta in the answer too (absent from an older server's: ask sessionMeta). */
+  async pull(session: string, cursor: Cursor, o: { withMeta?: boolean } = {}): Promise<PullResponse> {
+    return this.withoutMetaIfRefused(o.withMeta === true, (withMeta) => this.call('POST', `/v1/sessions/${enc(session)}/pull`, pullBody(cursor, withMeta), PullResponseSchema));
+  }
+
+  /**
+   * POST /v1/pulls asking for frames: bodies come raw (JSONL as UTF-8, ciphertext unencoded); a server from before
+   * frames answers JSON, read the same. A malformed frames answer is refused whole (wrong_server), before any use.
+   */
+  async pullPages(sessions: readonly PullItem[]): Promise<{ results: PullPageItem[] }> {
+    const names = sessions.map((s) => s.session);
+    return this.withoutMetaIfRefused(sessions.some((s) => s.withMeta), (withMeta) =>
+      this.call<{ results: PullPageItem[] }>('POST', '/v1/pulls', { sessions: pullItems(sessions, withMeta) }, PullManyResponseSchema, {
+        frames: (bytes) => ({ results: readPullFrames(bytes, names, 'POST /v1/pulls') }),
+      }),
+    );
+  }
+
+  /** One page of a session asking for frames, as pullPages. */
+  async pullPage(session: string, cursor: Cursor, o: { withMeta?: boolean } = {}): Promise<PullPage> {
+    const where = `POST /v1/sessions/${session}/pull`;
+    return this.withoutMetaIfRefused(o.withMeta === true, (withMeta) =>
+      this.call<PullPage>('POST', `/v1/sessions/${enc(session)}/pull`, pullBody(cursor, withMeta), PullResponseSchema, {
+        frames: (bytes) => {
+          const item = readPullFrames(bytes, [session], where)[0]!;
+          if (!item.ok) throw serverError(item.error, 200, item.error.details);
+          const { ok: _, session: __, ...page } = item;
+          return page;
+        },
+      }),
+    );
+  }
+
+  /**
+   * A pull sent with `withMeta` while the server is not known to refuse it; a server from before the flag refuses
+   * the unknown key (400 naming it), and is then asked without it for the rest of this client's life.
+   */
+  private async withoutMetaIfRefused<T>(wanted: boolean, send: (withMeta: boolean) => Promise<T>): Promise<T> {
+    if (!wanted || this.metaRefused) return send(false);
+    try {
+      return await send(true);
+    } catch (e) {
+      if (!isSessyncError(e, 'bad_input') || !e.message.includes('withMeta')) throw e;
+      this.metaRefused = true;
+      return send(false);
+    }
   }
 
   async changes(page?: string): Promise<ChangesResponse> {
@@ -326,12 +385,13 @@ export class ApiClient {
 
   /** One request with retries: only errors marked retryable are tried again, after backoff with full jitter. */
   /** `body` is serialised here, unless it is `{ json }`: text the caller built. */
-  private async call<T>(method: string, path: string, body: unknown, schema: z.ZodType<T>, o: { auth?: boolean } = {}): Promise<T> {
+  /** `frames`: the answer may come as frames (Accept names them); this reads it (JSON answers go through `schema`). */
+  private async call<T>(method: string, path: string, body: unknown, schema: z.ZodType<T>, o: { auth?: boolean; frames?: (bytes: Uint8Array) => T } = {}): Promise<T> {
     const payload = body === undefined ? undefined : body instanceof RawBody ? body : body instanceof PrebuiltJson ? body.json : JSON.stringify(body);
     const started = Date.now();
     for (let attempt = 0; ; attempt++) {
       try {
-        return await this.once(method, path, payload, schema, o.auth !== false);
+        return await this.once(method, path, payload, schema, o.auth !== false, o.frames);
       } catch (e) {
         const err = isSessyncError(e) ? e : new SessyncError('internal', String((e as Error)?.message ?? e), { cause: e });
         if (!err.retryable || attempt >= this.retries) throw err;
@@ -345,8 +405,9 @@ export class ApiClient {
     }
   }
 
-  private async once<T>(method: string, path: string, payload: string | RawBody | undefined, schema: z.ZodType<T>, auth: boolean): Promise<T> {
-    const headers: Record<string, string> = { accept: 'application/json' };
+  private async once<T>(method: string, path: string, payload: string | RawBody | undefined, schema: z.ZodType<T>, auth: boolean, frames?: (bytes: Uint8Array) => T): Promise<T> {
+    // A server from before frames ignores the first type and answers JSON, which is read as always.
+    const headers: Record<string, string> = { accept: frames ? `${FRAMES_TYPE}, application/json` : 'application/json' };
     if (payload !== undefined) headers['content-type'] = payload instanceof RawBody ? payload.type : 'application/json';
     if (auth) {
       if (!this.token) throw new SessyncError('unauthorized', 'not logged in: run `sessync login <url> --token <token>` first');
@@ -365,6 +426,17 @@ export class ApiClient {
       throw new SessyncError('unavailable', `cannot reach the sessync server at ${this.url} (${why}): check the URL and that the server is running`, { retryable: true, cause: e, details: { reason: why } });
     }
     this.answered = true;
+    if (frames && res.ok && isFramesAnswer(res)) {
+      let bytes: Uint8Array;
+      try {
+        bytes = new Uint8Array(await res.arrayBuffer());
+      } catch (e) {
+        throw new SessyncError('unavailable', `connection to ${this.url} dropped while reading the answer`, { retryable: true, cause: e });
+      } finally {
+        clearTimeout(timer);
+      }
+      return frames(bytes);
+    }
     let text: string;
     try {
       text = await res.text();
@@ -403,6 +475,18 @@ export class ApiClient {
     }
     throw new SessyncError('wrong_server', `${this.url} answered HTTP ${res.status} without a sessync error body: is this the URL of a sessync server?`, { details: { status: res.status, body: text.slice(0, 200) } });
   }
+}
+
+function isFramesAnswer(res: Response): boolean {
+  return (res.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase() === FRAMES_TYPE;
+}
+
+function pullItems(sessions: readonly PullItem[], withMeta: boolean): PullItem[] {
+  return withMeta ? [...sessions] : sessions.map(({ withMeta: _, ...s }) => s);
+}
+
+function pullBody(cursor: Cursor, withMeta: boolean): { cursor: Cursor; withMeta?: true } {
+  return withMeta ? { cursor, withMeta: true } : { cursor };
 }
 
 /** Serialised JSON handed to `call` as it is. */
