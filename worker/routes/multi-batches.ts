@@ -13,8 +13,11 @@ import { storeOneBatch } from '../store-batch.js';
 
 export const multiBatchesRoutes = new Hono<AppEnv>();
 
-/** Batches per request on Workers: the free plan allows 50 storage calls per request, a batch costs about six. */
-const WORKERS_MAX_BATCHES = 8;
+/**
+ * Batches per request on Workers: the free plan allows 50 storage calls per request; a request costs three before its
+ * batches and a new session's first batch with a sealed meta six (test/worker/store-calls.test.ts): 3 + 6 x 7 = 45.
+ */
+const WORKERS_MAX_BATCHES = 7;
 
 function maxBatches(env: AppEnv['Bindings'] | undefined): number {
   const set = Number(env?.SESSYNC_MAX_BATCHES_PER_PUSH);
