@@ -8,7 +8,9 @@ import { ApiClient } from '../cli/api-client.js';
 import { startLocalServer } from '../worker/local-server.js';
 import { FsStore } from '../worker/store/fs-store.js';
 import { keys } from '../shared/keys.js';
-import type { PushBatchRequest } from '../shared/wire.js';
+import type { PushBatchItem, PushBatchRequest } from '../shared/wire.js';
+import { concatChunks, encodeFrames, FRAMES_TYPE } from '../shared/batch-frames.js';
+import { toFrame } from '../cli/sync/push-wire.js';
 import { sha256Hex } from '../worker/sha256.js';
 import { createApp } from '../worker/app.js';
 import { MemoryStore } from '../worker/store/memory-store.js';
@@ -135,23 +137,22 @@ async function megabyteBatch(session: string, seq: number): Promise<PushBatchReq
   return { envelope: { session, host: 'cpu', seq, batchId: `cpu-${seq}`, entryCount: 1000, sha256: await sha256Hex(body), encoding: 'jsonl' }, body };
 }
 
-/** A ciphertext batch of the same size: base64 of random bytes, as an encrypted account's client sends. */
-async function cipherBatch(session: string, seq: number): Promise<PushBatchRequest> {
-  const raw = new Uint8Array(768 * 1024);
+/** A ciphertext batch of the same size: 1 MB of random bytes, raw, as an encrypted account's client sends it. */
+async function cipherBatch(session: string, seq: number): Promise<PushBatchItem> {
+  const raw = new Uint8Array(1024 * 1024);
   for (let i = 0; i < raw.length; i += 65536) crypto.getRandomValues(raw.subarray(i, i + 65536));
-  const body = Buffer.from(raw).toString('base64');
-  return { envelope: { session, host: 'cpu', seq, batchId: `cpu-${seq}`, entryCount: 1000, sha256: await sha256Hex(body), encoding: 'aes-256-gcm' }, body };
+  return { envelope: { session, host: 'cpu', seq, batchId: `cpu-${seq}`, entryCount: 1000, sha256: await sha256Hex(raw), encoding: 'aes-256-gcm' }, body: raw };
 }
 
-/** Process CPU (user + system, all threads) of each push request, one at a time through the app's fetch. */
-async function cpuPerPush(store: BlobStore, make: (session: string, seq: number) => Promise<PushBatchRequest>): Promise<number[]> {
+/** Process CPU (user + system, all threads) of each push request, one at a time through the app's fetch, sent as frames (as the client sends). */
+async function cpuPerPush(store: BlobStore, make: (session: string, seq: number) => Promise<PushBatchItem>): Promise<number[]> {
   const app = createApp({ store, adminSecret: CPU_ADMIN });
   const created = await app.fetch(new Request('http://bench/v1/admin/accounts', { method: 'POST', headers: { authorization: `Bearer ${CPU_ADMIN}`, 'content-type': 'application/json' }, body: '{}' }));
   const { token } = (await created.json()) as { token: string };
   const samples: number[] = [];
   for (let seq = 1; seq <= CPU_WARMUP + CPU_SAMPLES; seq++) {
-    const text = JSON.stringify(await make('cpu-session', seq));
-    const req = new Request('http://bench/v1/sessions/cpu-session/batches', { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: text });
+    const body = concatChunks(encodeFrames([toFrame(await make('cpu-session', seq))])) as Uint8Array<ArrayBuffer>;
+    const req = new Request('http://bench/v1/sessions/cpu-session/batches', { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': FRAMES_TYPE }, body });
     const before = process.cpuUsage();
     const res = await app.fetch(req);
     await res.text();
@@ -162,11 +163,11 @@ async function cpuPerPush(store: BlobStore, make: (session: string, seq: number)
   return samples.sort((a, b) => a - b);
 }
 
-async function cpuRows(): Promise<BenchRow[]> {
+export async function cpuRows(): Promise<BenchRow[]> {
   const rows: BenchRow[] = [];
   const dir = mkdtempSync(join(tmpdir(), 'sessync-bench-cpu-'));
   try {
-    const cases: [string, () => Promise<BlobStore>, typeof megabyteBatch, number][] = [
+    const cases: [string, () => Promise<BlobStore>, (session: string, seq: number) => Promise<PushBatchItem>, number][] = [
       ['1 MB / 1,000-entry batch, file-system store', async () => new FsStore(join(dir, 'a')), megabyteBatch, 10],
       ['1 MB / 1,000-entry batch, memory store', async () => new MemoryStore(), megabyteBatch, 10],
       ['1 MB ciphertext batch, file-system store', async () => new FsStore(join(dir, 'b')), cipherBatch, 2],

@@ -149,15 +149,21 @@ const bench: Bench = {
       const pullCwd = join(dir, 'pull-project');
       await mkdir(pullCwd, { recursive: true });
       counter.reset();
+      // CPU of both sides as well as the wall time: on a loaded machine the wall time says little on its own.
+      const serverCpu0 = server.cpuMs();
+      const clientCpu0 = process.cpuUsage();
       t0 = performance.now();
       const pulled = await runSync({ mode: 'pull', all: true, cwd: pullCwd, env: { SESSYNC_HOME: pullHome }, api: api() });
       const pullMs = ms(t0);
+      const clientCpu = process.cpuUsage(clientCpu0);
+      const serverCpu = serverCpu0 === null ? null : (server.cpuMs() ?? serverCpu0) - serverCpu0;
+      const cpu = `CPU: client ${((clientCpu.user + clientCpu.system) / 1e6).toFixed(1)} s${serverCpu === null ? '' : `, server ${(serverCpu / 1000).toFixed(1)} s`}`;
       if (pulled.failed || pulled.createdSessions !== SESSIONS || pulled.pulledEntries !== first.pushedEntries) {
         throw new Error(`pull into an empty machine: ${pulled.createdSessions} sessions, ${pulled.pulledEntries} entries, ${pulled.failed} failed`);
       }
       rows.push({
         name: `pull of the same into an empty machine (${pulled.pulledEntries.toLocaleString('en-US')} entries)`,
-        value: `${mbps(first.pushedBytes, pullMs).toFixed(1)} MB/s (${(pullMs / 1000).toFixed(1)} s, ${counter.requests()} requests)`,
+        value: `${mbps(first.pushedBytes, pullMs).toFixed(1)} MB/s (${(pullMs / 1000).toFixed(1)} s, ${counter.requests()} requests; ${cpu})`,
         baseline: `plain copy ${mbps(first.pushedBytes, copyMs).toFixed(0)} MB/s (${(copyMs / 1000).toFixed(2)} s)`,
         ratio: pullMs / copyMs,
         goal: '<= 2x a plain copy',

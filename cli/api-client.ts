@@ -1,6 +1,9 @@
 // HTTP client for the sessync service: one method per route, zod-checked answers, retries for retryable errors only.
 import { z } from 'zod';
+import { concatChunks, encodeFrames, FRAMES_TYPE } from '../shared/batch-frames.js';
 import { SessyncError, isSessyncError, type ErrorCode } from '../shared/errors.js';
+import { toFrame, toJsonRequest } from './sync/push-wire.js';
+import { readPullFrames } from './sync/pull-frames.js';
 import {
   AccountKeyResponseSchema,
   SealBatchResponseSchema,
@@ -41,13 +44,22 @@ import {
   type Cursor,
   type HealthResponse,
   type PullResponse,
-  type PushBatchRequest,
+  type PullPage,
+  type PullPageItem,
+  type PushBatchItem,
   type PushBatchResponse,
   type SessionMetaResponse,
   type ShareBlobResponse,
   type ShareInfo,
   type WhoamiResponse,
 } from '../shared/wire.js';
+
+/** One session's part of POST /v1/pulls. */
+export interface PullItem {
+  session: string;
+  cursor: Cursor;
+  withMeta?: true;
+}
 
 export interface ApiClientOptions {
   url: string;
@@ -111,6 +123,11 @@ export class ApiClient {
   bytesSent = 0;
   /** Heads the server listed that no sessync server can hold (see allHeads): left out, for the caller to report. */
   ignoredHeads: ChangesResponse['heads'] = [];
+  /**
+   * Whether the server takes frames: null until it has answered a frames request, false once it refused one (then
+   * every push goes as JSON, as a client from before frames sends it).
+   */
+  takesFrames: boolean | null = null;
   private readonly token: string | undefined;
   private readonly fetchFn: typeof fetch;
   private readonly retries: number;
@@ -121,6 +138,8 @@ export class ApiClient {
   private readonly onRetry: ApiClientOptions['onRetry'];
   /** The server has answered at least once (any HTTP status): a refused connection after that is a restart. */
   private answered = false;
+  /** The server refused a pull's `withMeta` (it predates the flag): pulls go without it. */
+  private metaRefused = false;
 
   constructor(opts: ApiClientOptions) {
     this.url = normaliseUrl(opts.url);
@@ -149,25 +168,89 @@ export class ApiClient {
     return this.call('GET', '/v1/whoami', undefined, WhoamiResponseSchema);
   }
 
-  async pushBatch(req: PushBatchRequest): Promise<PushBatchResponse> {
-    return this.call('POST', `/v1/sessions/${enc(req.envelope.session)}/batches`, req, PushBatchResponseSchema);
+  /** POST /v1/sessions/:session/batches: one frame, or JSON for a server from before frames (see pushFrames). */
+  async pushBatch(item: PushBatchItem): Promise<PushBatchResponse> {
+    const path = `/v1/sessions/${enc(item.envelope.session)}/batches`;
+    return this.pushFrames(path, [item], PushBatchResponseSchema, () => toJsonRequest(item));
   }
 
   /**
-   * POST /v1/batches with items already serialised (the caller measured them against the body limit). A server
-   * from before the route answers 404 not_found; one with a lower cap answers 413 with `details.server.maxBatches`.
+   * POST /v1/batches: the items as frames (raw bodies), or as JSON for a server from before frames. A server from
+   * before the route answers 404 not_found; one with a lower cap answers 413 with `details.server.maxBatches`.
    */
-  async pushBatchesJson(items: readonly string[]): Promise<PushBatchesResponse> {
-    return this.call('POST', '/v1/batches', new PrebuiltJson(`{"batches":[${items.join(',')}]}`), PushBatchesResponseSchema);
+  async pushBatches(items: readonly PushBatchItem[]): Promise<PushBatchesResponse> {
+    return this.pushFrames('/v1/batches', items, PushBatchesResponseSchema, () => new PrebuiltJson(`{"batches":[${items.map((i) => JSON.stringify(toJsonRequest(i))).join(',')}]}`));
   }
 
-  /** POST /v1/pulls: one page of each session. A server from before it answers 404; Workers, 413 (one per request). */
-  async pullMany(sessions: readonly { session: string; cursor: Cursor }[]): Promise<PullManyResponse> {
-    return this.call('POST', '/v1/pulls', { sessions }, PullManyResponseSchema);
+  /** Sends the items as one frames body (one copy of the bodies); a server that refuses frames gets `json()` instead, and every push after. */
+  private async pushFrames<T>(path: string, items: readonly PushBatchItem[], schema: z.ZodType<T>, json: () => unknown): Promise<T> {
+    if (this.takesFrames !== false) {
+      try {
+        const r = await this.call('POST', path, new RawBody(concatChunks(encodeFrames(items.map(toFrame))), FRAMES_TYPE), schema);
+        this.takesFrames = true;
+        return r;
+      } catch (e) {
+        if (this.takesFrames === true || !refusesFrames(e)) throw e;
+        this.takesFrames = false;
+      }
+    }
+    return this.call('POST', path, json(), schema);
   }
 
-  async pull(session: string, cursor: Cursor): Promise<PullResponse> {
-    return this.call('POST', `/v1/sessions/${enc(session)}/pull`, { cursor }, PullResponseSchema);
+  /**
+   * POST /v1/pulls as JSON: one page of each session (with its meta where `withMeta`). A server from before it
+   * answers 404; Workers, 413 (one per request). Sync asks pullPages, which takes frames.
+   */
+  async pullMany(sessions: readonly PullItem[]): Promise<PullManyResponse> {
+    return this.withoutMetaIfRefused(sessions.some((s) => s.withMeta), (withMeta) => this.call('POST', '/v1/pulls', { sessions: pullItems(sessions, withMeta) }, PullManyResponseSchema));
+  }
+
+  /** One page of a session as JSON; `withMeta`: its meta in the answer too (absent from an older server's: ask sessionMeta). */
+  async pull(session: string, cursor: Cursor, o: { withMeta?: boolean } = {}): Promise<PullResponse> {
+    return this.withoutMetaIfRefused(o.withMeta === true, (withMeta) => this.call('POST', `/v1/sessions/${enc(session)}/pull`, pullBody(cursor, withMeta), PullResponseSchema));
+  }
+
+  /**
+   * POST /v1/pulls asking for frames: bodies come raw (JSONL as UTF-8, ciphertext unencoded); a server from before
+   * frames answers JSON, read the same. A malformed frames answer is refused whole (wrong_server), before any use.
+   */
+  async pullPages(sessions: readonly PullItem[]): Promise<{ results: PullPageItem[] }> {
+    const names = sessions.map((s) => s.session);
+    return this.withoutMetaIfRefused(sessions.some((s) => s.withMeta), (withMeta) =>
+      this.call<{ results: PullPageItem[] }>('POST', '/v1/pulls', { sessions: pullItems(sessions, withMeta) }, PullManyResponseSchema, {
+        frames: (bytes) => ({ results: readPullFrames(bytes, names, 'POST /v1/pulls') }),
+      }),
+    );
+  }
+
+  /** One page of a session asking for frames, as pullPages. */
+  async pullPage(session: string, cursor: Cursor, o: { withMeta?: boolean } = {}): Promise<PullPage> {
+    const where = `POST /v1/sessions/${session}/pull`;
+    return this.withoutMetaIfRefused(o.withMeta === true, (withMeta) =>
+      this.call<PullPage>('POST', `/v1/sessions/${enc(session)}/pull`, pullBody(cursor, withMeta), PullResponseSchema, {
+        frames: (bytes) => {
+          const item = readPullFrames(bytes, [session], where)[0]!;
+          if (!item.ok) throw serverError(item.error, 200, item.error.details);
+          const { ok: _, session: __, ...page } = item;
+          return page;
+        },
+      }),
+    );
+  }
+
+  /**
+   * A pull sent with `withMeta` while the server is not known to refuse it; a server from before the flag refuses
+   * the unknown key (400 naming it), and is then asked without it for the rest of this client's life.
+   */
+  private async withoutMetaIfRefused<T>(wanted: boolean, send: (withMeta: boolean) => Promise<T>): Promise<T> {
+    if (!wanted || this.metaRefused) return send(false);
+    try {
+      return await send(true);
+    } catch (e) {
+      if (!isSessyncError(e, 'bad_input') || !e.message.includes('withMeta')) throw e;
+      this.metaRefused = true;
+      return send(false);
+    }
   }
 
   async changes(page?: string): Promise<ChangesResponse> {
@@ -302,12 +385,13 @@ export class ApiClient {
 
   /** One request with retries: only errors marked retryable are tried again, after backoff with full jitter. */
   /** `body` is serialised here, unless it is `{ json }`: text the caller built. */
-  private async call<T>(method: string, path: string, body: unknown, schema: z.ZodType<T>, o: { auth?: boolean } = {}): Promise<T> {
-    const payload = body === undefined ? undefined : body instanceof PrebuiltJson ? body.json : JSON.stringify(body);
+  /** `frames`: the answer may come as frames (Accept names them); this reads it (JSON answers go through `schema`). */
+  private async call<T>(method: string, path: string, body: unknown, schema: z.ZodType<T>, o: { auth?: boolean; frames?: (bytes: Uint8Array) => T } = {}): Promise<T> {
+    const payload = body === undefined ? undefined : body instanceof RawBody ? body : body instanceof PrebuiltJson ? body.json : JSON.stringify(body);
     const started = Date.now();
     for (let attempt = 0; ; attempt++) {
       try {
-        return await this.once(method, path, payload, schema, o.auth !== false);
+        return await this.once(method, path, payload, schema, o.auth !== false, o.frames);
       } catch (e) {
         const err = isSessyncError(e) ? e : new SessyncError('internal', String((e as Error)?.message ?? e), { cause: e });
         if (!err.retryable || attempt >= this.retries) throw err;
@@ -321,26 +405,38 @@ export class ApiClient {
     }
   }
 
-  private async once<T>(method: string, path: string, payload: string | undefined, schema: z.ZodType<T>, auth: boolean): Promise<T> {
-    const headers: Record<string, string> = { accept: 'application/json' };
-    if (payload !== undefined) headers['content-type'] = 'application/json';
+  private async once<T>(method: string, path: string, payload: string | RawBody | undefined, schema: z.ZodType<T>, auth: boolean, frames?: (bytes: Uint8Array) => T): Promise<T> {
+    // A server from before frames ignores the first type and answers JSON, which is read as always.
+    const headers: Record<string, string> = { accept: frames ? `${FRAMES_TYPE}, application/json` : 'application/json' };
+    if (payload !== undefined) headers['content-type'] = payload instanceof RawBody ? payload.type : 'application/json';
     if (auth) {
       if (!this.token) throw new SessyncError('unauthorized', 'not logged in: run `sessync login <url> --token <token>` first');
       headers.authorization = `Bearer ${this.token}`;
     }
     this.requestCount++;
-    if (payload !== undefined) this.bytesSent += Buffer.byteLength(payload);
+    if (payload !== undefined) this.bytesSent += payload instanceof RawBody ? payload.bytes.byteLength : Buffer.byteLength(payload);
     let res: Response;
     const ctrl = new AbortController();
     const timer = setTimeout(() => ctrl.abort(), this.timeoutMs);
     try {
-      res = await this.fetchFn(this.url + path, { method, headers, body: payload, signal: ctrl.signal });
+      res = await this.fetchFn(this.url + path, { method, headers, body: payload instanceof RawBody ? (payload.bytes as Uint8Array<ArrayBuffer>) : payload, signal: ctrl.signal });
     } catch (e) {
       clearTimeout(timer);
       const why = (e as { cause?: { code?: string } })?.cause?.code ?? (e as Error)?.message ?? String(e);
       throw new SessyncError('unavailable', `cannot reach the sessync server at ${this.url} (${why}): check the URL and that the server is running`, { retryable: true, cause: e, details: { reason: why } });
     }
     this.answered = true;
+    if (frames && res.ok && isFramesAnswer(res)) {
+      let bytes: Uint8Array;
+      try {
+        bytes = new Uint8Array(await res.arrayBuffer());
+      } catch (e) {
+        throw new SessyncError('unavailable', `connection to ${this.url} dropped while reading the answer`, { retryable: true, cause: e });
+      } finally {
+        clearTimeout(timer);
+      }
+      return frames(bytes);
+    }
     let text: string;
     try {
       text = await res.text();
@@ -381,9 +477,37 @@ export class ApiClient {
   }
 }
 
+function isFramesAnswer(res: Response): boolean {
+  return (res.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase() === FRAMES_TYPE;
+}
+
+function pullItems(sessions: readonly PullItem[], withMeta: boolean): PullItem[] {
+  return withMeta ? [...sessions] : sessions.map(({ withMeta: _, ...s }) => s);
+}
+
+function pullBody(cursor: Cursor, withMeta: boolean): { cursor: Cursor; withMeta?: true } {
+  return withMeta ? { cursor, withMeta: true } : { cursor };
+}
+
 /** Serialised JSON handed to `call` as it is. */
 class PrebuiltJson {
   constructor(readonly json: string) {}
+}
+
+/** A binary body (frames) and its media type, handed to `call` as it is. */
+class RawBody {
+  constructor(readonly bytes: Uint8Array, readonly type: string) {}
+}
+
+/**
+ * A server from before frames refusing a frames body: 415 (a proxy or server that checks the media type), or the 400
+ * an older sessync answers when it reads the body as JSON text (raw bytes are not UTF-8; text frames are not JSON).
+ * A sessync server that takes frames reads them as bytes and says "frames: ..." of a malformed one, never either.
+ */
+function refusesFrames(e: unknown): boolean {
+  if (!isSessyncError(e)) return false;
+  const status = (e.details as { status?: unknown } | undefined)?.status;
+  return status === 415 || (status === 400 && e.code === 'bad_input' && /request body is not valid (JSON|UTF-8)/.test(e.message));
 }
 
 /**

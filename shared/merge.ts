@@ -55,25 +55,26 @@ export function sameContent(a: SessionEntry, b: SessionEntry): boolean {
  * they become conflicts. New entries are returned parents-first; the caller appends them and adds them to `local`.
  */
 export function mergeEntries(local: ReadonlyMap<string, SessionEntry | string>, incoming: readonly IncomingEntry[]): MergeResult {
-  const fresh = new Map<string, { entry: SessionEntry; canon: string }>();
+  // Canonical JSON only for an id met twice: a new entry (nearly all of a first pull) is never serialised here.
+  const fresh = new Map<string, { entry: SessionEntry; canon?: string }>();
   const conflicts: MergeConflict[] = [];
   let duplicates = 0;
   for (const { entry, host } of incoming) {
-    const canon = canonicalJson(entry);
     const have = local.get(entry.id);
     if (have !== undefined) {
       const haveCanon = typeof have === 'string' ? have : canonicalJson(have);
-      if (haveCanon === canon) duplicates++;
+      if (haveCanon === canonicalJson(entry)) duplicates++;
       else conflicts.push({ id: entry.id, kept: typeof have === 'string' ? (JSON.parse(have) as SessionEntry) : have, aside: entry, ...(host ? { host } : {}) });
       continue;
     }
     const prev = fresh.get(entry.id);
     if (prev) {
-      if (prev.canon === canon) duplicates++;
+      prev.canon ??= canonicalJson(prev.entry);
+      if (prev.canon === canonicalJson(entry)) duplicates++;
       else conflicts.push({ id: entry.id, kept: prev.entry, aside: entry, ...(host ? { host } : {}) });
       continue;
     }
-    fresh.set(entry.id, { entry, canon });
+    fresh.set(entry.id, { entry });
   }
   return { toAppend: parentsFirst([...fresh.values()].map((f) => f.entry), { leafLast: true }), duplicates, conflicts };
 }

@@ -105,7 +105,11 @@ export const CreateTokenResponseSchema = z.object({ account: z.string(), token: 
 /**
  * The plaintext envelope around a batch body. The server reads only the envelope; the body
  * is JSONL of entries (`encoding: "jsonl"`, validated line by line) or opaque ciphertext
- * (`encoding: "aes-256-gcm"`, base64, not validated). `sha256` is of the body's UTF-8 bytes.
+ * (`encoding: "aes-256-gcm"`, nonce ‖ ciphertext ‖ tag, not validated).
+ * `sha256` is of the body's bytes as they travel: a frame (shared/batch-frames.ts) carries JSONL as its UTF-8 and
+ * ciphertext raw, so it is the SHA-256 of the UTF-8 or of the raw sealed bytes. A JSON request carries the body as a
+ * string (ciphertext as base64 text: clients from before frames) and `sha256` is then of that string's UTF-8; the
+ * server keeps what it was sent, so a batch stored that way keeps the sha-256 of its base64 text.
  */
 export const BatchEnvelopeSchema = z.object({
   session: SessionIdSchema,
@@ -184,6 +188,25 @@ export const PushBatchRequestSchema = z.object({
 export type PushBatchRequest = z.infer<typeof PushBatchRequestSchema>;
 
 /**
+ * The header of one push frame (POST /v1/batches and POST /v1/sessions/:session/batches with Content-Type
+ * FRAMES_TYPE): a PushBatchRequest without `body`, plus the frame's `bytes`; the frame's bytes are the body, JSONL as
+ * UTF-8 or the raw sealed bytes (never base64). Frames of one request are items of one POST /v1/batches, in order.
+ */
+export const PushFrameHeaderSchema = z.object({
+  envelope: BatchEnvelopeSchema,
+  meta: AnySessionMetaInputSchema.optional(),
+  bytes: z.number().int().min(0),
+}).strict();
+export type PushFrameHeader = z.infer<typeof PushFrameHeaderSchema>;
+
+/**
+ * A push as a client holds it before it is sent (frames or JSON): `body` is the JSONL text, or for aes-256-gcm the
+ * raw sealed bytes with `envelope.sha256` of them; a string aes-256-gcm body is base64 text (a batch written down by
+ * an older client) with `envelope.sha256` of that text.
+ */
+export type PushBatchItem = Omit<PushBatchRequest, 'body'> & { body: string | Uint8Array };
+
+/**
  * `created`: stored now; `exists`: the identical batch was already stored (a retry). A different batch at that seq is 409 conflict.
  * `metaMismatch`: the push carried a sealed meta whose wrappedKey differs from the stored one (two machines created the
  * same session id). The batch was handled as usual and the stored meta kept as first pushed: the client re-reads the
@@ -225,8 +248,12 @@ export const CursorSchema = z
   .refine((c) => Object.keys(c).length <= LIMITS.maxCursorHosts, `a cursor names at most ${LIMITS.maxCursorHosts} hosts`);
 export type Cursor = z.infer<typeof CursorSchema>;
 
-/** POST /v1/sessions/:session/pull */
-export const PullRequestSchema = z.object({ cursor: CursorSchema }).strict();
+/**
+ * POST /v1/sessions/:session/pull. `withMeta`: answer the session's meta too (`meta` in the response), as
+ * GET /v1/sessions/:session would: a client creating the session here needs it, and it spares a request per session.
+ * An older server refuses the key (400, strict schema); a client then asks without it and GETs the meta.
+ */
+export const PullRequestSchema = z.object({ cursor: CursorSchema, withMeta: z.literal(true).optional() }).strict();
 export type PullRequest = z.infer<typeof PullRequestSchema>;
 
 /**
@@ -245,11 +272,16 @@ export type StoredBatch = z.infer<typeof StoredBatchSchema>;
 export const PulledBatchSchema = StoredBatchSchema.extend({ damaged: z.string().max(300).optional() });
 export type PulledBatch = z.infer<typeof PulledBatchSchema>;
 
-/** Batches after the cursor, ordered by host then seq; `more` says call again with `cursor`. */
+/**
+ * Batches after the cursor, ordered by host then seq; `more` says call again with `cursor`. `meta`: asked for by
+ * `withMeta`, and absent when the server cannot serve it (no meta yet, a deleted session, a damaged one): the
+ * client then asks GET /v1/sessions/:session, whose answer says why.
+ */
 export const PullResponseSchema = z.object({
   batches: z.array(PulledBatchSchema),
   cursor: CursorSchema,
   more: z.boolean(),
+  meta: z.lazy(() => SessionMetaResponseSchema).optional(),
 });
 export type PullResponse = z.infer<typeof PullResponseSchema>;
 
@@ -259,7 +291,7 @@ export type PullResponse = z.infer<typeof PullResponseSchema>;
  * spent, the sessions after get no batches and `more: true` (ask again). Per-session errors (404) in their item.
  */
 export const PullManyRequestSchema = z.object({
-  sessions: z.array(z.object({ session: SessionIdSchema, cursor: CursorSchema }).strict()).min(1).max(LIMITS.maxSessionsPerPull),
+  sessions: z.array(z.object({ session: SessionIdSchema, cursor: CursorSchema, withMeta: z.literal(true).optional() }).strict()).min(1).max(LIMITS.maxSessionsPerPull),
 }).strict();
 export type PullManyRequest = z.infer<typeof PullManyRequestSchema>;
 
@@ -270,6 +302,37 @@ export const PullManyItemSchema = z.union([
 export type PullManyItem = z.infer<typeof PullManyItemSchema>;
 export const PullManyResponseSchema = z.object({ results: z.array(PullManyItemSchema) });
 export type PullManyResponse = z.infer<typeof PullManyResponseSchema>;
+
+/**
+ * A frames answer to POST /v1/pulls or POST /v1/sessions/:session/pull, for a request whose Accept names FRAMES_TYPE
+ * (shared/batch-frames.ts); a server from before frames answers JSON and the client reads by Content-Type. Per session,
+ * in request order: one frame per pulled batch, then one header-only frame (bytes 0) that ends the session.
+ * - A batch frame's header is PullBatchFrameHeader: the PulledBatch without `body` (every other field of the stored
+ *   record passed through, such as `received`), plus `session`; its bytes are the body: JSONL as UTF-8, ciphertext raw
+ *   (nonce, ciphertext, tag), never base64, except a sealed batch an older client pushed as base64 text, served as
+ *   stored with `base64: true`. `envelope.sha256` is of the frame's bytes in every case.
+ * - The end frame's header is the POST /v1/pulls item without `batches` (PullEndFrameHeader): `ok`, `cursor`, `more`
+ *   and `meta`, or `ok: false` and the session's `error`. A batch frame has `envelope`; an end frame never does.
+ * A client refuses a whole answer that breaks this (a session's batches without its end frame, sessions out of
+ * order, a cut body) before anything of it is written.
+ */
+export const PullBatchFrameHeaderSchema = PulledBatchSchema.omit({ body: true }).extend({
+  session: SessionIdSchema,
+  base64: z.literal(true).optional(),
+});
+export type PullBatchFrameHeader = z.infer<typeof PullBatchFrameHeaderSchema>;
+export const PullEndFrameHeaderSchema = z.union([
+  PullResponseSchema.omit({ batches: true }).extend({ ok: z.literal(true), session: z.string() }),
+  z.object({ ok: z.literal(false), session: z.string(), error: ErrorBodySchema.shape.error }),
+]);
+
+/**
+ * A pulled batch as the client holds it: from a JSON answer the body is a string (ciphertext as base64 text), from
+ * frames the bytes (ciphertext raw, or base64 text where `base64`).
+ */
+export type PulledBatchIn = Omit<PulledBatch, 'body'> & { body: string | Uint8Array; base64?: true };
+export type PullPage = Omit<PullResponse, 'batches'> & { batches: PulledBatchIn[] };
+export type PullPageItem = (Omit<Extract<PullManyItem, { ok: true }>, 'batches'> & { batches: PulledBatchIn[] }) | Extract<PullManyItem, { ok: false }>;
 
 /** One (session, host) and the highest seq stored from that host. */
 export const HeadSchema = z.object({ session: z.string(), host: z.string(), seq: z.number().int() });

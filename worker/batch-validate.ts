@@ -2,10 +2,30 @@
 import { checkEntry, checkHeader } from '../shared/entry.js';
 import { SessyncError } from '../shared/errors.js';
 import { findTooDeepText, findTooDeepValue, formatTooDeep } from '../shared/json-limits.js';
-import { ENTRY_ID_RE, LIMITS, type PushBatchRequest, type SessionMetaInput } from '../shared/wire.js';
+import { ENTRY_ID_RE, LIMITS, type AnySessionMetaInput, type BatchEnvelope, type SessionMetaInput } from '../shared/wire.js';
 import { sha256Hex } from './sha256.js';
 
 const encoder = new TextEncoder();
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * One push as the server handles it, whichever way it came: the body's bytes as sent. A frame carries them raw (JSONL
+ * as UTF-8, ciphertext as its bytes); a JSON push carries a string, whose UTF-8 these are (`base64`: an aes-256-gcm
+ * body sent as base64 text by a client that predates frames).
+ */
+export interface BatchPush {
+  envelope: BatchEnvelope;
+  meta?: AnySessionMetaInput | undefined;
+  body: Uint8Array;
+  base64: boolean;
+}
+
+/** A JSON push (`body` a string) as a BatchPush: one encode of the string, nothing decoded. */
+export function jsonPush(req: { envelope: BatchEnvelope; body: string; meta?: AnySessionMetaInput | undefined }): BatchPush {
+  const out: BatchPush = { envelope: req.envelope, body: encoder.encode(req.body), base64: req.envelope.encoding === 'aes-256-gcm' };
+  if (req.meta !== undefined) out.meta = req.meta;
+  return out;
+}
 /** AES-GCM's 12-byte nonce and 16-byte tag: what a sealed batch holds before its first byte of plaintext. */
 const MIN_SEALED_BYTES = 28;
 
@@ -40,23 +60,28 @@ export function splitLines(body: string): string[] {
 }
 
 /**
- * Throws a 4xx SessyncError for anything wrong with the batch; returns the body's UTF-8 size.
- * Ciphertext batches (`aes-256-gcm`) get only the envelope, size and hash checks: the server cannot read them.
+ * Throws a 4xx SessyncError for anything wrong with the batch; returns the body's size in bytes. Ciphertext batches
+ * (`aes-256-gcm`) get only the envelope, size and hash checks (a raw body is never decoded or copied: the server
+ * cannot read it); a jsonl body is decoded from UTF-8 once for its line checks.
  */
-export async function validateBatch(pathSession: string, req: PushBatchRequest): Promise<number> {
-  const env = req.envelope;
+export async function validateBatch(pathSession: string, push: BatchPush): Promise<number> {
+  const env = push.envelope;
+  const bytes = push.body;
   if (env.session !== pathSession) {
     throw bad(`envelope.session "${env.session}" does not match the session in the URL "${pathSession}"`);
   }
-  const bytes = encoder.encode(req.body);
   if (bytes.byteLength > LIMITS.maxBatchBytes) {
     throw new SessyncError('too_large', `batch body is ${bytes.byteLength} bytes, more than the limit of ${LIMITS.maxBatchBytes}; split it into smaller batches`);
   }
   const actual = await sha256Hex(bytes);
   if (actual !== env.sha256) throw bad(`envelope.sha256 does not match the body (body hashes to ${actual}); the body was changed or truncated`);
   if (env.encoding === 'aes-256-gcm') {
-    if (!isBase64Bytes(bytes)) throw bad('an aes-256-gcm body must be base64 ciphertext');
     // Even an empty batch seals to a 12-byte nonce and a 16-byte tag: anything shorter can never be opened.
+    if (!push.base64) {
+      if (bytes.byteLength < MIN_SEALED_BYTES) throw bad(`an aes-256-gcm body must hold at least the ${MIN_SEALED_BYTES} bytes of nonce and tag; this one has ${bytes.byteLength}`);
+      return bytes.byteLength;
+    }
+    if (!isBase64Bytes(bytes)) throw bad('an aes-256-gcm body must be base64 ciphertext');
     let chars = bytes.byteLength;
     while (chars > 0 && bytes[chars - 1] === 0x3d /* = */) chars--;
     if (Math.floor((chars * 3) / 4) < MIN_SEALED_BYTES) {
@@ -64,13 +89,19 @@ export async function validateBatch(pathSession: string, req: PushBatchRequest):
     }
     return bytes.byteLength;
   }
-  if (req.body === '' || env.entryCount === 0) {
+  if (bytes.byteLength === 0 || env.entryCount === 0) {
     // An empty batch announces a session that has only its header yet (it carries the meta): seq 1, nothing else.
-    if (req.body !== '' || env.entryCount !== 0) throw bad(`envelope.entryCount is ${env.entryCount} but the body is ${req.body === '' ? 'empty' : 'not empty'}`);
-    if (env.seq !== 1 || !req.meta) throw bad('an empty batch is only a new session\'s first batch (seq 1, with meta); later batches hold at least one entry');
+    if (bytes.byteLength !== 0 || env.entryCount !== 0) throw bad(`envelope.entryCount is ${env.entryCount} but the body is ${bytes.byteLength === 0 ? 'empty' : 'not empty'}`);
+    if (env.seq !== 1 || !push.meta) throw bad('an empty batch is only a new session\'s first batch (seq 1, with meta); later batches hold at least one entry');
     return 0;
   }
-  const lines = splitLines(req.body);
+  let text: string;
+  try {
+    text = utf8.decode(bytes);
+  } catch {
+    throw bad('a jsonl body must be UTF-8 text');
+  }
+  const lines = splitLines(text);
   if (lines.length !== env.entryCount) {
     throw bad(`envelope.entryCount is ${env.entryCount} but the body has ${lines.length} line(s)`);
   }

@@ -36,7 +36,7 @@ export function requireEncrypted(accountKey: StoredAccountKey | null, what: stri
  * Throws for a push the account must not take: on an encrypted account a `jsonl` batch or a plaintext meta (no
  * downgrade, whatever the client), on a plaintext one a sealed meta (its ciphertext batches are taken, as always).
  */
-export function checkPushEncryption(accountKey: StoredAccountKey | null, req: PushBatchRequest): void {
+export function checkPushEncryption(accountKey: StoredAccountKey | null, req: Pick<PushBatchRequest, 'envelope' | 'meta'>): void {
   const sealed = req.meta && isSealedMetaInput(req.meta) ? req.meta.sealed : null;
   if (!accountKey) {
     if (sealed) throw notEncrypted('it takes no sealed session meta');

@@ -4,8 +4,6 @@ import { checkQuota } from './quota.js';
 import { sessionHeads } from './session-data.js';
 import { findTombstone, goneSession } from './session-delete.js';
 
-const utf8 = new TextEncoder();
-
 /**
  * Throws 410 for a deleted session (an old copy on another machine must not bring it back) and 413 over quota.
  * The tombstone is looked up only when this host has no head in the session: a deletion removes the heads, so
@@ -14,12 +12,11 @@ const utf8 = new TextEncoder();
  * only its host's): the quota's new-session question is then answered without another listing.
  * The tombstone and the quota are looked up together. Returns what to run once the batch is stored (the usage counter).
  */
-export async function guardPush(store: BlobStore, account: string, session: string, o: { hostHasHead: boolean; body: string; sessionHosts: number | null }): Promise<(created: boolean) => Promise<void>> {
+export async function guardPush(store: BlobStore, account: string, session: string, o: { hostHasHead: boolean; bodyBytes: number; sessionHosts: number | null }): Promise<(created: boolean) => Promise<void>> {
   const newSession = async () => (o.sessionHosts ?? (await sessionHeads(store, account, session)).size) === 0;
   const [tomb, quota] = await Promise.allSettled([
     o.hostHasHead ? null : findTombstone(store, account, session),
-    // The body's UTF-8 size is counted only for an account that has a quota: encoding a megabyte costs.
-    checkQuota(store, account, { bodyBytes: () => utf8.encode(o.body).length, newSession }),
+    checkQuota(store, account, { bodyBytes: () => o.bodyBytes, newSession }),
   ]);
   // A deleted session answers 410 before any quota question, as when the two were looked up one after the other.
   if (tomb.status === 'rejected') throw tomb.reason;

@@ -1,4 +1,4 @@
-// Reads a request body with a byte limit (Content-Length and the bytes actually read), then parses JSON and a zod schema.
+// Reads a request body with a byte limit (Content-Length and the bytes actually read), as bytes or as JSON checked by a zod schema.
 import type { Context } from 'hono';
 import type { z } from 'zod';
 import { SessyncError } from '../shared/errors.js';
@@ -19,8 +19,8 @@ export class RequestAbortedError extends SessyncError {
   }
 }
 
-/** The body as UTF-8 text; 413 past `limit` bytes, 400 when it is not valid UTF-8. */
-export async function readBodyText(c: Context, limit: number): Promise<string> {
+/** The body's bytes; 413 past `limit` bytes (refused by Content-Length before anything is read, when it says so). */
+export async function readBodyBytes(c: Context, limit: number): Promise<Uint8Array> {
   const declared = c.req.header('content-length');
   if (declared !== undefined) {
     const n = Number(declared);
@@ -28,7 +28,7 @@ export async function readBodyText(c: Context, limit: number): Promise<string> {
     if (n > limit) throw tooLarge(limit);
   }
   const stream = c.req.raw.body;
-  if (!stream) return '';
+  if (!stream) return new Uint8Array(0);
   // Count what arrives: Content-Length can be absent (chunked) or wrong.
   const reader = stream.getReader();
   const chunks: Uint8Array[] = [];
@@ -50,17 +50,31 @@ export async function readBodyText(c: Context, limit: number): Promise<string> {
     }
     chunks.push(value);
   }
+  // One chunk (a small body, or workerd's whole body) is its own buffer: no copy.
+  if (chunks.length === 1) return chunks[0]!;
   const bytes = new Uint8Array(total);
   let at = 0;
   for (const ch of chunks) {
     bytes.set(ch, at);
     at += ch.byteLength;
   }
+  return bytes;
+}
+
+/** The body as UTF-8 text; 413 past `limit` bytes, 400 when it is not valid UTF-8. */
+export async function readBodyText(c: Context, limit: number): Promise<string> {
+  const bytes = await readBodyBytes(c, limit);
   try {
     return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
   } catch {
     throw new SessyncError('bad_input', 'request body is not valid UTF-8');
   }
+}
+
+/** Whether the request's Content-Type is `type` (parameters such as charset ignored, case-insensitive). */
+export function hasContentType(c: Context, type: string): boolean {
+  const ct = c.req.header('content-type');
+  return ct !== undefined && ct.split(';')[0]!.trim().toLowerCase() === type;
 }
 
 /** Formats zod issues as `path: message` for an error a user can act on. */

@@ -2,17 +2,33 @@
 import type { BlobObject, BlobStore } from './store/blob-store.js';
 import { SessyncError } from '../shared/errors.js';
 import { keys, parseHeadKey } from '../shared/keys.js';
-import { isSealedMetaInput, LIMITS, type AnySessionMetaInput, type BatchEnvelope, type PushBatchRequest, type PushBatchResponse } from '../shared/wire.js';
+import { isSealedMetaInput, LIMITS, type AnySessionMetaInput, type BatchEnvelope, type PushBatchResponse } from '../shared/wire.js';
 import type { StoredAccountKey } from './account-key.js';
-import { validateBatch, validateMeta } from './batch-validate.js';
+import { validateBatch, validateMeta, type BatchPush } from './batch-validate.js';
 import { checkPushEncryption } from './encryption-policy.js';
 import { guardPush } from './push-guard.js';
-import { encodeJson, isDamaged, keyExists, listAll, readBatch, type StoredMeta } from './session-data.js';
+import { encodeBatchRecord, encodeJson, isDamaged, keyExists, listAll, rawSealedBytes, readBatch, type StoredBatchRecord, type StoredMeta } from './session-data.js';
+import { sha256Hex } from './sha256.js';
 
 const decoder = new TextDecoder();
 
-function sameBatch(a: BatchEnvelope, b: BatchEnvelope): boolean {
-  return a.sha256 === b.sha256 && a.batchId === b.batchId && a.entryCount === b.entryCount && a.encoding === b.encoding;
+/**
+ * Whether the push is the stored batch again (a retry). Same form: the same envelope facts, sha256 included. A sealed
+ * body stored in one form and pushed in the other (a batch sent as base64 JSON, resent as a raw frame after an
+ * upgrade, or the reverse) is the same batch when its raw bytes are: the base64 side is decoded and hashed (rare).
+ */
+async function sameBatch(stored: StoredBatchRecord, push: BatchPush): Promise<boolean> {
+  const a = stored.envelope;
+  const b = push.envelope;
+  if (a.batchId !== b.batchId || a.entryCount !== b.entryCount || a.encoding !== b.encoding) return false;
+  if (a.encoding !== 'aes-256-gcm' || stored.base64 === push.base64) return a.sha256 === b.sha256;
+  let raw: Uint8Array;
+  try {
+    raw = rawSealedBytes(push.base64 ? push : stored);
+  } catch {
+    return false; // a base64 side that does not decode is not the batch of the other side
+  }
+  return (await sha256Hex(raw)) === (push.base64 ? a.sha256 : b.sha256);
 }
 
 interface HeadKey {
@@ -111,13 +127,14 @@ async function storeMeta(store: BlobStore, key: string, stored: BlobObject | nul
  * serialised before the first write: a refused or unserialisable part must not leave a batch behind with no head
  * and no meta. Throws a SessyncError for anything refused.
  */
-export async function storeOneBatch(store: BlobStore, account: string, session: string, req: PushBatchRequest, accountKey: StoredAccountKey | null): Promise<PushBatchResponse> {
-  await validateBatch(session, req);
+export async function storeOneBatch(store: BlobStore, account: string, session: string, req: BatchPush, accountKey: StoredAccountKey | null): Promise<PushBatchResponse> {
+  const bodyBytes = await validateBatch(session, req);
   checkPushEncryption(accountKey, req);
   if (req.meta && !isSealedMetaInput(req.meta)) validateMeta(req.meta);
   const env = req.envelope;
+  // Binary, the body's bytes as they came: never escaped into JSON, never base64'd (a JSON push's base64 stays as sent).
   // `received` is written only by the putIfAbsent below that creates the record: a retry that answers `exists` keeps the first.
-  const batchRecord = encodeJson({ envelope: env, body: req.body, received: Date.now() });
+  const batchRecord = encodeBatchRecord({ envelope: env, body: req.body, base64: req.base64, fields: { received: Date.now() } });
   const meta = req.meta ? encodeJson(metaRecord(req.meta)) : null;
   const metaKey = keys.sessionMeta(account, session);
   // A plaintext meta on seq 1 (a new session, normally) is not read first: storeMeta's putIfAbsent finds out, and
@@ -130,7 +147,7 @@ export async function storeOneBatch(store: BlobStore, account: string, session: 
 
   // Gapless per host: a pull walks seqs 1..head, so a hole would stall every reader. The head usually proves
   // batch seq-1 exists; only when it lags (a crash before its write) is the batch itself looked up.
-  const afterStore = await guardPush(store, account, session, { hostHasHead: heads.length > 0, body: req.body, sessionHosts: listed.hosts });
+  const afterStore = await guardPush(store, account, session, { hostHasHead: heads.length > 0, bodyBytes, sessionHosts: listed.hosts });
   // A host new to the session: every reader lists all hosts' heads (Workers allows ~50 list pages per request).
   if (heads.length === 0 && listed.hosts !== null && listed.hosts >= LIMITS.maxHostsPerSession) {
     throw new SessyncError('too_large', `session ${session} already has batches from ${listed.hosts} hosts, the limit; push from one of them or start a new session`);
@@ -148,7 +165,7 @@ export async function storeOneBatch(store: BlobStore, account: string, session: 
     if (isDamaged(stored)) {
       throw new SessyncError('conflict', `batch ${env.seq} of host ${env.host} in session ${session} is stored damaged on this server (${stored.damaged}); stored batches are never replaced: push new entries at a later seq`);
     }
-    if (!sameBatch(stored.envelope, env)) {
+    if (!(await sameBatch(stored, req))) {
       throw new SessyncError(
         'conflict',
         `host ${env.host} already stored a different batch at seq ${env.seq} (batch ${stored.envelope.batchId}); stored batches are never replaced: push new entries at a later seq`,

@@ -1,7 +1,7 @@
 // Pulled batches of an encrypted account, opened and authenticated before any of them is merged.
 import { SessyncError } from '../../shared/errors.js';
 import { openBatchBytes } from '../../shared/sync-crypto.js';
-import type { PulledBatch } from '../../shared/wire.js';
+import type { PulledBatchIn, SessionMetaResponse } from '../../shared/wire.js';
 import type { BatchProblem } from '../sync/sync-state.js';
 import type { SyncContext } from '../sync/sync-context.js';
 import { sessionKey, type E2eKeys } from './sync-keys.js';
@@ -14,11 +14,12 @@ import { sessionKey, type E2eKeys } from './sync-keys.js';
  * usual report. The opened batches come back as JSONL, marked authenticated (their sha-256 is of the ciphertext).
  */
 /** A pulled batch, opened when it was sealed: `authenticated` stands for the sha-256 check, which GCM's tag supersedes. */
-export type OpenedBatch = PulledBatch & { authenticated?: true };
+export type OpenedBatch = PulledBatchIn & { authenticated?: true };
 
-export async function openPulled(ctx: SyncContext, e2e: E2eKeys, session: string, batches: readonly PulledBatch[]): Promise<OpenedBatch[]> {
+/** `meta`: the session's meta when the page carried it (its wrapped key then needs no GET). */
+export async function openPulled(ctx: SyncContext, e2e: E2eKeys, session: string, batches: readonly PulledBatchIn[], meta?: SessionMetaResponse): Promise<OpenedBatch[]> {
   if (batches.length === 0) return [];
-  const key = await sessionKey(ctx, e2e, session, { create: false });
+  const key = await sessionKey(ctx, e2e, session, { create: false, ...(meta ? { meta } : {}) });
   const out: OpenedBatch[] = [];
   const failed: BatchProblem[] = [];
   for (const b of batches) {
@@ -33,8 +34,7 @@ export async function openPulled(ctx: SyncContext, e2e: E2eKeys, session: string
     }
     let text: string | null;
     try {
-      // Buffer.from skips what is not base64 instead of failing: the tag then fails, as for any altered byte.
-      text = await openBatchBytes(key, { account: e2e.account, session, host, seq, batchId, entryCount }, Buffer.from(b.body, 'base64'));
+      text = await openBatchBytes(key, { account: e2e.account, session, host, seq, batchId, entryCount }, sealedBytes(b));
     } catch {
       text = null; // not even base64: as unauthenticated as a flipped byte
     }
@@ -58,4 +58,16 @@ export async function openPulled(ctx: SyncContext, e2e: E2eKeys, session: string
     throw new SessyncError('corrupt', `session ${session}: refused, nothing of it written: ${named}${more}. The server's copy was tampered with, or a machine wrote it with another key`, { details: { problems: failed.slice(0, 100) } });
   }
   return out;
+}
+
+const latin1 = new TextDecoder('latin1');
+
+/**
+ * The sealed bytes of a pulled batch: raw from a frames answer; base64 text from a JSON answer, or in a frame marked
+ * `base64` (pushed by an older client). Buffer.from skips what is not base64 instead of failing: the tag then fails,
+ * as for any altered byte.
+ */
+function sealedBytes(b: PulledBatchIn): Uint8Array {
+  if (typeof b.body === 'string') return Buffer.from(b.body, 'base64');
+  return b.base64 ? Buffer.from(latin1.decode(b.body), 'base64') : b.body;
 }

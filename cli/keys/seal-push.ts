@@ -16,7 +16,16 @@ export async function sealedMeta(e2e: E2eKeys, key: SessionKey, session: string,
   return { projectKey: await sealProjectKey(e2e.keys, plain.projectKey), sealed: { keyId: key.keyId, wrappedKey: key.wrappedKey, ciphertext } };
 }
 
-/** A batch body sealed for its envelope, and the sha-256 of what is sent (the server checks the stored body against it). */
+/**
+ * A batch body sealed for its envelope as raw bytes (nonce, ciphertext, tag), and their sha-256: what a push frame
+ * carries, and what the pending batch keeps, so nothing is base64'd on the way.
+ */
+export async function sealedBytes(e2e: E2eKeys, key: SessionKey, b: Omit<BatchBinding, 'account'>, body: string): Promise<{ body: Uint8Array; sha256: string }> {
+  const bytes = await sealBatchBytes(key, { ...b, account: e2e.account }, body);
+  return { body: bytes, sha256: createHash('sha256').update(bytes).digest('hex') };
+}
+
+/** A batch body sealed as base64 text, and the sha-256 of that text: the JSON seal request of a conversion. */
 export async function sealedBody(e2e: E2eKeys, key: SessionKey, b: Omit<BatchBinding, 'account'>, body: string): Promise<{ body: string; sha256: string }> {
   // Buffer's base64 is native: the pure-JS one of shared/ would cost more than the encryption itself.
   const bytes = await sealBatchBytes(key, { ...b, account: e2e.account }, body);

@@ -173,11 +173,12 @@ export async function adoptStoredKey(ctx: SyncContext, e2e: E2eKeys, session: st
 /**
  * A session's meta with a sealed one opened: header, name, agent and the plaintext project key, as a plaintext
  * account answers them, so placing and matching sessions work unchanged. A plaintext meta is returned as it is.
+ * `served`: the meta as a pull page carried it (withMeta), used instead of asking GET /v1/sessions/:session.
  */
-export async function readMeta(ctx: SyncContext, session: string): Promise<SessionMetaResponse> {
+export async function readMeta(ctx: SyncContext, session: string, served?: SessionMetaResponse): Promise<SessionMetaResponse> {
   const fetched = fetchedMetas.get(ctx)?.get(session);
   if (fetched) fetchedMetas.get(ctx)!.delete(session); // used once: a later read asks the server again
-  const meta = fetched ?? (await ctx.api.sessionMeta(session));
+  const meta = served ?? fetched ?? (await ctx.api.sessionMeta(session));
   if (!meta.sealed) return meta;
   const e2e = await ctx.e2e?.();
   if (!e2e) throw new SessyncError('corrupt', `session ${session}: its meta is sealed but the account has no key record`);

@@ -34,7 +34,7 @@ export async function readJsonOrNull<T>(file: string): Promise<T | null> {
  * fsync, rename. The folder is not fsynced: after a power cut the old file may come back, which every
  * caller tolerates (sync state: a batch resent or entries re-pulled, both idempotent).
  */
-export async function writeFileAtomic(path: string, data: string, o: { dirExists?: boolean } = {}): Promise<void> {
+export async function writeFileAtomic(path: string, data: string | Uint8Array, o: { dirExists?: boolean } = {}): Promise<void> {
   if (!o.dirExists) await mkdirPrivate(dirname(path)); // a caller writing many files into one folder makes it once
   const tmp = `${path}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
   const fh = await open(tmp, 'w', PRIVATE_FILE);

@@ -153,6 +153,28 @@ function consume(state: TailState, buf: Buffer, base: number): void {
   state.leafId = pickLeaf(state.tips);
 }
 
+/**
+ * The state of a file just written whole as `data` (its header line, then `entries` in file order), built from the
+ * entries in hand instead of parsing the file back: the same state consume would find (an entry that fails the
+ * structural check counts as a bad line there too). `mtimeMs`: the written file's.
+ */
+export function stateOfWritten(path: string, header: { id: string; version?: number }, entries: readonly SessionEntry[], data: Uint8Array, mtimeMs: number): TailState {
+  const state = emptyState(path);
+  state.headerId = header.id;
+  state.version = header.version ?? 1;
+  const pending = new Set<string>();
+  for (const e of entries) {
+    if (checkEntry(e) !== null) state.badLines++;
+    else addEntry(state, e, pending);
+  }
+  state.pending = [...pending];
+  state.leafId = pickLeaf(state.tips);
+  state.size = state.offset = data.byteLength;
+  state.mtimeMs = mtimeMs;
+  state.tailHash = createHash('sha1').update(data.subarray(Math.max(0, data.byteLength - TAIL_BYTES))).digest('hex');
+  return state;
+}
+
 async function hashTail(fh: FileHandle, size: number): Promise<string> {
   const start = Math.max(0, size - TAIL_BYTES);
   const buf = Buffer.alloc(size - start);

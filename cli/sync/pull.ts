@@ -61,7 +61,7 @@ export interface PullResult {
  * than LIMITS.maxJsonDepth, or are not entries (each line alone). Only an encoding this client cannot read
  * stops the session's pull: a newer sessync can, so its cursor must not move past it.
  */
-function decode(session: string, b: OpenedBatch, note: SyncContext['note']): { entries: IncomingEntry[]; skipped: number; problems: BatchProblem[] } {
+function decode(session: string, b: OpenedBatch, note: SyncContext['note']): Decoded {
   const { host, seq } = b.envelope;
   if (b.damaged !== undefined) {
     // The server could not read the object it stores (an older server wrote it): it names host and seq only.
@@ -73,15 +73,18 @@ function decode(session: string, b: OpenedBatch, note: SyncContext['note']): { e
     throw new SessyncError('unsupported_version', `session ${session}: batch ${seq} of host ${host} is ${b.envelope.encoding}-encrypted; this sessync cannot read it`);
   }
   // An opened sealed batch was checked by its GCM tag, stronger than the sha-256 (which is of its ciphertext).
-  if (!b.authenticated && createHash('sha256').update(b.body, 'utf8').digest('hex') !== b.envelope.sha256) {
-    const reason = `its body does not match its sha-256 (stored damaged); none of its ${b.envelope.entryCount} entries merged`;
+  // The sha-256 is of the body as it came: a string's UTF-8 (JSON), or the frame's bytes.
+  const matches = b.authenticated === true || sha256Of(b.body) === b.envelope.sha256;
+  const text = matches ? bodyText(b.body) : null;
+  if (text === null) {
+    const reason = `its body ${matches ? 'is not UTF-8' : 'does not match its sha-256'} (stored damaged); none of its ${b.envelope.entryCount} entries merged`;
     note?.(`session ${session}: batch ${seq} of host ${host} skipped: ${reason}`);
     return { entries: [], skipped: 0, problems: [{ host, seq, reason }] };
   }
   const entries: IncomingEntry[] = [];
   const problems: BatchProblem[] = [];
   let lineNo = 0;
-  for (const line of b.body.split('\n')) {
+  for (const line of text.split('\n')) {
     lineNo++;
     if (line.trim() === '') continue;
     let v: unknown;
@@ -103,7 +106,49 @@ function decode(session: string, b: OpenedBatch, note: SyncContext['note']): { e
     }
     entries.push({ entry: v as SessionEntry, host, text: line });
   }
-  return { entries, skipped: problems.length, problems };
+  // Every line an entry, each ended by its newline: the body's bytes are those lines exactly as a file holds them.
+  const whole = typeof b.body !== 'string' && entries.length === lineNo - 1 && text.endsWith('\n') ? b.body : undefined;
+  return { entries, skipped: problems.length, problems, ...(whole ? { whole } : {}) };
+}
+
+interface Decoded {
+  entries: IncomingEntry[];
+  skipped: number;
+  problems: BatchProblem[];
+  /** The body's bytes, when they are exactly its entries' lines (each with its newline) and nothing else. */
+  whole?: Uint8Array;
+}
+
+/**
+ * The lines of a new file as the batches' bytes, when the merge keeps every incoming entry in arrival order (no
+ * id twice, parents already first): writing them spares building the text again. Else undefined (serialised).
+ */
+function wholeBodies(decoded: readonly Decoded[], incoming: readonly IncomingEntry[], toAppend: readonly SessionEntry[]): Uint8Array[] | undefined {
+  if (toAppend.length !== incoming.length || toAppend.some((e, i) => e !== incoming[i]!.entry)) return undefined;
+  const out: Uint8Array[] = [];
+  for (const d of decoded) {
+    if (d.entries.length === 0) continue;
+    if (!d.whole) return undefined;
+    out.push(d.whole);
+  }
+  return out;
+}
+
+function sha256Of(body: string | Uint8Array): string {
+  return (typeof body === 'string' ? createHash('sha256').update(body, 'utf8') : createHash('sha256').update(body)).digest('hex');
+}
+
+// ignoreBOM: a leading BOM stays in the text (and fails its line), as it would in a JSON string; the bytes are written as they are.
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/** A body as text; null for bytes that are not UTF-8 (a server validates JSONL as UTF-8 when it is pushed). */
+function bodyText(body: string | Uint8Array): string | null {
+  if (typeof body === 'string') return body;
+  try {
+    return utf8.decode(body);
+  } catch {
+    return null;
+  }
 }
 
 /** Same id, different content: the remote version goes to <home>/sync/conflicts/<session>.jsonl, once. */
@@ -160,15 +205,23 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
   let local: Map<string, SessionEntry> | null = null;
   /** Highest seq of this host's own batches seen while creating the file: over every page, not only the first. */
   let ownSeq = 0;
+  /** Known that the file's last entry is its newest tip (as created here, nothing appended since): no marker needed. */
+  let leafAgrees = false;
   const e2e = (await ctx.e2e?.()) ?? null;
   for (;;) {
-    const res = await (ctx.pull ? ctx.pull(session, cursor) : ctx.api.pull(session, cursor));
+    // A session new here asks for its meta with the page (header, cwd, sealed key): one request, not two.
+    const ask = path === undefined ? { withMeta: true } : {};
+    const res = await (ctx.pull ? ctx.pull(session, cursor, ask) : ctx.api.pullPage(session, cursor, ask));
+    // Only this session's: a server that answers another's is not believed (the meta is then asked for alone).
+    const served = res.meta?.session === session ? res.meta : undefined;
     // Encrypted: every batch of the page authenticated before any of it is merged (a failure throws, nothing written).
-    const batches = e2e ? await openPulled(ctx, e2e, session, res.batches) : res.batches;
+    const batches = e2e ? await openPulled(ctx, e2e, session, res.batches, served) : res.batches;
     const incoming: IncomingEntry[] = [];
     const problems: BatchProblem[] = [];
+    const decoded: Decoded[] = [];
     for (const b of batches) {
       const d = decode(session, b, ctx.note);
+      decoded.push(d);
       incoming.push(...d.entries);
       result.skipped += d.skipped;
       problems.push(...d.problems);
@@ -176,7 +229,7 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
     result.problems.push(...problems);
     result.batches += res.batches.length;
     let bytes = 0;
-    for (const b of res.batches) bytes += b.body.length;
+    for (const b of res.batches) bytes += typeof b.body === 'string' ? b.body.length : b.body.byteLength;
 
     if (path === undefined) {
       if (incoming.length === 0 && problems.length > 0 && !res.more) {
@@ -187,7 +240,7 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
       if (res.batches.length === 0 && !res.more) {
         throw new SessyncError('not_found', `session ${session} has no entries on the server yet`);
       }
-      const meta = await readMeta(ctx, session); // a sealed meta opened, or refused
+      const meta = await readMeta(ctx, session, served); // a sealed meta opened, or refused
       if (!meta.header) throw new SessyncError('corrupt', `session ${session}: its meta is sealed (end-to-end encrypted) and this client cannot open it; no local file created`);
       // The header becomes the new file's first line: checked like any line a server sends.
       if (findTooDeepValue(meta.header, LIMITS.maxJsonDepth)) {
@@ -201,7 +254,10 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
       const header = await withLocalParent(ctx.sessionsRoot, { ...meta.header, cwd } as SessionHeader, piLayout(ctx.env));
       const m = mergeEntries(new Map(), incoming);
       path = join(ctx.flat ? ctx.sessionsRoot : projectDir(ctx.sessionsRoot, cwd), sessionFileName(String(header.timestamp), session));
-      await createSessionFile(path, header, m.toAppend, exactTexts(incoming));
+      const bodies = wholeBodies(decoded, incoming, m.toAppend);
+      const tail = await createSessionFile(path, header, m.toAppend, bodies ? { lines: bodies } : exactTexts(incoming));
+      // Written parents-first with the newest tip last: pi's leaf and sessync's agree unless the tip rule differs.
+      leafAgrees = tail.lastId === tail.leafId;
       result.path = path;
       result.created = true;
       result.appended += m.toAppend.length;
@@ -219,7 +275,10 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
           local = new Map((await readSession(path)).entries.map((e) => [e.id, e]));
         }
         const m = mergeEntries(local, incoming);
-        if (m.toAppend.length > 0) await appendEntries(path, m.toAppend, { texts: exactTexts(incoming) }); // fsynced before it returns
+        if (m.toAppend.length > 0) {
+          await appendEntries(path, m.toAppend, { texts: exactTexts(incoming) }); // fsynced before it returns
+          leafAgrees = false;
+        }
         for (const e of m.toAppend) local.set(e.id, e);
         result.appended += m.toAppend.length;
         result.duplicates += m.duplicates;
@@ -244,7 +303,7 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
     if (!creating) cursor[ctx.hostId] = OWN_DONE;
     if (!res.more) break;
   }
-  if (result.appended > 0) {
+  if (result.appended > 0 && !leafAgrees) {
     // Pulled entries went last, but the newest tip may be a local one: pi would resume the other branch.
     const m = await alignLeaf(result.path, 'merged');
     if (m) result.marker = m.id;

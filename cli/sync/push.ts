@@ -6,7 +6,7 @@ import { basename } from 'node:path';
 import { createHash, randomUUID } from 'node:crypto';
 import type { SessionHeader } from '../../shared/entry.js';
 import { isSessyncError, SessyncError } from '../../shared/errors.js';
-import { LIMITS, type AnySessionMetaInput, type PushBatchRequest, type SessionMetaInput } from '../../shared/wire.js';
+import { LIMITS, type AnySessionMetaInput, type PushBatchItem, type SessionMetaInput } from '../../shared/wire.js';
 import { findTooDeepValue } from '../../shared/json-limits.js';
 import { migrateFile } from '../store/migrate-file.js';
 import { CURRENT_VERSION } from '../../shared/entry.js';
@@ -18,7 +18,7 @@ import { readSlice, tailHash, type Slice } from './read-slice.js';
 import type { SyncContext } from './sync-context.js';
 import { ownValue } from '../../shared/own-keys.js';
 import { adoptStoredKey, sessionKey, type E2eKeys } from '../keys/sync-keys.js';
-import { sealedBody, sealedMeta } from '../keys/seal-push.js';
+import { sealedBytes, sealedMeta } from '../keys/seal-push.js';
 import { killPoint } from './kill-point.js';
 
 /** Sealed bodies up to this size ride inside the state file (which is rewritten per batch anyway). */
@@ -177,11 +177,11 @@ async function pushHolding(ctx: SyncContext, target: PushTarget, turn: ReadTurn)
   /** The slice read when a new session was announced: sealed once the announcement is answered, not read again. */
   let announced: { from: number; slice: Slice } | undefined;
   /** The body of the batch built in this run (its state does not hold a plaintext one): not read again to send it. */
-  let built: { seq: number; batchId: string; body: string; tail?: string } | undefined;
+  let built: { seq: number; batchId: string; body: string | Uint8Array; tail?: string } | undefined;
   for (let conflicts = 0; ; ) {
     if (st.pending) {
       const mine = built?.seq === st.pending.seq && built.batchId === st.pending.batchId ? built : undefined;
-      const body = mine?.body ?? st.pending.body ?? (st.pending.fromFile ? await bodyFromFile(path, st, st.pending) : await ctx.state.readPendingBody(session, st.pending.seq));
+      const body = mine?.body ?? (st.pending.fromFile ? await bodyFromFile(path, st, st.pending) : await ctx.state.pendingBody(session, st.pending));
       if (body === null) {
         // State says pending but its body is gone (removed by hand, or the file changed below the batch's end):
         // rebuild from the file at the same seq (a server that took the first one answers a conflict, handled below).
@@ -191,7 +191,7 @@ async function pushHolding(ctx: SyncContext, target: PushTarget, turn: ReadTurn)
         continue;
       }
       const p: PendingBatch = st.pending;
-      const req: PushBatchRequest = {
+      const req: PushBatchItem = {
         envelope: { session, host: ctx.hostId, seq: p.seq, batchId: p.batchId, entryCount: p.entryCount, sha256: p.sha256, encoding: p.encoding ?? 'jsonl' },
         body,
         ...(meta ? { meta } : {}),
@@ -213,7 +213,7 @@ async function pushHolding(ctx: SyncContext, target: PushTarget, turn: ReadTurn)
           }
           // Refused again: its lines cannot be pushed as they are. Reported, then left behind, so later entries go.
           // (A sealed body is one opaque line here: the batch is reported as a whole.)
-          const refused = p.encoding ? [`batch ${p.seq} (${p.entryCount} sealed entries)`] : body.split('\n').filter((l) => l.trim() !== '');
+          const refused = p.encoding || typeof body !== 'string' ? [`batch ${p.seq} (${p.entryCount} sealed entries)`] : body.split('\n').filter((l) => l.trim() !== '');
           for (const line of refused) {
             const reason = `refused by the server (${e.message}): ${line.slice(0, 120)}`;
             result.skipped.push({ offset: st.pushedOffset, reason });
@@ -302,7 +302,7 @@ async function pushHolding(ctx: SyncContext, target: PushTarget, turn: ReadTurn)
       if (done && !st.metaSent && st.nextSeq === 1 && st.pending === null) {
         // Only a header so far (`sessync new` without --model): an empty first batch carries the meta, so the
         // session reaches the other machines now, not only after its first entry.
-        st = { ...st, pending: await sealIf(ctx, e2e, { seq: 1, batchId: randomUUID(), entryCount: 0, sha256: sha256Hex(''), endOffset: slice.end }, session, '') };
+        st = { ...st, pending: (await sealIf(ctx, e2e, { seq: 1, batchId: randomUUID(), entryCount: 0, sha256: sha256Hex(''), endOffset: slice.end }, session, '')).pending };
         await ctx.state.save(st);
         continue;
       }
@@ -316,24 +316,20 @@ async function pushHolding(ctx: SyncContext, target: PushTarget, turn: ReadTurn)
       // have made the same session id under its own data key (a copied file pushed from both), and only the answer
       // says whose key the session has. Entries are sealed after it, under the key that won, so none is sealed
       // under a key no other machine can get; a lost announcement holds nothing (pull reports and passes it).
-      st = { ...st, pending: await sealIf(ctx, e2e, { seq: st.nextSeq, batchId: randomUUID(), entryCount: 0, sha256: '', endOffset: st.pushedOffset }, session, '') };
+      st = { ...st, pending: (await sealIf(ctx, e2e, { seq: st.nextSeq, batchId: randomUUID(), entryCount: 0, sha256: '', endOffset: st.pushedOffset }, session, '')).pending };
       await ctx.state.save(st);
       announced = { from: st.pushedOffset, slice };
       continue;
     }
     const plain = bodyOf(slice);
-    const pending: PendingBatch = await sealIf(ctx, e2e, { seq: st.nextSeq, batchId: randomUUID(), entryCount: slice.lines.length, sha256: plain.sha256, endOffset: slice.end }, session, plain.text);
-    const body = pending.body!;
-    built = { seq: pending.seq, batchId: pending.batchId, body, ...(slice.tailHash !== undefined ? { tail: slice.tailHash } : {}) };
+    const made = await sealIf(ctx, e2e, { seq: st.nextSeq, batchId: randomUUID(), entryCount: slice.lines.length, sha256: plain.sha256, endOffset: slice.end }, session, plain.text);
+    const pending = made.pending;
+    built = { seq: pending.seq, batchId: pending.batchId, body: made.body, ...(slice.tailHash !== undefined ? { tail: slice.tailHash } : {}) };
     if (!pending.encoding) {
       // Plaintext is the file's own lines: a resend after a crash reads them again (checked against the hash),
       // so the state stays small and no body is written twice.
       delete pending.body;
       pending.fromFile = true;
-    } else if (body.length > INLINE_BODY_CHARS) {
-      // Body first, then the state naming it: a crash in between leaves an orphan body, never a pending without one.
-      delete pending.body;
-      await ctx.state.writePendingBody(session, pending.seq, body);
     }
     st = { ...st, pending };
     await ctx.state.save(st);
@@ -352,11 +348,25 @@ async function pushHolding(ctx: SyncContext, target: PushTarget, turn: ReadTurn)
  * The pending batch with its body: sealed once here on an encrypted account (a resend after a crash sends these
  * same bytes, so the server sees a retry, not another batch at that seq), else the JSONL as it is.
  */
-async function sealIf(ctx: SyncContext, e2e: E2eKeys | null, p: PendingBatch, session: string, plain: string): Promise<PendingBatch> {
-  if (!e2e) return { ...p, sha256: p.sha256 || sha256Hex(plain), body: plain }; // a caller that hashed the bytes passes it
+async function sealIf(ctx: SyncContext, e2e: E2eKeys | null, p: PendingBatch, session: string, plain: string): Promise<{ pending: PendingBatch; body: string | Uint8Array }> {
+  if (!e2e) return { pending: { ...p, sha256: p.sha256 || sha256Hex(plain), body: plain }, body: plain }; // a caller that hashed the bytes passes it
   const key = await sessionKey(ctx, e2e, session, { create: true });
-  const sealed = await sealedBody(e2e, key, { session, host: ctx.hostId, seq: p.seq, batchId: p.batchId, entryCount: p.entryCount }, plain);
-  return { ...p, sha256: sealed.sha256, body: sealed.body, encoding: 'aes-256-gcm' };
+  // Raw bytes from here to the server's record: nothing is base64'd (only a small inline body, in the JSON state).
+  const sealed = await sealedBytes(e2e, key, { session, host: ctx.hostId, seq: p.seq, batchId: p.batchId, entryCount: p.entryCount }, plain);
+  return { pending: await keepSealed(ctx, session, { ...p, sha256: sealed.sha256, encoding: 'aes-256-gcm', raw: true }, sealed.body), body: sealed.body };
+}
+
+/**
+ * The sealed pending batch with a small body inline (its raw bytes as base64: the state is JSON), or a large one
+ * written to pending/ first: the state naming it is saved after, so a crash in between leaves an orphan body, never
+ * a pending without one.
+ */
+async function keepSealed(ctx: SyncContext, session: string, p: PendingBatch, body: Uint8Array): Promise<PendingBatch> {
+  if (Math.ceil(body.byteLength / 3) * 4 > INLINE_BODY_CHARS) {
+    await ctx.state.writePendingBody(session, p.seq, body);
+    return p;
+  }
+  return { ...p, body: Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('base64') };
 }
 
 /**

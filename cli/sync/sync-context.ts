@@ -1,6 +1,6 @@
 // What push, pull and the sync run share: the API client, this machine's state and host id, progress callbacks.
 import type { ApiClient } from '../api-client.js';
-import type { Cursor, PullResponse, PushBatchRequest, PushBatchResponse } from '../../shared/wire.js';
+import type { Cursor, PullPage, PushBatchItem, PushBatchResponse } from '../../shared/wire.js';
 import type { SyncState } from './sync-state.js';
 import type { E2eKeys } from '../keys/sync-keys.js';
 
@@ -21,11 +21,11 @@ export interface SyncContext {
   env: NodeJS.ProcessEnv;
   onProgress?: (p: SyncProgress) => void;
   /** Sends a push's batch; set while a run pushes many sessions, so their batches share requests (push-batcher.ts). */
-  pushBatch?: (req: PushBatchRequest) => Promise<PushBatchResponse>;
+  pushBatch?: (req: PushBatchItem) => Promise<PushBatchResponse>;
   /** A turn to read a push's next batch (its release given back); set while a run pushes many sessions (push.ts). */
   readTurn?: () => Promise<() => void>;
   /** Asks for a pull page; set while a run pulls many sessions, so their pages share requests (pull-batcher.ts). */
-  pull?: (session: string, cursor: Cursor) => Promise<PullResponse>;
+  pull?: (session: string, cursor: Cursor, o?: { withMeta?: boolean }) => Promise<PullPage>;
   /**
    * The account's end-to-end keys, asked of the server on first use (null: a plaintext account). Throws when the
    * account is encrypted and this machine's key is missing or wrong, before anything is written or sent.

@@ -123,12 +123,14 @@ export function withSyncLock<T>(ctx: SyncContext, fn: () => Promise<T>): Promise
 
 /** Where a session new to this machine goes: --map, this project when the key matches, a saved mapping, else its own cwd. */
 export function placer(ctx: SyncContext, o: { maps?: Record<string, string>; cwdKey?: string; realCwd?: string }): (meta: SessionMetaResponse) => Promise<string> {
+  // Read once per run (the run holds the sync lock, and writes the map only at its end), not once per new session.
+  let projects: Promise<Record<string, string>> | undefined;
   return async (meta) => {
     // Project keys come from the server: own keys only (a key `constructor` must not find Object's function).
     const mapped = o.maps ? ownValue(o.maps, meta.projectKey) : undefined;
     if (mapped) return realpath(mapped).catch(() => mapped);
     if (o.cwdKey && o.realCwd && o.cwdKey === meta.projectKey) return o.realCwd;
-    const saved = ownValue(await ctx.state.projectMap(), meta.projectKey);
+    const saved = ownValue(await (projects ??= ctx.state.projectMap()), meta.projectKey);
     if (saved) return saved;
     return String(meta.header?.cwd ?? meta.cwd ?? '');
   };
@@ -328,7 +330,7 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
       if (pulls.length > 1) {
         // Many sessions at once, their pages gathered into shared requests, as for pushes.
         const batcher = new PullBatcher(ctx.api, BATCHED_PULL_PARALLEL / 2);
-        ctx.pull = (session, cursor) => batcher.pull(session, cursor);
+        ctx.pull = (session, cursor, o) => batcher.pull(session, cursor, o);
         try {
           await inParallel(pulls, BATCHED_PULL_PARALLEL, (op) => batcher.around(() => runOp(op)));
         } finally {
@@ -396,8 +398,11 @@ const PUSH_BATCHES_PER_REQUEST = 32;
  */
 const BATCHED_PUSH_PARALLEL = 3 * PUSH_BATCHES_PER_REQUEST;
 const PULL_PARALLEL = 4;
-/** Sessions pulled at once when their pages share requests: half fill a request while the other half's is answered. */
-const BATCHED_PULL_PARALLEL = 32;
+/**
+ * Sessions pulled at once when their pages share requests: half fill a request while the other half's is answered.
+ * Half is the server's cap (LIMITS.maxSessionsPerPull): 1,000 new sessions cost about 16 requests, not 63.
+ */
+const BATCHED_PULL_PARALLEL = 128;
 
 /** Of those, reading and checking their next batch at once (the others wait on requests or for a turn). */
 const PUSH_READING = 16;

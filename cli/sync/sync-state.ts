@@ -31,6 +31,11 @@ export interface PendingBatch {
   fromFile?: true;
   /** Set when the body is sealed (an end-to-end encrypted account): resent as it is, never sealed again. */
   encoding?: 'aes-256-gcm';
+  /**
+   * The sealed body is raw bytes and `sha256` is of them: in pending/ as the bytes, inline as their base64 (the state
+   * is JSON). Absent on a sealed batch written down by an older sessync: its body is base64 text, `sha256` of the text.
+   */
+  raw?: true;
 }
 
 /** The pending batch's body is in a file of its own under pending/ (not in the state, not read from the session file). */
@@ -327,8 +332,22 @@ export class SyncState {
     if (st && bodyFileOf(st.pending)) await this.dropPendingBody(session, st.pending.seq);
   }
 
-  async writePendingBody(session: string, seq: number, body: string): Promise<void> {
+  async writePendingBody(session: string, seq: number, body: string | Uint8Array): Promise<void> {
     await writeFileAtomic(this.pendingBodyPath(session, seq), body);
+  }
+
+  /** The pending batch's body as it is sent: raw sealed bytes (`raw`), else its text; null when its file is gone. */
+  async pendingBody(session: string, p: PendingBatch): Promise<string | Uint8Array | null> {
+    if (p.raw) {
+      if (p.body !== undefined) return Buffer.from(p.body, 'base64');
+      try {
+        return await readFile(this.pendingBodyPath(session, p.seq));
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+        throw e;
+      }
+    }
+    return p.body ?? (await this.readPendingBody(session, p.seq));
   }
 
   async readPendingBody(session: string, seq: number): Promise<string | null> {

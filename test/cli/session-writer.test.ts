@@ -1,8 +1,10 @@
 // The store's writer on its own: a missing file is never created by an append; create never replaces a file.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { appendEntries, createSessionFile } from '../../cli/store/session-writer.js';
+import { appendEntries, createSessionFile, fsyncDir } from '../../cli/store/session-writer.js';
+import { peekTailState, readTailState } from '../../cli/store/tail-state.js';
+import { mkdirSync } from 'node:fs';
 import { useTempHome } from '../helpers/cli.js';
 
 const home = useTempHome('sessync-writer-', { beforeEach, afterEach });
@@ -29,4 +31,37 @@ describe('session writer', () => {
     await expect(appendEntries(v1, [entry])).rejects.toMatchObject({ code: 'unsupported_version' });
     expect(readFileSync(v1, 'utf8').split('\n')).toHaveLength(2);
   });
+
+  it('folder fsyncs asked for while one runs share the next one; each caller\'s fsync starts after its call', async () => {
+    const dir = join(home.dir, 'shared');
+    mkdirSync(dir);
+    const first = fsyncDir(dir);
+    const rest = Array.from({ length: 9 }, () => fsyncDir(dir));
+    // Under way when they came: they wait for one more, the same one for all of them.
+    expect(new Set(rest).size).toBe(1);
+    expect(rest[0]).not.toBe(first);
+    await Promise.all([first, ...rest]);
+    // Nothing under way any more: the next caller starts its own.
+    const later = fsyncDir(dir);
+    expect(later).not.toBe(rest[0]);
+    await later;
+  });
+
+  it('a created file\'s tail state, built from the entries written, is the one a parse of the file finds', async () => {
+    const entries = [entry, { ...entry, id: 'e2', parentId: 'e1', timestamp: '2026-01-01T00:00:02.000Z' }, { ...entry, id: 'e3', parentId: 'e1', timestamp: '2026-01-01T00:00:03.000Z' }, { type: 'session_info', id: 'e4', parentId: 'e2', timestamp: '2026-01-01T00:00:04.000Z', name: 'named' }];
+    const files = await Promise.all(Array.from({ length: 12 }, async (_, i) => {
+      const file = join(home.dir, 'many', `s${i}.jsonl`);
+      const made = await createSessionFile(file, { ...header, id: `s${i}` }, entries as never);
+      return { file, made };
+    }));
+    for (const { file, made } of files) expect(await peekTailState(file)).toEqual(JSON.parse(JSON.stringify(made)));
+    rmSync(join(home.dir, 'home', 'cache'), { recursive: true, force: true }); // no cache: each parsed from its file
+    for (const { file, made } of files) {
+      expect(await peekTailState(file)).toBeNull();
+      const parsed = await readTailState(file);
+      expect({ ...parsed, tips: { ...parsed.tips } }).toEqual({ ...made, tips: { ...made.tips } });
+      expect(made).toMatchObject({ leafId: 'e4', lastId: 'e4', entryCount: 4, messageCount: 3, name: 'named' });
+    }
+  });
 });
+

@@ -60,8 +60,9 @@ describe('first encrypted push of several sessions', () => {
     seen.length = 0;
     const pull = await runSync({ mode: 'pull', all: true, cwd, env: desktop, api: new ApiClient({ url: server.url, token: server.token, account, fetch: counting }) });
     expect(pull).toMatchObject({ failed: 0, createdSessions: 3, pulledEntries: 15, damagedBatches: 0 });
-    // One meta request per new session: the one fetched for its key also places its file.
-    expect(seen.filter((r) => r.startsWith('GET /v1/sessions/')).length).toBe(3);
+    // No meta request per new session: its first page carries the sealed meta, which gives its key and places its file.
+    expect(seen.filter((r) => r.startsWith('GET /v1/sessions/'))).toEqual([]);
+    expect(seen.filter((r) => r === 'POST /v1/pulls')).toHaveLength(1);
   }, 60_000);
 });
 

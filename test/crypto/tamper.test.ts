@@ -8,11 +8,7 @@ import { Machine, startNodeServer, useServer, type TestServer } from '../sync/he
 import { exportAccountKey, newAccountKey } from '../../shared/sync-crypto.js';
 import { keyPath } from '../../cli/keys/key-store.js';
 import { REMOTE, encryptedPair, plantWrongKey } from './crypto-rig.js';
-
-interface Stored {
-  envelope: { seq: number; host: string; sha256: string; batchId: string };
-  body: string;
-}
+import { decodeBatchRecord, encodeBatchRecord, isDamaged, type StoredBatchRecord } from '../../worker/session-data.js';
 
 /** The stored batch files of a session's one pushing host, by seq. */
 function batchFiles(server: TestServer, account: string, session: string): { host: string; files: string[] } {
@@ -22,10 +18,16 @@ function batchFiles(server: TestServer, account: string, session: string): { hos
   return { host: host!, files: readdirSync(join(dir, host!)).sort().map((f) => join(dir, host!, f)) };
 }
 
-const read = (f: string) => JSON.parse(readFileSync(f, 'utf8')) as Stored;
+/** A stored batch record (whichever form the server wrote); its raw sealed body is a copy, free to change. */
+function read(f: string): StoredBatchRecord {
+  const b = decodeBatchRecord(readFileSync(f));
+  if (isDamaged(b)) throw new Error(`${f}: ${b.damaged}`);
+  expect(b.base64).toBe(false); // a frames push: the ciphertext is stored raw
+  return { ...b, body: Buffer.from(b.body) };
+}
 /** A stored object with its body replaced, and a sha-256 that matches it (what a hostile server would write). */
-function withBody(s: Stored, body: string): string {
-  return JSON.stringify({ ...s, envelope: { ...s.envelope, sha256: createHash('sha256').update(body, 'utf8').digest('hex') }, body });
+function withBody(s: StoredBatchRecord, body: Uint8Array): Uint8Array {
+  return encodeBatchRecord({ ...s, envelope: { ...s.envelope, sha256: createHash('sha256').update(body).digest('hex') }, body });
 }
 
 describe('tampering on the Node server', () => {
@@ -46,8 +48,8 @@ describe('tampering on the Node server', () => {
     // Seq 1 is the empty batch that announced the session (with its meta); the entries are in 2, 3 and 4.
     expect(files).toHaveLength(4);
     const [, , f2, f3] = files as [string, string, string, string];
-    const orig2 = readFileSync(f2, 'utf8');
-    const orig3 = readFileSync(f3, 'utf8');
+    const orig2 = readFileSync(f2);
+    const orig3 = readFileSync(f3);
     const before = readFileSync(local);
 
     const pullRefused = async (seqs: number[]) => {
@@ -66,9 +68,9 @@ describe('tampering on the Node server', () => {
 
     // One byte of the ciphertext flipped (the sha-256 fixed up, as a hostile server would).
     const s2 = read(f2);
-    const bytes = Buffer.from(s2.body, 'base64');
+    const bytes = Buffer.from(s2.body);
     bytes[20]! ^= 0x01;
-    writeFileSync(f2, withBody(s2, bytes.toString('base64')));
+    writeFileSync(f2, withBody(s2, bytes));
     await pullRefused([3]);
     writeFileSync(f2, orig2);
 

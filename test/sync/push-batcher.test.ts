@@ -46,7 +46,7 @@ describe('PushBatcher', () => {
     const counted = new Proxy(api, {
       get(t, k) {
         const v = Reflect.get(t, k, t) as unknown;
-        if (k !== 'pushBatchesJson' || typeof v !== 'function') return typeof v === 'function' ? v.bind(t) : v;
+        if (k !== 'pushBatches' || typeof v !== 'function') return typeof v === 'function' ? v.bind(t) : v;
         return async (...a: unknown[]) => {
           most = Math.max(most, ++open);
           await new Promise((r) => setTimeout(r, 20)); // answered later, so the next requests are ready meanwhile

@@ -2,14 +2,20 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createApp } from '../../worker/app.js';
 import { MemoryStore } from '../../worker/store/memory-store.js';
+import { keys } from '../../shared/keys.js';
 import { LIMITS, PullManyResponseSchema } from '../../shared/wire.js';
 import { TEST_ADMIN_SECRET, TestClient, adminCreateAccount, appFetcher, makeBatch, metaFor } from './routes-helpers.js';
 
 let alice: TestClient;
+let store: MemoryStore;
+let account: string;
 
 beforeEach(async () => {
-  const f = appFetcher(createApp({ store: new MemoryStore(), adminSecret: TEST_ADMIN_SECRET }));
-  alice = new TestClient(f, (await adminCreateAccount(f, TEST_ADMIN_SECRET)).token);
+  store = new MemoryStore();
+  const f = appFetcher(createApp({ store, adminSecret: TEST_ADMIN_SECRET }));
+  const made = await adminCreateAccount(f, TEST_ADMIN_SECRET);
+  account = made.account;
+  alice = new TestClient(f, made.token);
 });
 
 async function seed(session: string, batches: number, count = 3): Promise<void> {
@@ -51,4 +57,47 @@ describe('POST /v1/pulls', () => {
     const many = Array.from({ length: LIMITS.maxSessionsPerPull + 1 }, (_, i) => ({ session: `s${i}`, cursor: {} }));
     expect((await alice.call('POST', '/v1/pulls', { sessions: many })).status).toBe(400);
   });
+
+  it('carries each session\'s meta where `withMeta` asks, exactly as GET /v1/sessions/:session answers it, and only there', async () => {
+    await seed('m1', 2);
+    await seed('m2', 1);
+    const r = await alice.call('POST', '/v1/pulls', { sessions: [{ session: 'm1', cursor: {}, withMeta: true }, { session: 'm2', cursor: {} }] });
+    expect(r.status).toBe(200);
+    const [m1, m2] = PullManyResponseSchema.parse(r.json).results;
+    expect(m1!.ok && m1!.meta).toEqual((await alice.call('GET', '/v1/sessions/m1')).json);
+    expect(m1!.ok && m1!.meta?.hosts).toEqual({ h1: 2 });
+    expect(m2!.ok && 'meta' in m2!).toBe(false);
+    // The single route takes the flag too (a Workers server pulls one session per request).
+    const one = await alice.call('POST', '/v1/sessions/m2/pull', { cursor: {}, withMeta: true });
+    expect(one.json.meta).toEqual((await alice.call('GET', '/v1/sessions/m2')).json);
+    expect(one.json.batches).toHaveLength(1);
+  });
+
+  it('leaves the meta out where GET /v1/sessions/:session would answer an error (no meta stored yet), the page as usual', async () => {
+    expect((await alice.push(await makeBatch({ session: 'nometa', host: 'h1', seq: 1 }))).status).toBe(201);
+    expect((await alice.call('GET', '/v1/sessions/nometa')).status).toBe(404);
+    const [item] = PullManyResponseSchema.parse((await alice.call('POST', '/v1/pulls', { sessions: [{ session: 'nometa', cursor: {}, withMeta: true }] })).json).results;
+    expect(item).toMatchObject({ ok: true, session: 'nometa', more: false });
+    expect(item!.ok && item!.batches).toHaveLength(1);
+    expect(item!.ok && 'meta' in item!).toBe(false);
+  });
+
+  it('leaves the meta out of a session being deleted (GET answers 410 there), while its remaining batches still page', async () => {
+    await seed('dying', 1);
+    // The tombstone a deletion writes first, before it removes the session's objects step by step.
+    await store.putIfAbsent(`${keys.tombstone(account, 'dying')}/${String(Date.now()).padStart(13, '0')}/h9`, new TextEncoder().encode(JSON.stringify({ session: 'dying', host: 'h9' })));
+    expect((await alice.call('GET', '/v1/sessions/dying')).status).toBe(410);
+    const [item] = PullManyResponseSchema.parse((await alice.call('POST', '/v1/pulls', { sessions: [{ session: 'dying', cursor: {}, withMeta: true }] })).json).results;
+    expect(item!.ok && item!.batches).toHaveLength(1);
+    expect(item!.ok && 'meta' in item!).toBe(false);
+  });
+
+  it('reads many sessions\' pages at once and still answers each exactly as its own pull, in request order', async () => {
+    const ids = Array.from({ length: 20 }, (_, i) => `many${i}`);
+    for (const [i, id] of ids.entries()) await seed(id, 1 + (i % 3));
+    const r = PullManyResponseSchema.parse((await alice.call('POST', '/v1/pulls', { sessions: ids.map((session) => ({ session, cursor: {} })) })).json).results;
+    expect(r.map((x) => x.session)).toEqual(ids);
+    for (const [i, id] of ids.entries()) expect(r[i]).toEqual({ ok: true, session: id, ...(await alice.pull(id, {})).json });
+  });
 });
+

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PullManyResponseSchema, PullResponseSchema } from '../../shared/wire.js';
 import { keys } from '../../shared/keys.js';
 import type { BlobStore } from '../../worker/store/blob-store.js';
+import { decodeBatchRecord, encodeBatchRecord, isDamaged, type StoredBatchRecord } from '../../worker/session-data.js';
 import { TEST_ADMIN_SECRET, TestClient, adminCreateAccount, makeBatch, metaFor, type Fetcher } from './routes-helpers.js';
 import { putAccountKey, sealOf, sealPath } from './sealed-helpers.js';
 
@@ -15,7 +16,6 @@ export interface ReceivedTarget {
 }
 
 const encoder = new TextEncoder();
-const decoder = new TextDecoder();
 
 export function describeReceived(name: string, open: () => Promise<ReceivedTarget>): void {
   describe(`the server's received time of a batch [${name}]`, () => {
@@ -24,7 +24,12 @@ export function describeReceived(name: string, open: () => Promise<ReceivedTarge
       const a = await adminCreateAccount(target.fetcher, TEST_ADMIN_SECRET);
       return { client: new TestClient(target.fetcher, a.token), account: a.account };
     };
-    const stored = async (key: string) => JSON.parse(decoder.decode((await target.store.get(key))!.body)) as { received?: unknown };
+    /** The stored record (either form) and its `received`. */
+    const stored = async (key: string): Promise<{ received?: unknown; record: StoredBatchRecord }> => {
+      const record = decodeBatchRecord((await target.store.get(key))!.body);
+      if (isDamaged(record)) throw new Error(`${key}: ${record.damaged}`);
+      return { received: record.fields.received, record };
+    };
     const pulled = async (client: TestClient, session: string) => PullResponseSchema.parse((await client.pull(session)).json).batches;
 
     beforeAll(async () => {
@@ -60,7 +65,8 @@ export function describeReceived(name: string, open: () => Promise<ReceivedTarge
       expect((await client.push(b)).status).toBe(201);
       // A first store long ago: a retry that wrote its own time would show here.
       const key = keys.batch(account, 'r2', 'h1', 1);
-      await target.store.put(key, encoder.encode(JSON.stringify({ ...(await stored(key)), received: 1234 })));
+      const { record } = await stored(key);
+      await target.store.put(key, encodeBatchRecord({ ...record, fields: { ...record.fields, received: 1234 } }));
       expect((await client.push(b)).json.status).toBe('exists');
       const many = await client.call('POST', '/v1/batches', { batches: [b] });
       expect(many.json.results[0]).toMatchObject({ ok: true, status: 'exists' });

@@ -70,9 +70,9 @@ export class TestClient {
   async call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; json: any; text: string }> {
     const h: Record<string, string> = { ...headers };
     if (this.token && !('authorization' in h)) h.authorization = `Bearer ${this.token}`;
-    let payload: string | undefined;
+    let payload: string | Uint8Array<ArrayBuffer> | undefined;
     if (body !== undefined) {
-      payload = typeof body === 'string' ? body : JSON.stringify(body);
+      payload = typeof body === 'string' ? body : body instanceof Uint8Array ? (body as Uint8Array<ArrayBuffer>) : JSON.stringify(body);
       h['content-type'] ??= 'application/json';
     }
     const res = await this.target.fetch(new Request(this.base + path, { method, headers: h, body: payload }));

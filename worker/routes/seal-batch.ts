@@ -6,11 +6,11 @@ import { keys } from '../../shared/keys.js';
 import { LIMITS, SealBatchRequestSchema, type SealBatchResponse } from '../../shared/wire.js';
 import { readAccountKey } from '../account-key.js';
 import { requireAccount } from '../auth.js';
-import { validateBatch } from '../batch-validate.js';
+import { jsonPush, validateBatch } from '../batch-validate.js';
 import { requireEncrypted } from '../encryption-policy.js';
 import { addBytes, readQuota } from '../quota.js';
 import { readJson } from '../request-body.js';
-import { batchBytes, encodeJson, isDamaged, nameParam, readBatch } from '../session-data.js';
+import { batchBytes, encodeBatchRecord, isDamaged, nameParam, readBatch } from '../session-data.js';
 import { findTombstone, goneSession } from '../session-delete.js';
 
 export const sealBatchRoutes = new Hono<AppEnv>();
@@ -36,7 +36,8 @@ sealBatchRoutes.put('/v1/sessions/:session/batches/:host/:seq/seal', requireAcco
   const env = req.envelope;
   if (env.host !== host || env.seq !== seq) throw bad(`envelope names host ${env.host} seq ${env.seq}, but the URL host ${host} seq ${seq}`);
   if (env.encoding !== 'aes-256-gcm') throw bad('a sealed batch has envelope.encoding "aes-256-gcm"');
-  await validateBatch(session, req);
+  const push = jsonPush(req);
+  await validateBatch(session, push);
   const store = c.var.store;
   const account = c.var.account;
   requireEncrypted(await readAccountKey(store, account), 'sealing a batch');
@@ -59,8 +60,8 @@ sealBatchRoutes.put('/v1/sessions/:session/batches/:host/:seq/seal', requireAcco
   // Seals pass even over quota (they only grow the batch by its base64 and tag), or a conversion could strand an
   // account that takes no plaintext any more; the counter follows, so later pushes see the real size.
   const quota = await readQuota(store, account);
-  // Sealed where it is, received when it was: the order the server vouches for does not change with the encoding.
-  await store.put(key, encodeJson({ envelope: env, body: req.body, ...(stored.received !== undefined ? { received: stored.received } : {}) }));
-  if (quota) await addBytes(store, account, batchBytes({ envelope: env, body: req.body }) - batchBytes(stored));
+  // Sealed where it is, received when it was (its other fields kept): the order the server vouches for does not change with the encoding.
+  await store.put(key, encodeBatchRecord({ ...push, fields: stored.fields }));
+  if (quota) await addBytes(store, account, batchBytes(push) - batchBytes(stored));
   return c.json(res);
 });

@@ -1,0 +1,19 @@
+// Pushes as frames on the memory and file-system stores (the real app, its real routes).
+import { createApp } from '../../worker/app.js';
+import { FsStore } from '../../worker/store/fs-store.js';
+import { MemoryStore } from '../../worker/store/memory-store.js';
+import { tempDir } from '../helpers/cli.js';
+import { TEST_ADMIN_SECRET, appFetcher } from './routes-helpers.js';
+import { describePushFrames } from './push-frames.case.js';
+
+describePushFrames('memory', async () => {
+  const store = new MemoryStore();
+  return { store, fetcher: appFetcher(createApp({ store, adminSecret: TEST_ADMIN_SECRET })) };
+});
+
+describePushFrames('file system', async () => {
+  const dir = tempDir('sessync-push-frames-');
+  const store = new FsStore(dir.dir);
+  await store.open();
+  return { store, fetcher: appFetcher(createApp({ store, adminSecret: TEST_ADMIN_SECRET })), cleanup: dir.cleanup };
+});
