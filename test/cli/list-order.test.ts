@@ -8,7 +8,7 @@ import { useTempHome } from '../helpers/cli.js';
 import { cliEnv, msg, type CliEnv } from './cli-env.js';
 
 const home = useTempHome('sessync-list-order-', { beforeEach, afterEach });
-const CWD = '/work/order-project';
+const CWD = '/projects/order-project';
 const root = () => join(home.dir, 'home', 'sessions');
 
 /** A session file as another machine's pull leaves it: entries with their own times, the file's mtime = now. */

@@ -7,7 +7,7 @@ import { cacheDir, cacheKey, projectDir, sessionFileName } from '../../cli/store
 import { useTempHome } from '../helpers/cli.js';
 
 const home = useTempHome('sessync-index-', { beforeEach, afterEach });
-const CWD = '/work/project';
+const CWD = '/projects/project';
 const root = () => join(home.dir, 'home', 'sessions');
 const pdir = () => projectDir(root(), CWD);
 const cacheFile = () => join(cacheDir('list'), `${cacheKey(pdir())}.json`);
