@@ -22,6 +22,7 @@ import type { SyncContext } from './sync-context.js';
 import { PRIVATE_FILE, mkdirPrivate } from '../store/private-fs.js';
 import { openPulled, type OpenedBatch } from '../keys/open-pull.js';
 import { readMeta } from '../keys/sync-keys.js';
+import { killPoint } from './kill-point.js';
 
 /** The highest seq there can be (BatchEnvelopeSchema): tells the server not to send this host's own batches back. */
 const OWN_DONE = 999_999_999_999;
@@ -297,6 +298,7 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
     // Our own batches came with the file: the next one we push follows the highest of them. Damaged batches
     // are passed (the good ones after them are merged) and remembered in the state, reported once here.
     st = { ...st, path, cursor: saved, nextSeq: Math.max(st.nextSeq, ownSeq + 1), ...rememberBadBatches(st, problems) };
+    killPoint('pull-merged'); // the page's entries are durable in the file, its cursor not yet saved
     await ctx.state.save(st); // after the fsync of the entries: a crash before this line only re-pulls
     ctx.onProgress?.({ entries: incoming.length, bytes });
     for (const h of Object.keys(res.cursor)) cursor[h] = res.cursor[h]!;

@@ -313,7 +313,7 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
         // Many sessions at once, their batches gathered into shared requests: one session at a time is latency-bound.
         // Their states go to one journal, made durable once per request (before it leaves), compacted at the end.
         ctx.state.openJournal();
-        const batcher = new PushBatcher(flushingBeforePush(ctx), PUSH_BATCHES_PER_REQUEST);
+        const batcher = new PushBatcher(flushingBefore(ctx, isPushRoute), PUSH_BATCHES_PER_REQUEST);
         batcher.maxInFlight = BATCHED_PUSH_PARALLEL / PUSH_BATCHES_PER_REQUEST; // large batches: fewer a request, not more requests
         ctx.pushBatch = (req) => batcher.push(req);
         ctx.readTurn = turns(PUSH_READING);
@@ -328,13 +328,24 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
       } else await inParallel(pushes, PUSH_PARALLEL, runOp);
       const pulls = ops.filter((x) => x.kind !== 'push');
       if (pulls.length > 1) {
-        // Many sessions at once, their pages gathered into shared requests, as for pushes.
-        const batcher = new PullBatcher(ctx.api, BATCHED_PULL_PARALLEL / 2);
+        // Many sessions at once, their pages gathered into shared requests, as for pushes. Their states (cursors,
+        // new files' offsets) go to the journal too: one durable write per request, not one per pulled page. A page's
+        // entries are fsynced in its file before its state is saved, so a crash that loses journaled cursors only
+        // pulls those pages again, and the merge by id appends none of their entries twice.
+        ctx.state.openJournal();
+        const batcher = new PullBatcher(flushingBefore(ctx, isPullRoute), BATCHED_PULL_PARALLEL / 2);
         ctx.pull = (session, cursor, o) => batcher.pull(session, cursor, o);
+        // The leaf markers a merge needs are pushed in this phase: their pending batch is durable before it leaves.
+        ctx.pushBatch = async (req) => {
+          await ctx.state.flushJournal();
+          return ctx.api.pushBatch(req);
+        };
         try {
           await inParallel(pulls, BATCHED_PULL_PARALLEL, (op) => batcher.around(() => runOp(op)));
         } finally {
           delete ctx.pull;
+          delete ctx.pushBatch;
+          await ctx.state.closeJournal();
         }
       } else await inParallel(pulls, PULL_PARALLEL, runOp);
     } finally {
@@ -364,18 +375,23 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
   });
 }
 
+/** Requests that carry batches (POST /v1/batches, and the single route the push batcher falls back to). */
+const isPushRoute = (key: string) => key.startsWith('pushBatch');
+/** Pull requests (POST /v1/pulls, and the single-session route): each ends the wait of a request's worth of pages. */
+const isPullRoute = (key: string) => key.startsWith('pullPage');
+
 /**
- * The client the push batcher sends through: each of its requests that carries batches (POST /v1/batches, and the
- * single route it falls back to) first makes the journal durable, so a batch is written down before it can arrive.
+ * A client whose requests named by `flushes` first make the journal durable. For pushes, so a batch is written
+ * down before it can arrive; for pulls, so the states saved since the last request are durable once per request.
  */
-function flushingBeforePush(ctx: SyncContext): ApiClient {
+function flushingBefore(ctx: SyncContext, flushes: (key: string) => boolean): ApiClient {
   const api = ctx.api;
   return new Proxy(api, {
     get(target, key) {
       const v: unknown = Reflect.get(target, key, target);
       if (typeof v !== 'function') return v;
       const f = v as (...a: unknown[]) => unknown;
-      if (typeof key === 'string' && key.startsWith('pushBatch')) {
+      if (typeof key === 'string' && flushes(key)) {
         return async (...a: unknown[]) => {
           await ctx.state.flushJournal();
           return f.apply(target, a);

@@ -1,5 +1,5 @@
 // Pieces shared by the kill -9 and restart tests: kill a CLI run at a random point, a slow proxy, server heads.
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -8,6 +8,43 @@ import { CLI_BIN, REPO_ROOT } from '../helpers/cli.js';
 import type { Machine, TestServer } from './helpers.js';
 
 export type Outcome = 'killed' | 'finished';
+
+/** `sessync <args> --json --cwd <project>` that must die by its kill point ($SESSYNC_KILL_POINT); returns how it ended. */
+export function runUntilKilled(m: Machine, args: string[], point: string): Promise<{ code: number | null; signal: NodeJS.Signals | null; err: string }> {
+  const child = spawn(process.execPath, [CLI_BIN, ...args, '--json', '--cwd', m.project], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, ...m.env, SESSYNC_KILL_POINT: point },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let err = '';
+  child.stderr!.setEncoding('utf8').on('data', (d) => (err += d));
+  return new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal, err })));
+}
+
+/** `sessync <args> --json --cwd <project>` under strace (fsyncs, writes, sends) into `trace`; its exit code and output. */
+export function tracedRun(m: Machine, args: string[], trace: string): Promise<{ code: number | null; out: string; err: string }> {
+  const cmd = [process.execPath, CLI_BIN, ...args, '--json', '--cwd', m.project];
+  const child = spawn('strace', ['-f', '-qq', '-y', '-s', '40', '-e', 'trace=fsync,fdatasync,write,writev,sendto,sendmsg', '-o', trace, ...cmd], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, ...m.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout!.setEncoding('utf8').on('data', (d) => (out += d));
+  child.stderr!.setEncoding('utf8').on('data', (d) => (err += d));
+  return new Promise((resolve) => child.once('exit', (code) => resolve({ code, out, err })));
+}
+
+/** strace is installed (the tests that count a real process's fsyncs skip without it). */
+export function hasStrace(): boolean {
+  try {
+    execFileSync('strace', ['-V'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /** Starts `sessync <args>` and SIGKILLs it after `delayMs` (or it finishes first). Returns how it ended. */
 export function runAndKill(m: Machine, args: string[], delayMs: number): Promise<Outcome> {

@@ -1,28 +1,14 @@
 // kill -9 of a many-session push at each step of its state journal (written, fsynced, acknowledged, half compacted), then a re-run: nothing lost, nothing doubled.
-import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CLI_BIN, REPO_ROOT } from '../helpers/cli.js';
 import { Machine, entrySet, plantSession, readLog, startNodeServer, useServer } from './helpers.js';
-import { pendingLeft, storedIds } from './kill-rig.js';
+import { pendingLeft, runUntilKilled, storedIds } from './kill-rig.js';
 
 const SESSIONS = 8;
 const ENTRIES = 10;
 /** Where the push kills itself ($SESSYNC_KILL_POINT), each after some requests have gone, so earlier ones are acknowledged. */
 const POINTS = ['journal-written:2', 'journal-synced:2', 'batch-acknowledged:7', 'compacted-one:4', 'journal-synced:1'];
-
-/** `sessync push --all` that must die by its kill point; returns how it ended. */
-function pushUntilKilled(m: Machine, point: string): Promise<{ code: number | null; signal: NodeJS.Signals | null; err: string }> {
-  const child = spawn(process.execPath, [CLI_BIN, 'push', '--all', '--json', '--cwd', m.project], {
-    cwd: REPO_ROOT,
-    env: { ...process.env, ...m.env, SESSYNC_KILL_POINT: point },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let err = '';
-  child.stderr!.setEncoding('utf8').on('data', (d) => (err += d));
-  return new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal, err })));
-}
 
 describe('kill -9 at each step of the push journal', () => {
   const rig = useServer(startNodeServer, 'sessync-kill-journal-');
@@ -37,7 +23,7 @@ describe('kill -9 at each step of the push journal', () => {
     const journal = () => join(a.serverState(), 'push-journal.jsonl'); // the folder is made by the first push
     let written = ENTRIES;
     for (const point of POINTS) {
-      const run = await pushUntilKilled(a, point);
+      const run = await runUntilKilled(a, ['push', '--all'], point);
       expect(run.signal, `push with ${point}: ${run.err}`).toBe('SIGKILL');
       // Killed before its compaction finished: the journal is what holds the newest states.
       expect(existsSync(journal()), `journal left by the kill at ${point}`).toBe(true);
@@ -67,7 +53,7 @@ describe('kill -9 at each step of the push journal', () => {
     const a = new Machine(rig.root, 'c', { remote: 'git@github.com:acme/kill-journal-2.git' });
     await a.login(rig.server);
     const ids = [0, 1, 2].map((n) => plantSession(a, 100 + n, 5));
-    const run = await pushUntilKilled(a, 'journal-synced:1'); // the batches are durable; no request has left
+    const run = await runUntilKilled(a, ['push', '--all'], 'journal-synced:1'); // the batches are durable; no request has left
     expect(run.signal, run.err).toBe('SIGKILL');
     expect(pendingLeft(a)).toBe(true);
     // Another writer edits an entry in place (same length) below the pending batch's end.

@@ -1,22 +1,12 @@
 // Durable client-state writes of a many-session first push, counted from the real process's fsyncs (strace): one per request at most.
-import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CLI_BIN, REPO_ROOT } from '../helpers/cli.js';
 import { Machine, plantSession, readLog, startNodeServer, useServer } from './helpers.js';
+import { hasStrace, tracedRun } from './kill-rig.js';
 
 const SESSIONS = 50;
 const ENTRIES = 12;
-
-function hasStrace(): boolean {
-  try {
-    execFileSync('strace', ['-V'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 describe.skipIf(!hasStrace())('durable state writes of a many-session push (strace of the real CLI; skipped without strace)', () => {
   const rig = useServer(startNodeServer, 'sessync-state-writes-');
@@ -29,17 +19,9 @@ describe.skipIf(!hasStrace())('durable state writes of a many-session push (stra
     const ids = Array.from({ length: SESSIONS }, (_, n) => plantSession(a, n, ENTRIES));
 
     const trace = join(rig.root, 'push.strace');
-    const child = spawn('strace', ['-f', '-qq', '-y', '-s', '40', '-e', 'trace=fsync,fdatasync,write,writev,sendto,sendmsg', '-o', trace, process.execPath, CLI_BIN, 'push', '--all', '--json', '--cwd', a.project], {
-      cwd: REPO_ROOT,
-      env: { ...process.env, ...a.env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    child.stdout!.setEncoding('utf8').on('data', (d) => (out += d));
-    child.stderr!.setEncoding('utf8').on('data', (d) => (err += d));
-    expect(await new Promise((r) => child.once('exit', r)), err).toBe(0);
-    const summary = JSON.parse(out) as { pushedEntries: number; requests: number };
+    const run = await tracedRun(a, ['push', '--all'], trace);
+    expect(run.code, run.err).toBe(0);
+    const summary = JSON.parse(run.out) as { pushedEntries: number; requests: number };
     expect(summary.pushedEntries).toBe(SESSIONS * ENTRIES);
 
     // The trace in order: requests that carry batches, and fsyncs of files under this machine's sync state.
