@@ -1,6 +1,7 @@
 // Reads a request body with a byte limit (Content-Length and the bytes actually read), as bytes or as JSON checked by a zod schema.
 import type { Context } from 'hono';
 import type { z } from 'zod';
+import { concatChunks } from '../shared/batch-frames.js';
 import { SessyncError } from '../shared/errors.js';
 import { findTooDeepText, formatTooDeep } from '../shared/json-limits.js';
 import { LIMITS } from '../shared/wire.js';
@@ -52,13 +53,7 @@ export async function readBodyBytes(c: Context, limit: number): Promise<Uint8Arr
   }
   // One chunk (a small body, or workerd's whole body) is its own buffer: no copy.
   if (chunks.length === 1) return chunks[0]!;
-  const bytes = new Uint8Array(total);
-  let at = 0;
-  for (const ch of chunks) {
-    bytes.set(ch, at);
-    at += ch.byteLength;
-  }
-  return bytes;
+  return concatChunks(chunks);
 }
 
 /** The body as UTF-8 text; 413 past `limit` bytes, 400 when it is not valid UTF-8. */
