@@ -154,25 +154,46 @@ function consume(state: TailState, buf: Buffer, base: number): void {
 }
 
 /**
- * The state of a file just written whole as `data` (its header line, then `entries` in file order), built from the
- * entries in hand instead of parsing the file back: the same state consume would find (an entry that fails the
- * structural check counts as a bad line there too). `mtimeMs`: the written file's.
+ * What `entries`, written in this order after a header, make of a tail state: tips, leaf, last entry, counts, name.
+ * Built from the entries in hand instead of parsing their lines back: the same state consume would find (an entry
+ * that fails the structural check counts as a bad line there too). `checked`: every entry already passed checkEntry
+ * (a pull's decode did), so it is not checked twice. Header, path, size, mtime and hash are set by stateOfWritten.
  */
-export function stateOfWritten(path: string, header: { id: string; version?: number }, entries: readonly SessionEntry[], data: Uint8Array, mtimeMs: number): TailState {
-  const state = emptyState(path);
-  state.headerId = header.id;
-  state.version = header.version ?? 1;
+export function stateOfEntries(entries: readonly SessionEntry[], o: { checked?: boolean } = {}): TailState {
+  const state = emptyState('');
   const pending = new Set<string>();
   for (const e of entries) {
-    if (checkEntry(e) !== null) state.badLines++;
+    if (!o.checked && checkEntry(e) !== null) state.badLines++;
     else addEntry(state, e, pending);
   }
   state.pending = [...pending];
   state.leafId = pickLeaf(state.tips);
-  state.size = state.offset = data.byteLength;
-  state.mtimeMs = mtimeMs;
-  state.tailHash = createHash('sha1').update(data.subarray(Math.max(0, data.byteLength - TAIL_BYTES))).digest('hex');
   return state;
+}
+
+/**
+ * The state of a file just written whole as `data` (its header line, then the lines of the entries `entries` was
+ * made of, by stateOfEntries), without reading it back. `mtimeMs`: the written file's.
+ */
+export function stateOfWritten(path: string, header: { id: string; version?: number }, entries: TailState, data: readonly Uint8Array[], mtimeMs: number): TailState {
+  let size = 0;
+  for (const d of data) size += d.byteLength;
+  return { ...entries, path, headerId: header.id, version: header.version ?? 1, size, offset: size, mtimeMs, tailHash: hashOfLast(data) };
+}
+
+/** sha1 of the last TAIL_BYTES of the pieces' concatenation (what hashTail reads back from the file). */
+function hashOfLast(data: readonly Uint8Array[]): string {
+  const h = createHash('sha1');
+  const tail: Uint8Array[] = [];
+  let want = TAIL_BYTES;
+  for (let i = data.length - 1; i >= 0 && want > 0; i--) {
+    const d = data[i]!;
+    const piece = d.subarray(Math.max(0, d.byteLength - want));
+    tail.push(piece);
+    want -= piece.byteLength;
+  }
+  for (let i = tail.length - 1; i >= 0; i--) h.update(tail[i]!);
+  return h.digest('hex');
 }
 
 async function hashTail(fh: FileHandle, size: number): Promise<string> {
