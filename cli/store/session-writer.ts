@@ -8,7 +8,7 @@ import { serializeLine, serializeSession } from '../../shared/jsonl.js';
 import { SessyncError } from '../../shared/errors.js';
 import { withFileLock } from './file-lock.js';
 import type { LockOptions } from './file-lock.js';
-import { advanceTailState, saveTailState, stateOfEntries, stateOfWritten, tailStateOf } from './tail-state.js';
+import { advanceAppended, saveTailState, stateOfEntries, stateOfWritten, tailStateOf } from './tail-state.js';
 import type { TailState } from './tail-state.js';
 import { PRIVATE_FILE, mkdirPrivate } from './private-fs.js';
 
@@ -196,14 +196,15 @@ export async function appendWith(
           await saveTailState(state);
           return entries;
         }
-        let data = '';
+        let text = '';
         // A pulled line is written as the exact text it arrived as: lines travel byte-exact.
-        for (const e of entries) data += (opts.texts?.get(e) ?? serializeLine(e)) + '\n';
+        for (const e of entries) text += (opts.texts?.get(e) ?? serializeLine(e)) + '\n';
         // A torn last line (a crash mid-write) is ended first so the new entry never gets glued onto it.
-        if (state.size > 0 && !(await endsWithNewline(fh, state.size))) data = '\n' + data;
+        if (state.size > 0 && !(await endsWithNewline(fh, state.size))) text = '\n' + text;
+        const data = Buffer.from(text, 'utf8');
         await fh.write(data);
         await fh.sync();
-        await advanceTailState(state, fh);
+        await advanceAppended(state, fh, entries, data); // from the entries in hand: their lines are not parsed again
         await saveTailState(state);
         return entries;
       } finally {

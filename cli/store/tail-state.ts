@@ -161,14 +161,19 @@ function consume(state: TailState, buf: Buffer, base: number): void {
  */
 export function stateOfEntries(entries: readonly SessionEntry[], o: { checked?: boolean } = {}): TailState {
   const state = emptyState('');
-  const pending = new Set<string>();
+  addEntries(state, entries, o.checked === true);
+  return state;
+}
+
+/** The entries in hand added to the state in file order, as consume would add their lines. */
+function addEntries(state: TailState, entries: readonly SessionEntry[], checked: boolean): void {
+  const pending = new Set(state.pending);
   for (const e of entries) {
-    if (!o.checked && checkEntry(e) !== null) state.badLines++;
+    if (!checked && checkEntry(e) !== null) state.badLines++; // as consume counts a line that is not an entry
     else addEntry(state, e, pending);
   }
   state.pending = [...pending];
   state.leafId = pickLeaf(state.tips);
-  return state;
 }
 
 /**
@@ -254,13 +259,23 @@ export async function tailStateOf(path: string, fh: FileHandle): Promise<TailSta
   return state;
 }
 
-/** Re-reads what was appended after `state.offset` (our own write included) and records the new size and mtime. */
-export async function advanceTailState(state: TailState, fh: FileHandle): Promise<void> {
+/**
+ * After appending `entries` as the lines `data` (under the file's lock) to a file whose state is `state`: the entries
+ * are added as they are, without reading their lines back and parsing them again, when the file is exactly what the
+ * state had parsed (no torn last line) followed by `data` (its size and its last bytes say so). Otherwise, another
+ * writer appended too: what was appended since `state.offset` (ours included) is read and parsed.
+ */
+export async function advanceAppended(state: TailState, fh: FileHandle, entries: readonly SessionEntry[], data: Uint8Array): Promise<void> {
   const st = await fh.stat();
-  consume(state, await readRange(fh, state.offset, st.size), state.offset);
+  const tailHash = await hashTail(fh, st.size);
+  const ours = state.offset === state.size && st.size === state.size + data.byteLength && data.byteLength >= TAIL_BYTES && tailHash === hashOfLast([data]);
+  if (ours) {
+    addEntries(state, entries, false);
+    state.offset = st.size;
+  } else consume(state, await readRange(fh, state.offset, st.size), state.offset);
   state.size = st.size;
   state.mtimeMs = st.mtimeMs;
-  state.tailHash = await hashTail(fh, st.size);
+  state.tailHash = tailHash;
 }
 
 /** Saves the state atomically (temp + rename); a lost save only costs a later incremental parse. */
