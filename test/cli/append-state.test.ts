@@ -2,13 +2,14 @@
 // another writer appended in the same moment, the file ended in a torn line, or the append was a few bytes.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { appendFileSync, copyFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SessionEntry } from '../../shared/entry.js';
 import { parseSession } from '../../shared/jsonl.js';
 import { appendWith } from '../../cli/store/session-writer.js';
-import { peekTailState, readTailState, type TailState } from '../../cli/store/tail-state.js';
+import { peekTailState, readTailState } from '../../cli/store/tail-state.js';
 import { useTempHome } from '../helpers/cli.js';
+import { comparableTailState, rebuiltTailState } from '../helpers/tail-rebuild.js';
 
 const home = useTempHome('sessync-append-state-', { beforeEach, afterEach });
 
@@ -19,16 +20,6 @@ function entry(i: number, parent: number | null, t: number, name?: string): Sess
   return (name === undefined ? { ...base, type: 'message', message: { role: 'user', content: `text ${i}` } } : { ...base, type: 'session_info', name }) as SessionEntry;
 }
 
-/** A rebuild from the bytes: a copy of the file has no cache to start from. */
-async function rebuilt(file: string): Promise<TailState> {
-  const copy = `${file}.copy`;
-  copyFileSync(file, copy);
-  const s = await readTailState(copy);
-  rmSync(copy);
-  return s;
-}
-
-const comparable = (s: TailState) => ({ ...s, path: '', mtimeMs: 0, tips: { ...s.tips }, pending: [...s.pending].sort() });
 
 describe('tail state after an append', () => {
   it('equals a rebuild from the file, whatever was appended, by whom, and after what', async () => {
@@ -49,7 +40,7 @@ describe('tail state after an append', () => {
             return mine;
           });
           const cached = (await peekTailState(file))!;
-          expect(comparable(cached)).toEqual(comparable(await rebuilt(file)));
+          expect(comparableTailState(cached)).toEqual(comparableTailState(await rebuiltTailState(file)));
           expect(cached.entryCount).toBe(parseSession(readFileSync(file, 'utf8')).entries.length);
         },
       ),

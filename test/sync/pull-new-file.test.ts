@@ -2,7 +2,7 @@
 // state as the merge into an empty log would give, whatever the page holds (chains, branches, ids twice, bad lines).
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { copyFileSync, existsSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import type { SessionHeader } from '../../shared/entry.js';
@@ -10,9 +10,9 @@ import { serializeLine, serializeSession } from '../../shared/jsonl.js';
 import { exactTexts, mergeEntries, type IncomingEntry } from '../../shared/merge.js';
 import { decode, newFileLines, type Decoded } from '../../cli/sync/pull-decode.js';
 import { createPulledFile } from '../../cli/store/session-writer.js';
-import { readTailState, type TailState } from '../../cli/store/tail-state.js';
 import type { OpenedBatch } from '../../cli/keys/open-pull.js';
 import { useTempHome } from '../helpers/cli.js';
+import { comparableTailState, rebuiltTailState } from '../helpers/tail-rebuild.js';
 
 const home = useTempHome('sessync-pull-new-', { beforeEach, afterEach });
 
@@ -50,16 +50,6 @@ function batchesOf(page: Line[][], asText: boolean): OpenedBatch[] {
   });
 }
 
-/** The tail state as a rebuild from the file finds it (a copy of the file, so no cache of the original is used). */
-async function rebuilt(file: string): Promise<TailState> {
-  const copy = `${file}.copy.jsonl`;
-  copyFileSync(file, copy);
-  const s = await readTailState(copy);
-  rmSync(copy);
-  return s;
-}
-
-const comparable = (s: TailState) => ({ ...s, path: '', mtimeMs: 0, tips: { ...s.tips }, pending: [...s.pending].sort() });
 
 describe('a pulled page written as a new file', () => {
   it('has the bytes, counts and tail state of the merge into an empty log, for any page', async () => {
@@ -80,7 +70,7 @@ describe('a pulled page written as a new file', () => {
         expect(fresh.entries?.map((e) => e.id)).toEqual(merged.toAppend.map((e) => e.id));
         expect(state.size).toBe(statSync(file).size);
         expect(state.mtimeMs).toBe(statSync(file).mtimeMs);
-        expect(comparable(state)).toEqual(comparable(await rebuilt(file)));
+        expect(comparableTailState(state)).toEqual(comparableTailState(await rebuiltTailState(file)));
       }),
       { numRuns: 200 },
     );
