@@ -240,23 +240,28 @@ export function peekTailStateSync(path: string): TailState | null {
  * the bytes appended since; rebuilt from the whole file when the file shrank or changed. `fh` must be readable.
  */
 export async function tailStateOf(path: string, fh: FileHandle): Promise<TailState> {
+  return (await stateOf(path, fh)).state;
+}
+
+/** tailStateOf, and whether the cache described the file as it is (nothing new to save). */
+async function stateOf(path: string, fh: FileHandle): Promise<{ state: TailState; asCached: boolean }> {
   const st = await fh.stat();
   const cached = await peekTailState(path);
   // A cache from before lastId was recorded is rebuilt once (lastId cannot be derived from the tips).
   if (cached && cached.lastId !== undefined && cached.size <= st.size && cached.offset <= cached.size && (await hashTail(fh, cached.size)) === cached.tailHash) {
-    if (cached.size === st.size && cached.mtimeMs === st.mtimeMs) return cached;
+    if (cached.size === st.size && cached.mtimeMs === st.mtimeMs) return { state: cached, asCached: true };
     consume(cached, await readRange(fh, cached.offset, st.size), cached.offset);
     cached.size = st.size;
     cached.mtimeMs = st.mtimeMs;
     cached.tailHash = await hashTail(fh, st.size);
-    return cached;
+    return { state: cached, asCached: false };
   }
   const state = emptyState(path);
   consume(state, await readRange(fh, 0, st.size), 0);
   state.size = st.size;
   state.mtimeMs = st.mtimeMs;
   state.tailHash = await hashTail(fh, st.size);
-  return state;
+  return { state, asCached: false };
 }
 
 /**
@@ -283,13 +288,13 @@ export async function saveTailState(state: TailState): Promise<void> {
   await writeJsonAtomic(statePath(state.path), state);
 }
 
-/** Convenience for readers outside a lock (list, resolve): the state of a file, cache saved. */
+/** Convenience for readers outside a lock (list, resolve): the state of a file, cache saved (when it changed). */
 export async function readTailState(path: string): Promise<TailState> {
   const fh = await open(path, 'r');
   try {
-    const s = await tailStateOf(path, fh);
-    await saveTailState(s);
-    return s;
+    const { state, asCached } = await stateOf(path, fh);
+    if (!asCached) await saveTailState(state);
+    return state;
   } finally {
     await fh.close();
   }

@@ -1,13 +1,15 @@
 // The tail state after an append, advanced from the entries in hand: the same as a rebuild from the file, also when
-// another writer appended in the same moment, the file ended in a torn line, or the append was a few bytes.
+// another writer appended in the same moment, the file ended in a torn line, or the append was a few bytes; and a
+// read of a file its cache still describes writes nothing.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SessionEntry } from '../../shared/entry.js';
 import { parseSession } from '../../shared/jsonl.js';
 import { appendWith } from '../../cli/store/session-writer.js';
 import { peekTailState, readTailState } from '../../cli/store/tail-state.js';
+import { cacheDir, cacheKey } from '../../cli/store/paths.js';
 import { useTempHome } from '../helpers/cli.js';
 import { comparableTailState, rebuiltTailState } from '../helpers/tail-rebuild.js';
 
@@ -46,5 +48,19 @@ describe('tail state after an append', () => {
       ),
       { numRuns: 120 },
     );
+  });
+
+  it('a read of a file its cache still describes leaves the cache as it is; a grown file gets it saved anew', async () => {
+    const file = join(home.dir, 'unchanged.jsonl');
+    writeFileSync(file, HEADER + JSON.stringify(entry(0, null, 0)) + '\n');
+    await readTailState(file);
+    const cache = join(cacheDir('tail'), `${cacheKey(file)}.json`);
+    const first = statSync(cache).ino;
+    expect((await readTailState(file)).entryCount).toBe(1);
+    expect(statSync(cache).ino).toBe(first); // not written again (a save is a temp file renamed over it)
+    appendFileSync(file, JSON.stringify(entry(1, 0, 1)) + '\n');
+    expect((await readTailState(file)).entryCount).toBe(2);
+    expect(statSync(cache).ino).not.toBe(first);
+    expect((await peekTailState(file))!.entryCount).toBe(2);
   });
 });
