@@ -1,5 +1,5 @@
 // In-memory BlobStore for unit tests and throwaway servers; same semantics as every other backend.
-import type { BlobObject, BlobStore, ListOptions, ListPage } from './blob-store.js';
+import { joinBody, type BlobBody, type BlobObject, type BlobStore, type ListOptions, type ListPage } from './blob-store.js';
 import { compareKeys } from './key-order.js';
 
 const MAX_PAGE = 1000;
@@ -15,6 +15,11 @@ interface Held {
   etag?: Promise<string>;
 }
 
+/** A copy the caller cannot change afterwards: parts are joined into a new buffer, which is that copy already. */
+function own(body: BlobBody): Uint8Array {
+  return Array.isArray(body) && body.length > 1 ? joinBody(body) : joinBody(body).slice();
+}
+
 export class MemoryStore implements BlobStore {
   private readonly objects = new Map<string, Held>();
 
@@ -25,15 +30,15 @@ export class MemoryStore implements BlobStore {
     return { key, body: o.body.slice(), etag: await o.etag };
   }
 
-  async putIfAbsent(key: string, body: Uint8Array): Promise<boolean> {
+  async putIfAbsent(key: string, body: BlobBody): Promise<boolean> {
     // The check and the set run in one synchronous step, so racing callers cannot both win.
     if (this.objects.has(key)) return false;
-    this.objects.set(key, { body: body.slice() });
+    this.objects.set(key, { body: own(body) });
     return true;
   }
 
-  async put(key: string, body: Uint8Array): Promise<void> {
-    this.objects.set(key, { body: body.slice() });
+  async put(key: string, body: BlobBody): Promise<void> {
+    this.objects.set(key, { body: own(body) });
   }
 
   async list(opts: ListOptions = {}): Promise<ListPage> {
