@@ -24,6 +24,8 @@ export class RequestAbortedError extends SessyncError {
 interface NodeIncoming {
   readableDidRead: boolean;
   readableEnded: boolean;
+  destroyed?: boolean;
+  errored?: unknown;
   on(event: string, listener: (arg: never) => void): unknown;
   off(event: string, listener: (arg: never) => void): unknown;
   pause(): unknown;
@@ -75,6 +77,9 @@ function readNodeIncoming(incoming: NodeIncoming, limit: number): Promise<Uint8A
     incoming.on('end', onEnd);
     incoming.on('error', onError);
     incoming.on('close', onClose);
+    // A stream the client closed before the route got here sends no more events: its state is the answer.
+    if (incoming.errored) onError(incoming.errored);
+    else if (incoming.destroyed) onClose();
   });
 }
 
