@@ -73,7 +73,7 @@ function writeSession(path: string, cwd: string, n: number): void {
 }
 
 async function listBench(dir: string): Promise<BenchRow[]> {
-  process.env.SESSYNC_HOME = join(dir, 'home');
+  const env = { SESSYNC_HOME: join(dir, 'home') }; // the run's home: its caches go there
   const root = join(dir, 'home', 'sessions');
   const cwd = '/bench/project';
   const pdir = projectDir(root, cwd);
@@ -91,12 +91,12 @@ async function listBench(dir: string): Promise<BenchRow[]> {
   for (const name of readdirSync(pdir)) count += parseSession(readFileSync(join(pdir, name), 'utf8')).entries.length > 0 ? 1 : 0;
   const wholeMs = now() - whole;
   const cold = now();
-  const first = await listSessions({ root, realCwd: cwd });
+  const first = await listSessions({ root, realCwd: cwd, env });
   const coldMs = now() - cold;
   const warmRuns: number[] = [];
   for (let r = 0; r < 3; r++) {
     const t = now();
-    const rows = await listSessions({ root, realCwd: cwd });
+    const rows = await listSessions({ root, realCwd: cwd, env });
     warmRuns.push(now() - t);
     if (rows.length !== SESSIONS) throw new Error(`list found ${rows.length} of ${SESSIONS}`);
   }
@@ -161,7 +161,7 @@ function sessionBody(bytes: number, t0: number): Buffer {
 }
 
 async function bigListBench(dir: string): Promise<BenchRow[]> {
-  process.env.SESSYNC_HOME = join(dir, 'home');
+  const env = { SESSYNC_HOME: join(dir, 'home') }; // the run's home: its caches go there
   const root = join(dir, 'home', 'sessions');
   const cwd = '/bench/big-project';
   const pdir = projectDir(root, cwd);
@@ -178,18 +178,18 @@ async function bigListBench(dir: string): Promise<BenchRow[]> {
   }
   spawnSync('sync');
   const c = now();
-  const first = await listSessions({ root, realCwd: cwd });
+  const first = await listSessions({ root, realCwd: cwd, env });
   const coldMs = now() - c;
   // A second cold list (summary cache removed), counting its reads: the counting itself would slow the timed one.
   rmSync(join(dir, 'home', 'cache', 'list'), { recursive: true, force: true });
-  const counted = await countingReads(() => listSessions({ root, realCwd: cwd }));
+  const counted = await countingReads(() => listSessions({ root, realCwd: cwd, env }));
   const perFile = counted.bytes / BIG_SESSIONS;
   if (counted.value.length !== BIG_SESSIONS) throw new Error('second cold list: wrong session count');
   if (first.length !== BIG_SESSIONS) throw new Error(`list found ${first.length} of ${BIG_SESSIONS}`);
   const warm: number[] = [];
   for (let r = 0; r < 3; r++) {
     const t = now();
-    await listSessions({ root, realCwd: cwd });
+    await listSessions({ root, realCwd: cwd, env });
     warm.push(now() - t);
   }
   const w = median(warm);
@@ -203,19 +203,19 @@ async function bigListBench(dir: string): Promise<BenchRow[]> {
 
 async function appendBench(dir: string): Promise<BenchRow[]> {
   mkdirSync(dir, { recursive: true });
-  process.env.SESSYNC_HOME = join(dir, 'home');
+  const env = { SESSYNC_HOME: join(dir, 'home') }; // the run's home: its caches go there
   const small = join(dir, 'small.jsonl');
   const big = join(dir, 'big.jsonl');
   writeSession(small, '/bench', 1_000);
   writeSession(big, '/bench', 100_000);
-  const leaf = { [small]: (await readTailState(small)).leafId, [big]: (await readTailState(big)).leafId };
+  const leaf = { [small]: (await readTailState(small, env)).leafId, [big]: (await readTailState(big, env)).leafId };
   const per: Record<string, number[]> = { [small]: [], [big]: [] };
   // Interleaved so that machine noise hits both files alike; each call takes the lock, reads the cache, writes, fsyncs.
   for (let i = 0; i < APPENDS; i++) {
     for (const p of [small, big]) {
       const e = entry(leaf[p]!, i, Date.now());
       const t = now();
-      await appendEntries(p, [e]);
+      await appendEntries(p, [e], { env });
       per[p]!.push(now() - t);
       leaf[p] = e.id;
     }
@@ -256,14 +256,11 @@ const bench: Bench = {
   title: 'CLI local store',
   async run() {
     const dir = mkdtempSync(join(tmpdir(), 'sessync-cli-bench-'));
-    const saved = process.env.SESSYNC_HOME;
     try {
       const list = await listBench(join(dir, 'list'));
       rmSync(join(dir, 'list'), { recursive: true, force: true }); // room for the 5 GB store
       return [...list, ...(await bigListBench(join(dir, 'big-list'))), ...(await appendBench(join(dir, 'append'))), ...startupBench()];
     } finally {
-      if (saved === undefined) delete process.env.SESSYNC_HOME;
-      else process.env.SESSYNC_HOME = saved;
       rmSync(dir, { recursive: true, force: true });
     }
   },

@@ -90,7 +90,7 @@ export function projectScope(o: { ref?: string; all?: boolean; cwd: string }): s
 /** Restored sessions: the mirrors set aside when their files were deleted are folded into the restored ones. */
 async function restoredAside(env: NodeJS.ProcessEnv, summary: RunSummary, note: (t: string) => void): Promise<void> {
   const state = await loadMirrorState(env);
-  for (const s of summary.sessions) if (s.pulled?.created && s.path) await dropSetAside(state, s.session, s.path, note);
+  for (const s of summary.sessions) if (s.pulled?.created && s.path) await dropSetAside(env, state, s.session, s.path, note);
 }
 
 /** One run of the engine for one agent. */
@@ -109,7 +109,7 @@ export async function runAgentSync(agent: AgentName, o: RunOptions): Promise<Run
   const pulled = summary.sessions.filter((s) => s.pulled && (s.pulled.entries > 0 || s.pulled.created) && s.path).map((s) => s.path!);
   // Mirrors never written out (a run stopped between its pull and its export) go out now too.
   const known = await loadMirrorState(o.env);
-  const unplaced = (await listSessions({ root: claudeMirrorRoot(o.env), all: true })).filter((l) => known.sessions[l.id] === undefined).map((l) => l.path);
+  const unplaced = (await listSessions({ root: claudeMirrorRoot(o.env), all: true, env: o.env })).filter((l) => known.sessions[l.id] === undefined).map((l) => l.path);
   pulled.push(...unplaced);
   if (pulled.length > 0 || known.pendingExport.length > 0) {
     await withMirrorLock(o.env, async () => {

@@ -16,7 +16,7 @@ export async function shareSourceFor(ctx: CommandContext, ref: string, at: strin
   if (agents.includes('pi')) {
     try {
       const { session } = await sessionOf(ctx, ref);
-      const s = await openSessionView(session.path);
+      const s = await openSessionView(session.path, { env: ctx.env });
       if (s.problems.length) ctx.info(`note: ${s.problems.length} unreadable line(s) of ${s.path} are not part of the share (run \`sessync doctor\`)`);
       const atId = at === undefined ? s.leafId : resolveEntry(s.tree(), at).id;
       return { header: s.header, branch: atId === null ? [] : await s.branch(atId), atId };

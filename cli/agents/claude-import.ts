@@ -50,14 +50,14 @@ async function setAsideDeleted(state: MirrorState, present: ReadonlySet<string>,
  * goes. Lines only it holds (appended here and deleted before they were pushed) are appended to `mirror` first, so
  * they are written back with the rest and pushed by the next sync: nothing of it is lost.
  */
-export async function dropSetAside(state: MirrorState, session: string, mirror: string, note: (t: string) => void): Promise<void> {
+export async function dropSetAside(env: NodeJS.ProcessEnv, state: MirrorState, session: string, mirror: string, note: (t: string) => void): Promise<void> {
   const known = state.sessions[session]?.mirror;
   for (const aside of new Set([mirror, ...(known ? [known] : [])].map((m) => `${m}.deleted-here`))) {
     if (!(await exists(aside))) continue;
     const have = new Set((await readSession(mirror)).entries.map((e) => e.id));
     const only = (await readSession(aside)).entries.filter((e) => !have.has(e.id));
     if (only.length > 0) {
-      await appendEntries(mirror, only);
+      await appendEntries(mirror, only, { env });
       note(`Claude Code session ${session}: ${only.length} line(s) deleted here before they were pushed are back too (the next sync pushes them)`);
     }
     await unlink(aside);
@@ -122,7 +122,7 @@ export async function importClaude(env: NodeJS.ProcessEnv, state: MirrorState, n
         if (await exists(mirror)) header = undefined;
       }
       if (header !== undefined) {
-        await createSessionFile(mirror, header, entries);
+        await createSessionFile(mirror, header, entries, undefined, env);
         result.lines += entries.length;
       } else {
         // The mirror holds exactly what was read before when sessync wrote it last and no file was read again: what
@@ -134,7 +134,7 @@ export async function importClaude(env: NodeJS.ProcessEnv, state: MirrorState, n
           const have = new Set((await readSession(mirror)).entries.map((e) => e.id));
           fresh = entries.filter((e) => !have.has(e.id));
         }
-        if (fresh.length > 0) await appendEntries(mirror, fresh);
+        if (fresh.length > 0) await appendEntries(mirror, fresh, { env });
         result.lines += fresh.length;
       }
       // The read points first: bookkeeping saved ahead of them finds them disagreeing and reads those files whole.

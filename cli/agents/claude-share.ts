@@ -47,7 +47,7 @@ function branchOf(lines: readonly AgentLine[], at: string | undefined): AgentLin
 export async function claudeShareSource(env: NodeJS.ProcessEnv, ref: string, cwd: string, realCwd: string, at: string | undefined): Promise<ShareSource | null> {
   let path: string;
   try {
-    path = (await resolveSession(ref, { root: claudeMirrorRoot(env), realCwd, cwd })).path;
+    path = (await resolveSession(ref, { root: claudeMirrorRoot(env), realCwd, cwd, env })).path;
   } catch (e) {
     if (e instanceof SessyncError && e.code === 'not_found') return null;
     throw e;

@@ -74,7 +74,7 @@ export async function exportCodexMirror(
   const written: { session: string; path: string }[] = [];
   const rollouts = new Map((await findRollouts(root, () => undefined)).map((r) => [r.session, r.path]));
   const known = new Set<string>([...rollouts.keys(), ...Object.keys(state.sessions)]);
-  for (const l of await listSessions({ root: codexMirrorRoot(env), all: true })) known.add(l.id);
+  for (const l of await listSessions({ root: codexMirrorRoot(env), all: true, env })) known.add(l.id);
   for (const mirror of new Set([...mirrors, ...state.pending])) {
     try {
       const m = await readSession(mirror);

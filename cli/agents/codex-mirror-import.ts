@@ -106,7 +106,7 @@ export async function importCodexMirror(env: NodeJS.ProcessEnv, state: CodexStat
       const out = state.exported[mirror];
       const before = header ? null : await stat(mirror);
       const inStep = header !== null || (out !== undefined && before !== null && out.size === before.size && out.mtimeMs === before.mtimeMs);
-      result.lines += await writeMirror(mirror, header ?? undefined, entries);
+      result.lines += await writeMirror(mirror, header ?? undefined, entries, env);
       if (inStep) {
         const after = await stat(mirror);
         state.exported[mirror] = { size: after.size, mtimeMs: after.mtimeMs };

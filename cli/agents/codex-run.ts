@@ -50,7 +50,7 @@ export async function runCodexSync(o: RunOptions): Promise<RunSummary> {
     const state = await loadCodexState(o.env);
     // Mirrors never written out (a run stopped between its pull and its export) go out now too.
     // So do mirrors that changed since they were last written out (a run killed between its pull and its export).
-    const mirrors = await listSessions({ root: codexMirrorRoot(o.env), all: true });
+    const mirrors = await listSessions({ root: codexMirrorRoot(o.env), all: true, env: o.env });
     const unplaced = mirrors.filter((l) => state.sessions[l.id] === undefined).map((l) => l.path);
     const changed: string[] = [];
     for (const l of mirrors) {

@@ -94,7 +94,7 @@ const command: Command = {
     const { session } = await sessionOf(ctx, ref!);
     const partial = parseLines(await readAll(ctx.stdin));
     const parent = await checkReferences(session.path, partial, parentRef);
-    const written = await appendCompleted(session.path, partial, { ...(parent ? { firstParent: parent } : {}), note: ctx.info });
+    const written = await appendCompleted(session.path, partial, { ...(parent ? { firstParent: parent } : {}), note: ctx.info, env: ctx.env });
     const ids = written.map((e) => e.id);
     ctx.print(ids.join('\n'), { ids });
   },

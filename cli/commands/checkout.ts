@@ -36,7 +36,7 @@ const command: Command = {
     const [rec] = await appendCompleted(
       session.path,
       [{ type: 'custom', customType: CHECKOUT_CUSTOM_TYPE, data: { targetId: target.id }, parentId: target.id }],
-      { note: ctx.info },
+      { note: ctx.info, env: ctx.env },
     );
     ctx.print(`checked out ${shortId(target.id)}; new leaf ${shortId(rec!.id)} (the previous branch is kept)`, {
       id: s.header.id,

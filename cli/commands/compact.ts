@@ -34,7 +34,7 @@ const command: Command = {
       throw new SessyncError('bad_input', `entry ${shortId(keep.id)} is not on the active branch; compaction keeps entries of the branch it is appended to`);
     }
     const tokensBefore = roughTokens(buildContext(s.tree, { header: s.header }).messages);
-    const [e] = await appendCompleted(session.path, [{ type: 'compaction', summary, firstKeptEntryId: keep.id, tokensBefore }], { note: ctx.info });
+    const [e] = await appendCompleted(session.path, [{ type: 'compaction', summary, firstKeptEntryId: keep.id, tokensBefore }], { note: ctx.info, env: ctx.env });
     ctx.print(`compacted: context now starts with the summary, then ${shortId(keep.id)} onwards (about ${tokensBefore} tokens before)`, {
       id: e!.id,
       firstKeptEntryId: keep.id,

@@ -10,7 +10,7 @@ const command: Command = {
   async run(ctx) {
     const [ref] = positionals(ctx, ['<ref>'], 'sessync context <ref>');
     const { session } = await sessionOf(ctx, ref!);
-    const c = await (await openSessionView(session.path)).context();
+    const c = await (await openSessionView(session.path, { env: ctx.env })).context();
     const human = [
       `model    ${c.model ? `${c.model.provider}/${c.model.modelId}` : '(none recorded)'}`,
       `thinking ${c.thinkingLevel ?? '(default)'}`,

@@ -12,9 +12,9 @@ const command: Command = {
   async run(ctx) {
     positionals(ctx, [], 'sessync continue');
     const place = await locate(ctx);
-    const newest = (await listSessions({ root: place.root, realCwd: place.realCwd, also: place.also, ...(place.flat ? { flat: true } : {}) }))[0];
+    const newest = (await listSessions({ root: place.root, realCwd: place.realCwd, also: place.also, ...(place.flat ? { flat: true } : {}), env: ctx.env }))[0];
     if (!newest) throw new SessyncError('not_found', `no session for ${place.realCwd} in ${place.root}; start one with \`sessync new\``);
-    const { info, migrated } = await resumeSession(newest.path);
+    const { info, migrated } = await resumeSession(newest.path, ctx.env);
     if (migrated?.changed) ctx.info(migrationNote(migrated));
     ctx.print(resumeText(info), info);
   },

@@ -39,7 +39,7 @@ const command: Command = {
     if (atId !== null) header.parentEntry = atId;
     for (const k of CARRIED) if (s.header[k] !== undefined) header[k] = s.header[k];
     const path = join(projectDir(place.root, s.header.cwd), sessionFileName(timestamp, header.id));
-    await createSessionFile(path, header, branch);
+    await createSessionFile(path, header, branch, undefined, ctx.env);
     ctx.print(`forked ${shortId(s.header.id)} at ${atId ? shortId(atId) : '(empty)'} into ${shortId(header.id)} (${branch.length} entries)\n${path}`, {
       id: header.id,
       path,

@@ -26,7 +26,7 @@ const command: Command = {
       ctx.print(`imported ${cx.entryCount} lines as Codex session ${cx.id} (codex resume ${cx.id})\n${cx.path}`, { ...cx, agent: 'codex' });
       return;
     }
-    const imported = await writeImported(fetched, place.root, place.realCwd);
+    const imported = await writeImported(fetched, place.root, place.realCwd, ctx.env);
     ctx.print(`imported ${imported.entryCount} entries as session ${shortId(imported.id)}\n${imported.path}`, {
       id: imported.id,
       path: imported.path,

@@ -15,7 +15,7 @@ const command: Command = {
     const { session } = await sessionOf(ctx, ref!);
     const s = await readSession(session.path);
     const target = resolveEntry(s.tree, entryRef!);
-    const [e] = await appendCompleted(session.path, [{ type: 'label', targetId: target.id, label: text }], { note: ctx.info });
+    const [e] = await appendCompleted(session.path, [{ type: 'label', targetId: target.id, label: text }], { note: ctx.info, env: ctx.env });
     ctx.print(`labelled ${shortId(target.id)} "${text}"`, { id: e!.id, targetId: target.id, label: text });
   },
 };

@@ -11,7 +11,7 @@ const command: Command = {
   async run(ctx) {
     const [ref] = positionals(ctx, ['<ref>'], 'sessync log <ref>');
     const { session } = await sessionOf(ctx, ref!);
-    const s = await openSessionView(session.path);
+    const s = await openSessionView(session.path, { env: ctx.env });
     const branch = await s.branch();
     const labels = labelsOf(await s.labels());
     for (const p of s.problems) ctx.info(`line ${p.line} not loaded: ${p.reason}`);

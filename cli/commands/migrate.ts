@@ -20,7 +20,7 @@ const command: Command = {
       if (ctx.opts.all === true) throw new SessyncError('bad_input', 'give paths or --all, not both');
       paths = ctx.args.map((p) => resolve(ctx.cwd, p));
     } else {
-      paths = (await listSessions({ root: place.root, realCwd: place.realCwd, all: ctx.opts.all === true })).map((s) => s.path);
+      paths = (await listSessions({ root: place.root, realCwd: place.realCwd, all: ctx.opts.all === true, env: ctx.env })).map((s) => s.path);
     }
     // Check every path first so a typo fails before anything is rewritten.
     for (const p of paths) {
@@ -31,7 +31,7 @@ const command: Command = {
     for (const p of paths) {
       const h = await readHeader(p);
       const v = h.ok ? (h.header.version ?? 1) : 0;
-      results.push(v >= CURRENT_VERSION ? { path: p, fromVersion: v, toVersion: v, changed: false, problems: [] } : await migrateFile(p));
+      results.push(v >= CURRENT_VERSION ? { path: p, fromVersion: v, toVersion: v, changed: false, problems: [] } : await migrateFile(p, ctx.env));
     }
     const human = results.length
       ? results

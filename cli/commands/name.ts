@@ -14,7 +14,7 @@ const command: Command = {
     // An empty name would blank the one list shows; there is no "unname", so refuse rather than guess.
     if (name.trim() === '') throw new SessyncError('bad_input', 'the name is empty: give some text. Usage: sessync name <ref> <text>');
     const { session } = await sessionOf(ctx, ref!);
-    const [e] = await appendCompleted(session.path, [{ type: 'session_info', name }], { note: ctx.info });
+    const [e] = await appendCompleted(session.path, [{ type: 'session_info', name }], { note: ctx.info, env: ctx.env });
     ctx.print(`named ${shortId(session.id)} "${name}"`, { id: e!.id, session: session.id, name });
   },
 };

@@ -33,7 +33,7 @@ const command: Command = {
     const entries: SessionEntry[] =
       model === undefined ? [] : [{ type: 'model_change', id: newId(), parentId: null, timestamp, provider, modelId }];
     const path = join(projectDir(place.root, place.realCwd), sessionFileName(timestamp, header.id));
-    await createSessionFile(path, header, entries);
+    await createSessionFile(path, header, entries, undefined, ctx.env);
     ctx.print(`created session ${shortId(header.id)} (${header.id})\n${path}`, { id: header.id, path });
   },
 };

@@ -32,7 +32,7 @@ const command: Command = {
   async run(ctx) {
     const [ref] = positionals(ctx, ['<ref>'], 'sessync resume <ref>');
     const path = await locate(ctx, ref!);
-    const { info, migrated } = await resumeSession(path);
+    const { info, migrated } = await resumeSession(path, ctx.env);
     if (migrated?.changed) ctx.info(migrationNote(migrated));
     ctx.print(resumeText(info), info);
   },

@@ -38,7 +38,7 @@ export interface ImportedSession {
 }
 
 /** Writes the shared branch as a new session of `cwd`: same entry ids and content, a new session id. */
-export async function writeImported(fetched: FetchedShare, root: string, cwd: string): Promise<ImportedSession> {
+export async function writeImported(fetched: FetchedShare, root: string, cwd: string, env: NodeJS.ProcessEnv = process.env): Promise<ImportedSession> {
   const { payload, shareId } = fetched;
   const timestamp = new Date().toISOString();
   const header: SessionHeader = {
@@ -58,8 +58,8 @@ export async function writeImported(fetched: FetchedShare, root: string, cwd: st
   };
   for (const k of CARRIED) if (payload.header[k] !== undefined) header[k] = payload.header[k];
   // When the shared session is on this machine, parentSession is its file, so pi's picker shows the import under it.
-  const placed = await withLocalParent(root, header);
+  const placed = await withLocalParent(root, header, { env });
   const path = join(projectDir(root, cwd), sessionFileName(timestamp, header.id));
-  await createSessionFile(path, placed, payload.entries);
+  await createSessionFile(path, placed, payload.entries, undefined, env);
   return { id: header.id, path, header: placed, entryCount: payload.entries.length };
 }

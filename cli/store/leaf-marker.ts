@@ -31,18 +31,18 @@ export function leafMarker(view: AppendView, rule: MarkerRule): SessionEntry[] {
  * Appends the marker when needed, decided under the file's lock from the file as it is. Returns the marker, or
  * null. A file in an old format (not migrated yet) is left alone: the push that follows migrates it first.
  */
-export async function alignLeaf(path: string, rule: MarkerRule, known?: HeaderRead): Promise<SessionEntry | null> {
+export async function alignLeaf(path: string, rule: MarkerRule, known?: HeaderRead, env: NodeJS.ProcessEnv = process.env): Promise<SessionEntry | null> {
   // This is pi's leaf rule: a session whose header names another agent keeps that agent's own (shared/agents).
   const h = known ?? (await readHeader(path)); // a caller that just read it passes it (one open less per push)
   if (h.ok && typeof h.header.agent === 'string' && h.header.agent !== 'pi') return null;
   // Most files need no marker: that is seen from the state read without the lock (as `list` reads it), and the lock
   // is taken only to write one, the choice made again under it from the file as it is then.
-  const seen = await readTailState(path).catch((e: NodeJS.ErrnoException) => {
+  const seen = await readTailState(path, env).catch((e: NodeJS.ErrnoException) => {
     throw e.code === 'ENOENT' ? new SessyncError('not_found', `session file ${path} does not exist`) : e; // as appendWith says it
   });
   if (!leavesDiffer(seen)) return null;
   try {
-    const [m] = await appendWith(path, (view) => leafMarker(view, rule));
+    const [m] = await appendWith(path, (view) => leafMarker(view, rule), { env });
     return m ?? null;
   } catch (e) {
     if (isSessyncError(e, 'unsupported_version')) return null;

@@ -18,12 +18,12 @@ export function parentIdOf(header: SessionHeader): string | undefined {
 }
 
 /** The local file of session `id` under `root` (and the folders read with it), if there is one. */
-export async function localSessionPath(root: string, id: string, layout: Pick<ListOptions, 'also' | 'flat'> = {}): Promise<string | undefined> {
+export async function localSessionPath(root: string, id: string, layout: Pick<ListOptions, 'also' | 'flat' | 'env'> = {}): Promise<string | undefined> {
   return (await listSessions({ root, all: true, ...layout })).find((s) => s.id === id)?.path;
 }
 
 /** The header with `parentSession` pointing at the parent's file on this machine, when that file is here. */
-export async function withLocalParent(root: string, header: SessionHeader, layout: Pick<ListOptions, 'also' | 'flat'> = {}): Promise<SessionHeader> {
+export async function withLocalParent(root: string, header: SessionHeader, layout: Pick<ListOptions, 'also' | 'flat' | 'env'> = {}): Promise<SessionHeader> {
   const parent = parentIdOf(header);
   if (parent === undefined) return header;
   const path = await localSessionPath(root, parent, layout);

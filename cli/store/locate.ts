@@ -14,6 +14,8 @@ export interface Place {
   also: string[];
   /** root is pi's flat sessionDir. */
   flat?: true;
+  /** The command's environment: its SESSYNC_HOME keeps the caches. */
+  env: NodeJS.ProcessEnv;
 }
 
 export async function locate(ctx: CommandContext): Promise<Place> {

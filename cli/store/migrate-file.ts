@@ -38,7 +38,7 @@ async function backupPath(path: string): Promise<string> {
 }
 
 /** Brings a session file to the current format version in place; a current file is left untouched. */
-export async function migrateFile(path: string): Promise<MigrateResult> {
+export async function migrateFile(path: string, env: NodeJS.ProcessEnv = process.env): Promise<MigrateResult> {
   return withFileLock(path, async () => {
     const parsed = parseSessionFile(path);
     if (!parsed.header) throw new SessyncError('corrupt', `${path} is not a session file: ${parsed.problems[0]?.reason ?? 'empty file'}`);
@@ -62,15 +62,15 @@ export async function migrateFile(path: string): Promise<MigrateResult> {
       throw e;
     }
     await fsyncPath(dirname(path));
-    await readTailState(path); // leaves name and message count for `list`
+    await readTailState(path, env); // leaves name and message count for `list`
     return { ...base, changed: true, backup };
   });
 }
 
 /** Migrates the file first when its header says it is an old version (for commands about to write to it). */
-export async function ensureCurrent(path: string): Promise<MigrateResult | null> {
+export async function ensureCurrent(path: string, env: NodeJS.ProcessEnv = process.env): Promise<MigrateResult | null> {
   const h = await readHeader(path);
   if (!h.ok) throw new SessyncError('corrupt', `${basename(path)}: ${h.reason}`);
   const v = h.header.version ?? 1;
-  return v < CURRENT_VERSION ? migrateFile(path) : null;
+  return v < CURRENT_VERSION ? migrateFile(path, env) : null;
 }

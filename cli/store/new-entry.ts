@@ -55,9 +55,9 @@ export function completeEntries(view: AppendView, partial: Record<string, unknow
 export async function appendCompleted(
   path: string,
   partial: Record<string, unknown>[],
-  opts: { firstParent?: string; note?: (text: string) => void } = {},
+  opts: { firstParent?: string; note?: (text: string) => void; env?: NodeJS.ProcessEnv } = {},
 ): Promise<SessionEntry[]> {
-  const migrated = await ensureCurrent(path);
+  const migrated = await ensureCurrent(path, opts.env);
   if (migrated?.changed) opts.note?.(migrationNote(migrated));
-  return appendWith(path, (view) => completeEntries(view, partial, opts.firstParent));
+  return appendWith(path, (view) => completeEntries(view, partial, opts.firstParent), opts.env ? { env: opts.env } : {});
 }

@@ -5,10 +5,14 @@ import { sessyncHome } from './paths.js';
 import type { SessionSummary } from './session-index.js';
 import { piFolderHere, piSessionsRoot } from '../agents/pi-paths.js';
 
-/** How sessionsRoot(env) is read: the other folders read with it, and whether it is pi's flat sessionDir. */
+/**
+ * How sessionsRoot(env) is read: the other folders read with it, whether it is pi's flat sessionDir, and the env
+ * itself, whose SESSYNC_HOME keeps the caches of whatever reads the folders with this layout.
+ */
 export interface PiLayout {
   also: string[];
   flat?: true;
+  env: NodeJS.ProcessEnv;
 }
 
 /**
@@ -17,13 +21,13 @@ export interface PiLayout {
  * SESSYNC_SESSIONS_DIR mean one folder only.
  */
 export function piLayout(env: NodeJS.ProcessEnv): PiLayout {
-  if (env.SESSYNC_SESSIONS_DIR && env.SESSYNC_SESSIONS_DIR.length > 0) return { also: [] };
+  if (env.SESSYNC_SESSIONS_DIR && env.SESSYNC_SESSIONS_DIR.length > 0) return { also: [], env };
   const pi = piFolderHere(env);
-  if (!pi) return { also: [] };
+  if (!pi) return { also: [], env };
   // With pi's sessionDir chosen, pi's default folder may still hold the sessions it wrote before: read it too.
   const others = [...(pi.flat ? [piSessionsRoot(env)] : []), join(sessyncHome(env), 'sessions')];
   const also = others.filter((d) => d !== pi.root && statSync(d, { throwIfNoEntry: false })?.isDirectory());
-  return { also, ...(pi.flat ? { flat: true as const } : {}) };
+  return { also, ...(pi.flat ? { flat: true as const } : {}), env };
 }
 
 /** What to tell the user about pi's folder before a run (an unusable settings file), or null. */

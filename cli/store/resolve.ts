@@ -36,11 +36,11 @@ function ambiguous(kind: string, ref: string, lines: string[], details: unknown)
 }
 
 /** A session by id prefix (full or short form; this project first, then all) or by path. */
-export async function resolveSession(ref: string, opts: { root: string; realCwd: string; cwd?: string; also?: string[]; flat?: boolean }): Promise<SessionSummary> {
+export async function resolveSession(ref: string, opts: { root: string; realCwd: string; cwd?: string; also?: string[]; flat?: boolean; env?: NodeJS.ProcessEnv }): Promise<SessionSummary> {
   if (ref.trim() === '') throw new SessyncError('bad_input', 'a session reference (an id, its short form or a prefix of either, or a path) is required');
   if (looksLikePath(ref)) return byPath(ref, opts.cwd ?? opts.realCwd);
   const pick = (rows: SessionSummary[]) => rows.filter((r) => idMatches(r.id, ref));
-  const also = { ...(opts.also ? { also: opts.also } : {}), ...(opts.flat ? { flat: true } : {}) };
+  const also = { ...(opts.also ? { also: opts.also } : {}), ...(opts.flat ? { flat: true } : {}), ...(opts.env ? { env: opts.env } : {}) };
   let found = pick(await listSessions({ root: opts.root, realCwd: opts.realCwd, ...also }));
   if (found.length === 0) found = pick(await listSessions({ root: opts.root, all: true, ...also }));
   // One session id may sit in two files (a copy): the same session, but still not one file to pick.

@@ -339,7 +339,7 @@ export async function openSessionView(path: string, opts: IndexOptions = {}, ret
       return fn();
     } catch (e) {
       if (!(e instanceof StaleIndex)) throw e;
-      if (!retried) await unlink(indexPath(path)).catch(() => undefined); // gone already: the rebuild is all that was wanted
+      if (!retried) await unlink(indexPath(path, opts.env)).catch(() => undefined); // gone already: the rebuild is all that was wanted
       return redo(retried ? wholeView(path, await readSession(path)) : await openSessionView(path, opts, true));
     }
   };

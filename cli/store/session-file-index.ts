@@ -26,8 +26,8 @@ const MAX_REASON = 300;
  * Under sessync's home, not beside the session: the session folders are pi's (and are copied between machines by
  * people and tools, where byte offsets of this machine's file mean nothing), and the tail state and list caches live there too.
  */
-export function indexPath(path: string): string {
-  return join(cacheDir('index'), `${cacheKey(path)}.idx`);
+export function indexPath(path: string, env: NodeJS.ProcessEnv = process.env): string {
+  return join(cacheDir('index', env), `${cacheKey(path)}.idx`);
 }
 
 /** What the last sessionFileIndex call in this process did, and from which byte it indexed: for tests and doctor output. */
@@ -395,6 +395,8 @@ export interface IndexOptions {
    * returning: a first open then answers at the cost of its parse. The state returned is the same either way.
    */
   defer?: boolean;
+  /** The run's environment: its SESSYNC_HOME holds the index (default process.env). */
+  env?: NodeJS.ProcessEnv;
 }
 
 /**
@@ -413,7 +415,7 @@ export async function sessionFileIndex(path: string, opts: IndexOptions = {}): P
   }
   try {
     const st = fstatSync(fd);
-    const file = indexPath(path);
+    const file = indexPath(path, opts.env);
     const loaded = loadIndex(file, path);
     const s = loaded?.state;
     let tailAgrees = s !== undefined && s.covered <= st.size && tailHashAt(fd, s.covered) === s.tailHash;

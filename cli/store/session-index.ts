@@ -32,6 +32,8 @@ export interface ListOptions {
   also?: string[];
   /** root is pi's own sessionDir: every project's files sit directly in it (besides any per-project folders). */
   flat?: boolean;
+  /** The run's environment: its SESSYNC_HOME holds the list and tail caches (default process.env). */
+  env?: NodeJS.ProcessEnv;
 }
 
 // Sync file calls on purpose: per file they cost microseconds where async ones cost tens (thread-pool round
@@ -68,7 +70,7 @@ async function listDir(dir: string, opts: ListOptions, matches: ((cwd: string) =
   // Names only: the stat below tells files from the rest, and 10,000 Dirent objects are not free.
   const names = orEmpty(() => readdirSync(dir)).filter((n) => n.endsWith('.jsonl') && !n.startsWith('.'));
   if (names.length === 0) return [];
-  const cache = await loadSummaries(dir);
+  const cache = await loadSummaries(dir, opts.env);
   const cached = new SummaryLookup(cache.rows);
   let dirty = false;
   const seen: SummaryRow[] = []; // this run's rows, in listing order: the cache to save when anything changed
@@ -81,7 +83,7 @@ async function listDir(dir: string, opts: ListOptions, matches: ((cwd: string) =
     let s = cached.get(name, seen.length);
     if (!s || s[1] !== st.size || s[2] !== st.mtimeMs) {
       // Name and message count only when an earlier append or open left them for exactly this size and mtime.
-      const t = peekTailStateSync(path);
+      const t = peekTailStateSync(path, opts.env);
       const known = t !== null && t.size === st.size && t.mtimeMs === st.mtimeMs;
       let r;
       try {
@@ -108,7 +110,7 @@ async function listDir(dir: string, opts: ListOptions, matches: ((cwd: string) =
     rows.push(row);
   }
   // Rewrite when a row changed or a file went away (fewer rows kept than cached).
-  if (dirty || kept !== cache.rows.length) await saveSummaries({ ...cache, rows: seen });
+  if (dirty || kept !== cache.rows.length) await saveSummaries({ ...cache, rows: seen }, opts.env);
   return rows;
 }
 

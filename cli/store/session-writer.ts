@@ -130,17 +130,23 @@ export interface EntryLines {
  * state (also saved for `list` and the next append), built from the entries written rather than read back.
  * `texts`: the exact line of some entries (the rest serialised).
  */
-export async function createSessionFile(path: string, header: SessionHeader, entries: SessionEntry[] = [], texts?: ReadonlyMap<object, string>): Promise<TailState> {
+export async function createSessionFile(
+  path: string,
+  header: SessionHeader,
+  entries: SessionEntry[] = [],
+  texts?: ReadonlyMap<object, string>,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<TailState> {
   const data = Buffer.from(serializeSession(header, entries, texts), 'utf8');
-  return writeNewFile(path, header, [data], stateOfEntries(entries));
+  return writeNewFile(path, header, [data], stateOfEntries(entries), env);
 }
 
-/** createSessionFile for pulled lines: the header, then the lines' bytes as they are. */
-export function createPulledFile(path: string, header: SessionHeader, page: EntryLines): Promise<TailState> {
-  return writeNewFile(path, header, [Buffer.from(serializeLine(header) + '\n', 'utf8'), ...page.lines], page.state);
+/** createSessionFile for pulled lines: the header, then the lines' bytes as they are. `env`: the run's (its home keeps the tail state). */
+export function createPulledFile(path: string, header: SessionHeader, page: EntryLines, env: NodeJS.ProcessEnv = process.env): Promise<TailState> {
+  return writeNewFile(path, header, [Buffer.from(serializeLine(header) + '\n', 'utf8'), ...page.lines], page.state, env);
 }
 
-async function writeNewFile(path: string, header: SessionHeader, data: readonly Uint8Array[], entries: TailState): Promise<TailState> {
+async function writeNewFile(path: string, header: SessionHeader, data: readonly Uint8Array[], entries: TailState, env: NodeJS.ProcessEnv): Promise<TailState> {
   const { tmp, mtimeMs } = await writeTempPieces(path, data);
   try {
     await link(tmp, path); // link, unlike rename, refuses to replace an existing file
@@ -152,7 +158,7 @@ async function writeNewFile(path: string, header: SessionHeader, data: readonly 
   }
   await fsyncDir(dirname(path));
   const state = stateOfWritten(path, header, entries, data, mtimeMs);
-  await saveTailState(state); // leaves name and message count for `list`
+  await saveTailState(state, env); // leaves name and message count for `list`
   return state;
 }
 
@@ -166,6 +172,9 @@ export interface AppendView {
   entryCount: number;
 }
 
+/** `texts`: exact lines for some entries; `env`: the run's environment, whose SESSYNC_HOME keeps the tail state. */
+export type AppendOptions = LockOptions & { texts?: ReadonlyMap<object, string>; env?: NodeJS.ProcessEnv };
+
 /**
  * Appends the entries `build` returns, computed while holding the file's lock from the file's current state
  * (so two processes defaulting to "the leaf" make a chain, not two siblings). Returns the entries written.
@@ -173,8 +182,9 @@ export interface AppendView {
 export async function appendWith(
   path: string,
   build: (view: AppendView) => SessionEntry[],
-  opts: LockOptions & { texts?: ReadonlyMap<object, string> } = {},
+  opts: AppendOptions = {},
 ): Promise<SessionEntry[]> {
+  const env = opts.env ?? process.env;
   return withFileLock(
     path,
     async () => {
@@ -187,13 +197,13 @@ export async function appendWith(
         throw e;
       }
       try {
-        const state = await tailStateOf(path, fh);
+        const state = await tailStateOf(path, fh, env);
         checkWritable(path, state);
         const entries = build({ leafId: state.leafId, lastId: state.lastId, headerId: state.headerId, tips: state.tips, entryCount: state.entryCount });
         if (entries.length === 0) {
           // Nothing to write (a leaf check that found the leaves agreeing): keep what was parsed, so the next
           // look at a file another program wrote reads only what is new.
-          await saveTailState(state);
+          await saveTailState(state, env);
           return entries;
         }
         let text = '';
@@ -205,7 +215,7 @@ export async function appendWith(
         await fh.write(data);
         await fh.sync();
         await advanceAppended(state, fh, entries, data); // from the entries in hand: their lines are not parsed again
-        await saveTailState(state);
+        await saveTailState(state, env);
         return entries;
       } finally {
         await fh.close();
@@ -216,7 +226,7 @@ export async function appendWith(
 }
 
 /** Appends complete entries (ids, parents and timestamps already set); `texts`: exact lines for some of them. */
-export async function appendEntries(path: string, entries: SessionEntry[], opts: LockOptions & { texts?: ReadonlyMap<object, string> } = {}): Promise<void> {
+export async function appendEntries(path: string, entries: SessionEntry[], opts: AppendOptions = {}): Promise<void> {
   await appendWith(path, () => entries, opts);
 }
 

@@ -18,12 +18,13 @@ export interface SummaryCache {
   rows: SummaryRow[];
 }
 
-function cachePath(dir: string): string {
-  return join(cacheDir('list'), `${cacheKey(dir)}.json`);
+/** Under the run's home (`env`), as the tail state is. */
+function cachePath(dir: string, env: NodeJS.ProcessEnv): string {
+  return join(cacheDir('list', env), `${cacheKey(dir)}.json`);
 }
 
-export async function loadSummaries(dir: string): Promise<SummaryCache> {
-  const v = await readJsonOrNull<SummaryCache>(cachePath(dir));
+export async function loadSummaries(dir: string, env: NodeJS.ProcessEnv = process.env): Promise<SummaryCache> {
+  const v = await readJsonOrNull<SummaryCache>(cachePath(dir, env));
   // Missing, unreadable or of another format: start empty; every row is rechecked against its file anyway.
   if (v && v.format === FORMAT && v.dir === dir && Array.isArray(v.rows)) {
     return { format: FORMAT, dir, rows: v.rows.filter((r) => Array.isArray(r) && typeof r[0] === 'string') };
@@ -32,8 +33,8 @@ export async function loadSummaries(dir: string): Promise<SummaryCache> {
 }
 
 /** Atomic save (temp + rename); concurrent listers may overwrite each other, which costs only a re-read later. */
-export async function saveSummaries(cache: SummaryCache): Promise<void> {
-  await writeJsonAtomic(cachePath(cache.dir), cache);
+export async function saveSummaries(cache: SummaryCache, env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  await writeJsonAtomic(cachePath(cache.dir, env), cache);
 }
 
 /**
@@ -54,10 +55,10 @@ export class SummaryLookup {
 }
 
 /** Drops one file's row so the next list re-reads its header and the append cache's count (after a resume warmed it). */
-export async function forgetSummary(path: string): Promise<void> {
-  const cache = await loadSummaries(dirname(path));
+export async function forgetSummary(path: string, env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  const cache = await loadSummaries(dirname(path), env);
   const name = basename(path);
   const rows = cache.rows.filter((r) => r[0] !== name);
   if (rows.length === cache.rows.length) return;
-  await saveSummaries({ ...cache, rows });
+  await saveSummaries({ ...cache, rows }, env);
 }

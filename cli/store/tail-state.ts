@@ -43,8 +43,9 @@ export interface TailState {
   badLines: number;
 }
 
-function statePath(path: string): string {
-  return join(cacheDir('tail'), `${cacheKey(path)}.json`);
+/** Under the run's home (`env`): a run with its own SESSYNC_HOME keeps its caches there, not in process.env's. */
+function statePath(path: string, env: NodeJS.ProcessEnv): string {
+  return join(cacheDir('tail', env), `${cacheKey(path)}.json`);
 }
 
 function timeOf(ts: string): number {
@@ -219,16 +220,16 @@ async function readRange(fh: FileHandle, start: number, end: number): Promise<Bu
   return done === buf.length ? buf : buf.subarray(0, done);
 }
 
-export async function peekTailState(path: string): Promise<TailState | null> {
+export async function peekTailState(path: string, env: NodeJS.ProcessEnv = process.env): Promise<TailState | null> {
   // A missing or unreadable cache only means a rebuild from the file.
-  return loaded(await readJsonOrNull<TailState>(statePath(path)), path);
+  return loaded(await readJsonOrNull<TailState>(statePath(path, env)), path);
 }
 
 /** Sync peek for `list`, which reads thousands of these in a row. */
-export function peekTailStateSync(path: string): TailState | null {
+export function peekTailStateSync(path: string, env: NodeJS.ProcessEnv = process.env): TailState | null {
   let v: TailState;
   try {
-    v = JSON.parse(readFileSync(statePath(path), 'utf8')) as TailState;
+    v = JSON.parse(readFileSync(statePath(path, env), 'utf8')) as TailState;
   } catch {
     return null; // no cache (yet): list shows no count for this file
   }
@@ -239,14 +240,14 @@ export function peekTailStateSync(path: string): TailState | null {
  * The state of an open session file: from the cache when it still describes the file's prefix, advanced over
  * the bytes appended since; rebuilt from the whole file when the file shrank or changed. `fh` must be readable.
  */
-export async function tailStateOf(path: string, fh: FileHandle): Promise<TailState> {
-  return (await stateOf(path, fh)).state;
+export async function tailStateOf(path: string, fh: FileHandle, env: NodeJS.ProcessEnv = process.env): Promise<TailState> {
+  return (await stateOf(path, fh, env)).state;
 }
 
 /** tailStateOf, and whether the cache described the file as it is (nothing new to save). */
-async function stateOf(path: string, fh: FileHandle): Promise<{ state: TailState; asCached: boolean }> {
+async function stateOf(path: string, fh: FileHandle, env: NodeJS.ProcessEnv): Promise<{ state: TailState; asCached: boolean }> {
   const st = await fh.stat();
-  const cached = await peekTailState(path);
+  const cached = await peekTailState(path, env);
   // A cache from before lastId was recorded is rebuilt once (lastId cannot be derived from the tips).
   if (cached && cached.lastId !== undefined && cached.size <= st.size && cached.offset <= cached.size && (await hashTail(fh, cached.size)) === cached.tailHash) {
     if (cached.size === st.size && cached.mtimeMs === st.mtimeMs) return { state: cached, asCached: true };
@@ -284,16 +285,16 @@ export async function advanceAppended(state: TailState, fh: FileHandle, entries:
 }
 
 /** Saves the state atomically (temp + rename); a lost save only costs a later incremental parse. */
-export async function saveTailState(state: TailState): Promise<void> {
-  await writeJsonAtomic(statePath(state.path), state);
+export async function saveTailState(state: TailState, env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  await writeJsonAtomic(statePath(state.path, env), state);
 }
 
 /** Convenience for readers outside a lock (list, resolve): the state of a file, cache saved (when it changed). */
-export async function readTailState(path: string): Promise<TailState> {
+export async function readTailState(path: string, env: NodeJS.ProcessEnv = process.env): Promise<TailState> {
   const fh = await open(path, 'r');
   try {
-    const { state, asCached } = await stateOf(path, fh);
-    if (!asCached) await saveTailState(state);
+    const { state, asCached } = await stateOf(path, fh, env);
+    if (!asCached) await saveTailState(state, env);
     return state;
   } finally {
     await fh.close();

@@ -187,7 +187,7 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
       const header = await withLocalParent(ctx.sessionsRoot, { ...meta.header, cwd } as SessionHeader, piLayout(ctx.env));
       path = join(ctx.flat ? ctx.sessionsRoot : projectDir(ctx.sessionsRoot, cwd), sessionFileName(String(header.timestamp), session));
       const fresh = page.fresh!;
-      const tail = await createPulledFile(path, header, fresh);
+      const tail = await createPulledFile(path, header, fresh, ctx.env);
       // Written parents-first with the newest tip last: pi's leaf and sessync's agree unless the tip rule differs.
       leafAgrees = tail.lastId === tail.leafId;
       result.path = path;
@@ -203,13 +203,13 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
       if (incoming.length > 0) {
         if (local === null) {
           // Appending needs the current format; pi migrates the same way on open.
-          const mig = await ensureCurrent(path);
+          const mig = await ensureCurrent(path, ctx.env);
           if (mig?.changed) ctx.note?.(`migrated ${path}: format ${mig.fromVersion} -> ${mig.toVersion} (original kept as ${mig.backup})`);
           local = new Map((await readSession(path)).entries.map((e) => [e.id, e]));
         }
         const m = mergeEntries(local, incoming);
         if (m.toAppend.length > 0) {
-          await appendEntries(path, m.toAppend, { texts: exactTexts(incoming) }); // fsynced before it returns
+          await appendEntries(path, m.toAppend, { texts: exactTexts(incoming), env: ctx.env }); // fsynced before it returns
           leafAgrees = false;
         }
         for (const e of m.toAppend) local.set(e.id, e);
@@ -239,7 +239,7 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
   }
   if (result.appended > 0 && !leafAgrees) {
     // Pulled entries went last, but the newest tip may be a local one: pi would resume the other branch.
-    const m = await alignLeaf(result.path, 'merged');
+    const m = await alignLeaf(result.path, 'merged', undefined, ctx.env);
     if (m) result.marker = m.id;
   }
   return result;

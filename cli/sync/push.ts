@@ -138,7 +138,7 @@ async function pushHolding(ctx: SyncContext, target: PushTarget, turn: ReadTurn)
     // An old-format file is brought to the current format first (the original kept as .bak), as pi does on open:
     // the ids it gets are deterministic, so two machines migrating copies of one file push the same entries.
     if (!header.ok) throw new SessyncError('corrupt', `${basename(path)}: ${header.reason}`);
-    const m = (header.header.version ?? 1) < CURRENT_VERSION ? await migrateFile(path) : null;
+    const m = (header.header.version ?? 1) < CURRENT_VERSION ? await migrateFile(path, ctx.env) : null;
     if (m) header = undefined;
     if (m?.changed) {
       result.migrated = `${path}: format ${m.fromVersion} -> ${m.toVersion} (original kept as ${m.backup})`;
@@ -146,7 +146,7 @@ async function pushHolding(ctx: SyncContext, target: PushTarget, turn: ReadTurn)
     }
   }
   // pi (not sessync) may have written here: its last line is where the user is; a marker makes it sessync's leaf too.
-  await alignLeaf(path, 'local', header);
+  await alignLeaf(path, 'local', header, ctx.env);
   if (st.pushedOffset > 0) {
     // The bytes before the offset, as hashed when it was reached: a file rewritten (replaced, edited, migrated by
     // another tool) shows up there, and the offset then means nothing any more. Push it all again; the server and
