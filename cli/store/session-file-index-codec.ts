@@ -41,6 +41,8 @@ export class EntryColumns {
   ids: (string | undefined)[] = [];
   idAt: Float64Array;
   raw: Buffer | null = null;
+  /** The id of the entry pushed last (null after a truncate or a decode): a new entry's parent, most of the time. */
+  lastId: string | null = null;
   parentText = new Map<number, string>();
   tsText = new Map<number, string>();
   /**
@@ -85,10 +87,12 @@ export class EntryColumns {
   reserve(): number {
     if (this.n === this.offset.length) this.grow();
     this.slots = null; // its hash is set after this: the table is made again on the next lookup
+    this.lastId = null;
     return this.n++;
   }
 
-  push(id: string, parent: number, parentText: string | null, timestamp: string, kind: number, line: number, offset: number, length: number, idHash = hashId(id)): void {
+  /** `ms`: canonicalIsoMs(timestamp), when the caller has it already. */
+  push(id: string, parent: number, parentText: string | null, timestamp: string, kind: number, line: number, offset: number, length: number, idHash = hashId(id), ms = canonicalIsoMs(timestamp)): void {
     if (this.n === this.offset.length) this.grow();
     const i = this.n++;
     this.offset[i] = offset;
@@ -96,7 +100,6 @@ export class EntryColumns {
     this.line[i] = line;
     this.parent[i] = parent;
     this.kind[i] = kind;
-    let ms = canonicalIsoMs(timestamp);
     if (Number.isNaN(ms)) {
       ms = Date.parse(timestamp);
       if (!(Number.isFinite(ms) && new Date(ms).toISOString() === timestamp)) this.tsText.set(i, timestamp);
@@ -105,6 +108,7 @@ export class EntryColumns {
     this.idHash[i] = idHash;
     this.ids[i] = id;
     this.idAt[i] = -1;
+    this.lastId = id;
     if (parentText !== null) this.parentText.set(i, parentText);
     if (this.slots !== null) {
       if (this.n * 2 > this.slots.length) this.indexIds();
@@ -116,10 +120,10 @@ export class EntryColumns {
    * push, unless an entry with this id is there already: then nothing is added and its position is returned (else -1).
    * With the id table made, the lookup and the insertion are one probe sequence.
    */
-  pushNew(id: string, parent: number, parentText: string | null, timestamp: string, kind: number, line: number, offset: number, length: number, idHash: number): number {
+  pushNew(id: string, parent: number, parentText: string | null, timestamp: string, kind: number, line: number, offset: number, length: number, idHash: number, ms = canonicalIsoMs(timestamp)): number {
     if (this.slots === null) {
       const at = this.find(id, idHash);
-      if (at < 0) this.push(id, parent, parentText, timestamp, kind, line, offset, length, idHash);
+      if (at < 0) this.push(id, parent, parentText, timestamp, kind, line, offset, length, idHash, ms);
       return at;
     }
     if ((this.n + 1) * 2 > this.slots.length) this.indexIds();
@@ -132,7 +136,7 @@ export class EntryColumns {
     }
     const i = this.n;
     this.slots = null; // push adds no slot of its own: this one is set here, where the probe ended
-    this.push(id, parent, parentText, timestamp, kind, line, offset, length, idHash);
+    this.push(id, parent, parentText, timestamp, kind, line, offset, length, idHash, ms);
     this.slots = slots;
     slots[k] = i + 1;
     return -1;
@@ -194,6 +198,7 @@ export class EntryColumns {
   truncate(n: number): void {
     this.n = n;
     this.slots = null;
+    this.lastId = null;
     this.ids.length = Math.min(this.ids.length, n);
     for (const m of [this.parentText, this.tsText]) for (const k of [...m.keys()]) if (k >= n) m.delete(k);
   }
@@ -235,6 +240,18 @@ export function hashId(s: string): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
   return h >>> 0;
+}
+
+/** hashId(s) when every character of s is ASCII, else -1 (one pass for both). */
+export function hashAsciiId(s: string): number {
+  let h = 0x811c9dc5;
+  let all = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    all |= c;
+    h = Math.imul(h ^ c, 0x01000193);
+  }
+  return all < 0x80 ? h >>> 0 : -1;
 }
 
 export interface IndexState {
