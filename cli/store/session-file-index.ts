@@ -248,7 +248,7 @@ function indexLines(s: IndexState, fd: number, to: number, keep: boolean): void 
   s.recent = keep ? [] : undefined;
   recentBytes = 0;
   recentFrom = s.entries.n;
-  if (s.entries.n === 0) s.entries.indexIds(); // a fresh build looks up every id and parent: keep the table from the start
+  s.entries.deferRepeats = s.entries.n === 0; // a fresh build: repeated ids are looked for once, at the end
   const buf = Buffer.allocUnsafe(READ_BYTES);
   // Pieces of a line longer than what is left of a read: copied (buf is reused), joined once when it ends.
   let carry: Buffer[] = [];
@@ -281,6 +281,25 @@ function indexLines(s: IndexState, fd: number, to: number, keep: boolean): void 
       carryStart = base + from;
     }
   }
+  if (s.entries.deferRepeats) settleRepeats(s);
+}
+
+/**
+ * After a build that did not look for repeated ids as it went: the state indexing would have stopped in at the first
+ * repeat (see indexLine), which comes before any other reason to stop, since the entries before that reason were pushed.
+ */
+function settleRepeats(s: IndexState): void {
+  const c = s.entries;
+  c.deferRepeats = false;
+  const j = c.firstRepeat();
+  if (j < 0) return;
+  const line = c.line[j]!;
+  s.unsupported = `line ${line} repeats the id ${c.id(j)}`;
+  s.covered = c.offset[j]! + c.length[j]! + 1;
+  s.lines = line;
+  s.problems = s.problems.filter((p) => p.line < line);
+  s.recent = undefined;
+  c.truncate(j);
 }
 
 export function readAt(fd: number, start: number, end: number): Buffer {

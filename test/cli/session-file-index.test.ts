@@ -7,7 +7,7 @@ import type { SessionEntry } from '../../shared/entry.js';
 import { buildContext } from '../../shared/context.js';
 import { readSession } from '../../cli/store/session-reader.js';
 import { openSessionView } from '../../cli/store/session-file-index-open.js';
-import { indexPath } from '../../cli/store/session-file-index.js';
+import { indexPath, sessionFileIndex } from '../../cli/store/session-file-index.js';
 import { readTailState } from '../../cli/store/tail-state.js';
 import { cacheDir } from '../../cli/store/paths.js';
 import { useTempHome } from '../helpers/cli.js';
@@ -183,6 +183,37 @@ describe('session index: same result as the full read', () => {
         if (!repeated) expect(fromIndex).toEqual(await readTailState(file));
       }),
       { numRuns: 150 },
+    );
+  });
+
+  it('a fresh build, which looks for repeated ids only at its end, stops where indexing line by line stops', async () => {
+    // Appending indexes line by line (each id looked up as it comes); a first build sorts the ids once at the end.
+    // Both must stop at the same line, for the first of: a repeated id, a split line, a parent written after its child.
+    const entry = (i: number, myId: string, parent: string | null) => JSON.stringify({ type: 'message', id: myId, parentId: parent, timestamp: new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString(), message: { role: 'user', content: 'x' } });
+    const lineArb = fc.tuple(fc.integer({ min: 0, max: 6 }), fc.nat(5));
+    await fc.assert(
+      fc.asyncProperty(fc.array(lineArb, { minLength: 1, maxLength: 30 }), fc.nat(30), async (spec, cutAt) => {
+        let prev: string | null = null;
+        const lines = spec.map(([kind, r], i) => {
+          const myId = kind <= 1 ? `e${r}` : `u${i}`; // e<r>: may repeat an earlier id
+          const parent = kind === 2 ? `e${r}` : prev; // e<r>: may name an entry written later
+          prev = myId;
+          if (kind === 3) return '{"type":"message",'; // a problem, kept only before the stop
+          if (kind === 4) return entry(i, myId, parent) + entry(i, `v${i}`, myId); // a split line
+          return entry(i, myId, parent);
+        });
+        const file = fileIn(home.dir);
+        const cut = cutAt % (lines.length + 1);
+        writeFileSync(file, HEADER + lines.slice(0, cut).map((l) => l + '\n').join(''));
+        await sessionFileIndex(file);
+        appendFileSync(file, lines.slice(cut).map((l) => l + '\n').join(''));
+        const appended = await sessionFileIndex(file);
+        rmSync(indexPath(file), { force: true });
+        const fresh = await sessionFileIndex(file);
+        const facts = (x: typeof fresh) => ({ unsupported: x.unsupported, covered: x.covered, lines: x.lines, problems: x.problems, n: x.entries.n });
+        expect(facts(fresh)).toEqual(facts(appended));
+      }),
+      { numRuns: 200 },
     );
   });
 
