@@ -135,7 +135,7 @@ interface ChildResult {
 
 /**
  * Every line of the file through JSON.parse, nothing kept: the bare cost of parsing a file from disk, the baseline of
- * the first-open and resume goals. It reads and decodes as sessync's readers do (64 KiB reads; a run of ASCII lines
+ * the first-open and resume goals. It reads and decodes as sessync's full reader does (64 KiB reads; a run of ASCII lines
  * decoded as one Latin-1 string and sliced, another line as UTF-8), so the ratio is what a reader adds to the parse.
  * Decoding each read as UTF-8 instead costs this baseline about a quarter more (Node 20's UTF-8 decoder is slow).
  * `latin1`: every line decoded as Latin-1, the non-ASCII ones too (wrong text, same JSON structure), as a first open's
