@@ -4,6 +4,7 @@ import type { WaitReport } from '../api-client.js';
 import { realCwd as toRealCwd } from '../store/paths.js';
 import { projectKey } from './project-key.js';
 import { pullSession } from './pull.js';
+import { withPullJournal } from './pull-journal.js';
 import { matchRemote, openSync, placer, withSyncLock } from './sync-run.js';
 
 export interface RemoteResumeOptions {
@@ -32,7 +33,7 @@ export async function pullRemoteSession(ref: string, opts: RemoteResumeOptions):
     const rc = await toRealCwd(opts.cwd).catch(() => undefined);
     const cwdKey = rc ? await projectKey(rc) : undefined;
     const place = placer(ctx, { ...(opts.maps ? { maps: opts.maps } : {}), ...(cwdKey ? { cwdKey } : {}), ...(rc ? { realCwd: rc } : {}) });
-    const r = await pullSession(ctx, matches[0]!, { placeFor: place });
+    const r = await withPullJournal(ctx, () => pullSession(ctx, matches[0]!, { placeFor: place }));
     return r.path;
   });
 }

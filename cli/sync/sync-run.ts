@@ -20,6 +20,7 @@ import { pushSession } from './push.js';
 import { PushBatcher } from './push-batcher.js';
 import { PullBatcher } from './pull-batcher.js';
 import { pullSession } from './pull.js';
+import { withPullJournal } from './pull-journal.js';
 import { SyncState, serverKey, type BatchProblem } from './sync-state.js';
 import { applyTombstones, onPushGone, undelete, type DeletedNote } from './tombstones.js';
 import { e2eLoader } from '../keys/sync-keys.js';
@@ -347,7 +348,7 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
           delete ctx.pushBatch;
           await ctx.state.closeJournal();
         }
-      } else await inParallel(pulls, PULL_PARALLEL, runOp);
+      } else if (pulls.length === 1) await withPullJournal(ctx, () => runOp(pulls[0]!)); // its pages' states journaled too
     } finally {
       o.progress?.stop();
       if (mapDirty) await ctx.state.saveProjectMap(projectMap);
@@ -413,7 +414,6 @@ const PUSH_BATCHES_PER_REQUEST = 32;
  * answered the next one is read, checked and filled (client and server work at the same time, not in turns).
  */
 const BATCHED_PUSH_PARALLEL = 3 * PUSH_BATCHES_PER_REQUEST;
-const PULL_PARALLEL = 4;
 /**
  * Sessions pulled at once when their pages share requests: half fill a request while the other half's is answered.
  * Half is the server's cap (LIMITS.maxSessionsPerPull): 1,000 new sessions cost about 16 requests, not 63.

@@ -24,7 +24,7 @@ export function runUntilKilled(m: Machine, args: string[], point: string): Promi
 /** `sessync <args> --json --cwd <project>` under strace (fsyncs, writes, sends) into `trace`; its exit code and output. */
 export function tracedRun(m: Machine, args: string[], trace: string): Promise<{ code: number | null; out: string; err: string }> {
   const cmd = [process.execPath, CLI_BIN, ...args, '--json', '--cwd', m.project];
-  const child = spawn('strace', ['-f', '-qq', '-y', '-s', '40', '-e', 'trace=fsync,fdatasync,write,writev,sendto,sendmsg', '-o', trace, ...cmd], {
+  const child = spawn('strace', ['-f', '-qq', '-y', '-s', '80', '-e', 'trace=fsync,fdatasync,write,writev,sendto,sendmsg', '-o', trace, ...cmd], {
     cwd: REPO_ROOT,
     env: { ...process.env, ...m.env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -34,6 +34,27 @@ export function tracedRun(m: Machine, args: string[], trace: string): Promise<{ 
   child.stdout!.setEncoding('utf8').on('data', (d) => (out += d));
   child.stderr!.setEncoding('utf8').on('data', (d) => (err += d));
   return new Promise((resolve) => child.once('exit', (code) => resolve({ code, out, err })));
+}
+
+/**
+ * From a tracedRun trace: fsyncs of files under `stateDir` (this machine's sync state, not its session files), per
+ * window: before the first pull request, then after each. `others`: those of each window that are not the journal's.
+ */
+export function stateFsyncsByPullRequest(trace: string, stateDir: string): { windows: number[]; others: number[]; journal: number } {
+  const windows: number[] = [0];
+  const others: number[] = [0];
+  let journal = 0;
+  for (const line of readFileSync(trace, 'utf8').split('\n')) {
+    if (/POST \/v1\/(sessions\/[^ ]*\/pull|pulls) /.test(line)) {
+      windows.push(0);
+      others.push(0);
+    } else if (/\b(fsync|fdatasync)\(\d+</.test(line) && line.includes(stateDir)) {
+      windows[windows.length - 1]!++;
+      if (line.includes('journal')) journal++;
+      else others[others.length - 1]!++;
+    }
+  }
+  return { windows, others, journal };
 }
 
 /** strace is installed (the tests that count a real process's fsyncs skip without it). */

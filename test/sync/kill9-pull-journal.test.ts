@@ -1,4 +1,4 @@
-// kill -9 of a many-session pull between a page's merge and its journaled cursor, and at the journal's steps, then a re-run: each entry once.
+// kill -9 of a pull (many sessions, or one) between a page's merge and its journaled cursor, and at the journal's steps, then a re-run: each entry once.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -44,6 +44,44 @@ describe('kill -9 of a many-session pull', () => {
       }
       // And the state says so: another pull has nothing to add.
       const again = (await b.ok(['pull', '--all', '--json'])) as { pulledEntries: number };
+      expect(again.pulledEntries, `a pull after the recovery from ${point}`).toBe(0);
+    }
+  }, 240_000);
+});
+
+describe('kill -9 of a single-session pull (`resume <id>` of a session only on the server)', () => {
+  const rig = useServer(startNodeServer, 'sessync-kill-pull-one-');
+  /** 200 one-entry batches: five pages, pulled one request after another. */
+  const MANY = 200;
+  /**
+   * The new file written, no state durable; a later page merged with its cursor only in the journal's memory; just
+   * after the journal's second flush; and after the compaction wrote the state, before the journal was removed.
+   */
+  const ONE_POINTS = ['pull-merged:1', 'pull-merged:3', 'journal-synced:2', 'compacted-one:1'];
+
+  it(`killed at ${ONE_POINTS.length} points, then pulled again: the file holds each entry once, as the server has them`, async () => {
+    const remote = 'git@github.com:acme/kill-pull-one.git';
+    const a = new Machine(rig.root, 'a', { remote, env: { SESSYNC_SYNC_BATCH_BYTES: '400' } });
+    await a.login(rig.server);
+    const id = plantSession(a, 0, MANY);
+    await a.ok(['push', '--all', '--json']);
+    const stored = (await storedIds(rig.server, id)).sort();
+    expect(stored).toHaveLength(MANY);
+
+    for (const [i, point] of ONE_POINTS.entries()) {
+      const b = new Machine(rig.root, `one${i}`, { remote });
+      await b.login(rig.server);
+      const run = await runUntilKilled(b, ['resume', id], point);
+      expect(run.signal, `resume with ${point}: ${run.err}`).toBe('SIGKILL');
+      // The file is here now (the first page made it): a pull of it recovers the journal and pulls what was lost.
+      const done = (await b.ok(['pull', id, '--json'])) as { failed: number };
+      expect(done.failed).toBe(0);
+      expect(existsSync(join(b.serverState(), 'push-journal.jsonl')), 'journal compacted away').toBe(false);
+      const got = readLog(b.fileOf(id)).ids;
+      expect(new Set(got).size, `an entry appended twice after the kill at ${point}`).toBe(got.length);
+      expect([...got].sort(), `after the kill at ${point}`).toEqual(stored);
+      expect([...entrySet(b.fileOf(id)).entries()].sort()).toEqual([...entrySet(a.fileOf(id)).entries()].sort());
+      const again = (await b.ok(['pull', id, '--json'])) as { pulledEntries: number };
       expect(again.pulledEntries, `a pull after the recovery from ${point}`).toBe(0);
     }
   }, 240_000);
