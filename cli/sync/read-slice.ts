@@ -1,7 +1,8 @@
 // Reading a session file's tail for a push: complete lines after an offset, one batch at most, invalid lines reported.
-import { closeSync, openSync, readSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { createHash } from 'node:crypto';
-import { checkEntry } from '../../shared/entry.js';
+import { checkEntry, type SessionEntry } from '../../shared/entry.js';
+import { HEADER_PREFIX_BYTES, openSessionSync, parseHeaderPrefix, readHeaderSync, type HeaderRead } from '../store/session-reader.js';
 import { parseJsonLine, serializeLine } from '../../shared/jsonl.js';
 import { ENTRY_ID_RE, LIMITS } from '../../shared/wire.js';
 import { findTooDeepText, findTooDeepValue } from '../../shared/json-limits.js';
@@ -28,108 +29,179 @@ export interface Slice {
   raw?: Buffer;
 }
 
+/** What a push's first read of a file gives besides its first slice (see readFirst). */
+export interface FirstRead {
+  slice: Slice;
+  /** The header, as readHeaderSync would read it (from the same bytes). */
+  header: HeaderRead;
+  /** The file's size and mtime when it was read. */
+  size: number;
+  mtimeMs: number;
+  /**
+   * The whole file as read, with every entry of it, when all of it came in that one read and every line after the
+   * header is one entry that goes in the slice (nothing skipped, split or already on the server): then these entries
+   * are the file's, for its tips and leaf, with no second parse. Absent otherwise.
+   */
+  whole?: { data: Buffer; entries: SessionEntry[] };
+}
+
 /**
  * Reads complete lines after `from`, up to one batch; a last line without '\n' (being written, or torn) waits.
  * The file is read with synchronous calls: a many-session push opens thousands of files, and an async open, read
  * and close each cost a thread-pool round trip (tens of microseconds) where the call itself costs a few.
  */
 export async function readSlice(path: string, from: number, size: number, skipIds: ReadonlySet<string>): Promise<Slice> {
-  const out: Slice = { lines: [], ids: [], bytes: 0, end: from, skipped: [] };
-  /** The bytes of the lines taken so far, while they are one run of one read. */
-  let run: { buf: Buffer; from: number; to: number } | null = null;
-  let contiguous = true;
-  const finish = (): Slice => {
-    if (contiguous && run && out.lines.length > 0) out.raw = run.buf.subarray(run.from, run.to);
-    return out;
-  };
   const fd = openSync(path, 'r');
   try {
-    let pos = from;
-    while (pos < size && out.lines.length < LIMITS.maxEntriesPerBatch) {
-      const len = Math.min(READ_CHUNK, size - pos);
-      const buf = Buffer.allocUnsafe(len); // filled by the read; only its first bytesRead bytes are looked at
-      const bytesRead = readSync(fd, buf, 0, len, pos);
-      let start = 0;
-      let progressed = false;
-      const done = (): Slice => {
-        // The hash a later push checks the offset by, from this read when it holds the bytes (no open of its own).
-        const at = out.end - pos;
-        if (at >= TAIL_BYTES || (pos === 0 && at > 0)) out.tailHash = hashTail(buf.subarray(Math.max(0, at - TAIL_BYTES), at));
-        return finish();
-      };
-      for (;;) {
-        const nl = buf.indexOf(0x0a, start);
-        if (nl < 0 || nl >= bytesRead) break;
-        const lineBytes = nl - start;
-        const lineOffset = pos + start;
-        if (out.bytes + lineBytes + 1 > BATCH_BYTES && out.lines.length > 0) {
-          return done(); // batch full: this line starts the next one
-        }
-        const text = buf.toString('utf8', start, nl);
-        const lineStart = start;
-        start = nl + 1;
-        progressed = true;
-        out.end = pos + start;
-        if (text.trim() === '') continue;
-        const isHeader = lineOffset === 0; // the header goes in the session meta, not in a batch
-        if (!isHeader && lineBytes > LIMITS.maxEntryBytes) {
-          out.skipped.push({ offset: lineOffset, reason: `entry of ${lineBytes} bytes is over the ${LIMITS.maxEntryBytes}-byte limit` });
-          continue;
-        }
-        // Depth on the text first (one cheap scan); only a line too deep as a whole has its values looked at.
-        // The server refuses a whole batch over one such entry: left out here, or the session never gets through.
-        const deepLine = findTooDeepText(text, LIMITS.maxJsonDepth) !== null;
-        // A line holding several values (two writers raced) is sent as one line per value, as readers load it.
-        const parsed = parseJsonLine(text);
-        if (!isHeader) for (const e of parsed.errors) out.skipped.push({ offset: lineOffset, reason: `not JSON (${e})` });
-        // An entry glued onto the header line still goes.
-        for (const v of isHeader ? parsed.values.slice(1) : parsed.values) {
-          if (deepLine && (parsed.pieces === 1 || findTooDeepValue(v, LIMITS.maxJsonDepth))) {
-            out.skipped.push({ offset: lineOffset, reason: `entry nests JSON deeper than ${LIMITS.maxJsonDepth} levels, the server's limit` });
-            continue;
-          }
-          const why = checkEntry(v);
-          if (why) {
-            out.skipped.push({ offset: lineOffset, reason: why });
-            continue;
-          }
-          const id = (v as { id: string }).id;
-          if (!ENTRY_ID_RE.test(id)) {
-            // The server refuses the whole batch over one such id: left out here, or the session never gets through.
-            out.skipped.push({ offset: lineOffset, reason: `entry id "${id.slice(0, 80)}" is not one the server accepts (letters, digits, _ . : - only, at most 128)` });
-            continue;
-          }
-          if (skipIds.has(id)) continue; // pulled from the server: it has it
-          const line = parsed.pieces > 1 ? serializeLine(v as object) : text;
-          if (parsed.pieces > 1) contiguous = false;
-          else if (run === null) run = { buf, from: lineStart, to: start };
-          else if (run.buf === buf && run.to === lineStart) run.to = start;
-          else contiguous = false;
-          out.lines.push(line);
-          out.ids.push(id);
-          out.bytes += (parsed.pieces > 1 ? Buffer.byteLength(line) : lineBytes) + 1;
-        }
-        if (out.lines.length >= LIMITS.maxEntriesPerBatch) return done();
-      }
-      if (!progressed) {
-        if (bytesRead === len && pos + len < size) {
-          // A line longer than a read: far over the entry limit. Skipped (and reported) so later entries still go.
-          const nl = nextNewline(fd, pos + len, size);
-          if (nl < 0) return finish(); // still being written: the next push looks again
-          out.skipped.push({ offset: pos, reason: `entry of ${nl - pos} bytes is over the ${LIMITS.maxEntryBytes}-byte limit` });
-          out.end = nl + 1;
-          pos = nl + 1;
-          continue;
-        }
-        return done(); // only an unfinished last line remains
-      }
-      if (pos + start >= size || out.lines.length >= LIMITS.maxEntriesPerBatch) return done();
-      pos += start;
-    }
-    return finish();
+    return sliceOf(fd, from, size, skipIds).slice;
   } finally {
     closeSync(fd);
   }
+}
+
+/**
+ * A first push's read: the file from its start (one open, the size from the open file), its header from the same
+ * bytes, and its entries when they are all of the file (see FirstRead.whole).
+ */
+export function readFirst(path: string, skipIds: ReadonlySet<string>): FirstRead {
+  const fd = openSessionSync(path);
+  try {
+    const st = fstatSync(fd);
+    const entries: SessionEntry[] = [];
+    const r = sliceOf(fd, 0, st.size, skipIds, entries);
+    const header = r.first ? parseHeaderPrefix(r.first.buf, Math.min(r.first.bytesRead, HEADER_PREFIX_BYTES)) : readHeaderSync(path);
+    const out: FirstRead = { slice: r.slice, header, size: st.size, mtimeMs: st.mtimeMs };
+    if (r.plain && r.first && r.first.bytesRead === st.size && r.slice.end === st.size) out.whole = { data: r.first.buf.subarray(0, st.size), entries };
+    return out;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+interface SliceRead {
+  slice: Slice;
+  /** The first read (from offset 0 only): its buffer and how much of it was filled. */
+  first?: { buf: Buffer; bytesRead: number };
+  /** Every line after the header went into the slice as one entry (none skipped, split, glued or already pushed). */
+  plain: boolean;
+}
+
+/** readSlice on an open file; `entries` (when given) receives each entry that goes in the slice, parsed. */
+function sliceOf(fd: number, from: number, size: number, skipIds: ReadonlySet<string>, entries?: SessionEntry[]): SliceRead {
+  const out: Slice = { lines: [], ids: [], bytes: 0, end: from, skipped: [] };
+  let first: SliceRead['first'];
+  let plain = true;
+  /** The bytes of the lines taken so far, while they are one run of one read. */
+  let run: { buf: Buffer; from: number; to: number } | null = null;
+  let contiguous = true;
+  const finish = (): SliceRead => {
+    if (contiguous && run && out.lines.length > 0) out.raw = run.buf.subarray(run.from, run.to);
+    return { slice: out, ...(first ? { first } : {}), plain: plain && out.skipped.length === 0 };
+  };
+  let pos = from;
+  while (pos < size && out.lines.length < LIMITS.maxEntriesPerBatch) {
+    const len = Math.min(READ_CHUNK, size - pos);
+    const buf = Buffer.allocUnsafe(len); // filled by the read; only its first bytesRead bytes are looked at
+    const bytesRead = readSync(fd, buf, 0, len, pos);
+    if (pos === 0) first = { buf, bytesRead };
+    let start = 0;
+    let progressed = false;
+    const done = (): SliceRead => {
+      // The hash a later push checks the offset by, from this read when it holds the bytes (no open of its own).
+      const at = out.end - pos;
+      if (at >= TAIL_BYTES || (pos === 0 && at > 0)) out.tailHash = hashTail(buf.subarray(Math.max(0, at - TAIL_BYTES), at));
+      return finish();
+    };
+    for (;;) {
+      const nl = buf.indexOf(0x0a, start);
+      if (nl < 0 || nl >= bytesRead) break;
+      const lineBytes = nl - start;
+      const lineOffset = pos + start;
+      if (out.bytes + lineBytes + 1 > BATCH_BYTES && out.lines.length > 0) {
+        return done(); // batch full: this line starts the next one
+      }
+      const lineStart = start;
+      start = nl + 1;
+      progressed = true;
+      out.end = pos + start;
+      if (lineBytes === 0 || (buf[lineStart] !== 0x7b && buf.toString('utf8', lineStart, nl).trim() === '')) continue;
+      const isHeader = lineOffset === 0; // the header goes in the session meta, not in a batch
+      if (!isHeader && lineBytes > LIMITS.maxEntryBytes) {
+        out.skipped.push({ offset: lineOffset, reason: `entry of ${lineBytes} bytes is over the ${LIMITS.maxEntryBytes}-byte limit` });
+        continue;
+      }
+      const text = buf.toString('utf8', lineStart, nl);
+      // Depth on the text first (one cheap scan, only when the line opens enough levels to be too deep); only a line
+      // too deep as a whole has its values looked at. The server refuses a whole batch over one such entry: left
+      // out here, or the session never gets through.
+      const deepLine = opensAtLeast(buf, lineStart, nl, LIMITS.maxJsonDepth + 1) && findTooDeepText(text, LIMITS.maxJsonDepth) !== null;
+      // A line holding several values (two writers raced) is sent as one line per value, as readers load it.
+      const parsed = parseJsonLine(text);
+      if (!isHeader) for (const e of parsed.errors) out.skipped.push({ offset: lineOffset, reason: `not JSON (${e})` });
+      if (parsed.pieces > 1) plain = false;
+      // An entry glued onto the header line still goes.
+      for (const v of isHeader ? parsed.values.slice(1) : parsed.values) {
+        if (isHeader) plain = false;
+        if (deepLine && (parsed.pieces === 1 || findTooDeepValue(v, LIMITS.maxJsonDepth))) {
+          out.skipped.push({ offset: lineOffset, reason: `entry nests JSON deeper than ${LIMITS.maxJsonDepth} levels, the server's limit` });
+          continue;
+        }
+        const why = checkEntry(v);
+        if (why) {
+          out.skipped.push({ offset: lineOffset, reason: why });
+          continue;
+        }
+        const id = (v as { id: string }).id;
+        if (!ENTRY_ID_RE.test(id)) {
+          // The server refuses the whole batch over one such id: left out here, or the session never gets through.
+          out.skipped.push({ offset: lineOffset, reason: `entry id "${id.slice(0, 80)}" is not one the server accepts (letters, digits, _ . : - only, at most 128)` });
+          continue;
+        }
+        if (skipIds.has(id)) {
+          plain = false;
+          continue; // pulled from the server: it has it
+        }
+        const line = parsed.pieces > 1 ? serializeLine(v as object) : text;
+        if (parsed.pieces > 1) contiguous = false;
+        else if (run === null) run = { buf, from: lineStart, to: start };
+        else if (run.buf === buf && run.to === lineStart) run.to = start;
+        else contiguous = false;
+        out.lines.push(line);
+        out.ids.push(id);
+        entries?.push(v as SessionEntry);
+        out.bytes += (parsed.pieces > 1 ? Buffer.byteLength(line) : lineBytes) + 1;
+      }
+      if (out.lines.length >= LIMITS.maxEntriesPerBatch) return done();
+    }
+    if (!progressed) {
+      if (bytesRead === len && pos + len < size) {
+        // A line longer than a read: far over the entry limit. Skipped (and reported) so later entries still go.
+        const nl = nextNewline(fd, pos + len, size);
+        if (nl < 0) return finish(); // still being written: the next push looks again
+        out.skipped.push({ offset: pos, reason: `entry of ${nl - pos} bytes is over the ${LIMITS.maxEntryBytes}-byte limit` });
+        out.end = nl + 1;
+        pos = nl + 1;
+        continue;
+      }
+      return done(); // only an unfinished last line remains
+    }
+    if (pos + start >= size || out.lines.length >= LIMITS.maxEntriesPerBatch) return done();
+    pos += start;
+  }
+  return finish();
+}
+
+/**
+ * Whether bytes [from, to) hold at least `n` of '{' and '[' together: a line with fewer cannot nest n levels, so
+ * most lines skip the depth scan. Native searches, each bounded to the line (a bare indexOf would run on past it).
+ */
+function opensAtLeast(buf: Buffer, from: number, to: number, n: number): boolean {
+  if (to - from < n) return false;
+  const line = buf.subarray(from, to);
+  let k = 0;
+  for (let i = line.indexOf(0x7b); i >= 0; i = line.indexOf(0x7b, i + 1)) if (++k >= n) return true;
+  for (let i = line.indexOf(0x5b); i >= 0; i = line.indexOf(0x5b, i + 1)) if (++k >= n) return true;
+  return false;
 }
 
 /** Offset of the first '\n' at or after `from` (before `size`), or -1. */
