@@ -53,7 +53,7 @@ function sha256Hex(s: string | Uint8Array): string {
  * lines were parsed), so only then are the bytes sent those of the text.
  */
 function bodyOf(slice: Slice): { bytes: Uint8Array; sha256: string } {
-  const bytes = slice.raw && isUtf8(slice.raw) ? slice.raw : Buffer.from(slice.lines.join('\n') + '\n', 'utf8');
+  const bytes = slice.raw ? (isUtf8(slice.raw) ? slice.raw : Buffer.from(slice.raw.toString('utf8'), 'utf8')) : Buffer.from(slice.lines!.join('\n') + '\n', 'utf8');
   return { bytes, sha256: sha256Hex(bytes) };
 }
 
@@ -157,7 +157,7 @@ async function pushHolding(ctx: SyncContext, target: PushTarget, turn: ReadTurn)
   }
   // pi (not sessync) may have written here: its last line is where the user is; a marker makes it sessync's leaf too.
   // A first push that read the whole file knows from it whether one is due; else (or when it is) the locked pass.
-  if (!first || !leafAgrees(path, first)) {
+  if (!first || !leafAgrees(first)) {
     if ((await alignLeaf(path, 'local', header)) !== null) first = undefined; // the file grew by the marker: read again
   }
   if (st.pushedOffset > 0) {
@@ -313,7 +313,7 @@ async function pushHolding(ctx: SyncContext, target: PushTarget, turn: ReadTurn)
     }
     announced = undefined;
     if (slice.end === st.pushedOffset) break; // only an unfinished line: the next push takes it
-    if (slice.lines.length === 0) {
+    if (slice.count === 0) {
       const done = slice.end >= size;
       if (done && !st.metaSent && st.nextSeq === 1 && st.pending === null) {
         // Only a header so far (`sessync new` without --model): an empty first batch carries the meta, so the
@@ -338,7 +338,7 @@ async function pushHolding(ctx: SyncContext, target: PushTarget, turn: ReadTurn)
       continue;
     }
     const plain = bodyOf(slice);
-    const made = await sealIf(ctx, e2e, { seq: st.nextSeq, batchId: randomUUID(), entryCount: slice.lines.length, sha256: plain.sha256, endOffset: slice.end }, session, plain.bytes);
+    const made = await sealIf(ctx, e2e, { seq: st.nextSeq, batchId: randomUUID(), entryCount: slice.count, sha256: plain.sha256, endOffset: slice.end }, session, plain.bytes);
     const pending = made.pending;
     built = { seq: pending.seq, batchId: pending.batchId, body: made.body, ...(slice.tailHash !== undefined ? { tail: slice.tailHash } : {}) };
     if (!pending.encoding) {
@@ -398,7 +398,7 @@ async function bodyFromFile(path: string, st: SessionSyncState, p: PendingBatch)
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw e;
   }
-  if (slice.end !== p.endOffset || slice.lines.length !== p.entryCount || p.entryCount === 0) return null;
+  if (slice.end !== p.endOffset || slice.count !== p.entryCount || p.entryCount === 0) return null;
   const body = bodyOf(slice);
   return body.sha256 === p.sha256 ? body.bytes : null;
 }

@@ -14,8 +14,9 @@ const BATCH_BYTES = Math.min(MAX_BATCH_BYTES, Number(process.env.SESSYNC_SYNC_BA
 const READ_CHUNK = MAX_BATCH_BYTES + 64 * 1024;
 
 export interface Slice {
-  lines: string[];
-  ids: string[];
+  /** Entries in the batch. */
+  count: number;
+  /** Body bytes: the entries' lines, each with its '\n'. */
   bytes: number;
   /** Offset after the last line consumed (sent, skipped or invalid). */
   end: number;
@@ -24,9 +25,11 @@ export interface Slice {
   tailHash?: string;
   /**
    * The body (the lines, each with its '\n') as the file's own bytes, when they lie next to each other in one read
-   * (no line left out or rewritten between them): no join, and hashed without encoding it again.
+   * (no line left out or rewritten between them): no join, no text kept, hashed and sent as they are.
    */
   raw?: Buffer;
+  /** Otherwise the entries' lines as text, each without its '\n' (a line of several values: one line per value). */
+  lines?: string[];
 }
 
 /** What a push's first read of a file gives besides its first slice (see readFirst). */
@@ -34,15 +37,12 @@ export interface FirstRead {
   slice: Slice;
   /** The header, as readHeaderSync would read it (from the same bytes). */
   header: HeaderRead;
-  /** The file's size and mtime when it was read. */
-  size: number;
-  mtimeMs: number;
   /**
-   * The whole file as read, with every entry of it, when all of it came in that one read and every line after the
-   * header is one entry that goes in the slice (nothing skipped, split or already on the server): then these entries
-   * are the file's, for its tips and leaf, with no second parse. Absent otherwise.
+   * The whole file came in that one read, every line after the header is an entry of the slice (none skipped, split
+   * or already on the server), and each entry is the child of the one before: the file's one tip, if it has any, is
+   * its last entry.
    */
-  whole?: { data: Buffer; entries: SessionEntry[] };
+  wholeChain: boolean;
 }
 
 /**
@@ -59,20 +59,14 @@ export async function readSlice(path: string, from: number, size: number, skipId
   }
 }
 
-/**
- * A first push's read: the file from its start (one open, the size from the open file), its header from the same
- * bytes, and its entries when they are all of the file (see FirstRead.whole).
- */
+/** A first push's read: the file from its start (one open, its size from the open file) and its header from the same bytes. */
 export function readFirst(path: string, skipIds: ReadonlySet<string>): FirstRead {
   const fd = openSessionSync(path);
   try {
-    const st = fstatSync(fd);
-    const entries: SessionEntry[] = [];
-    const r = sliceOf(fd, 0, st.size, skipIds, entries);
+    const size = fstatSync(fd).size;
+    const r = sliceOf(fd, 0, size, skipIds);
     const header = r.first ? parseHeaderPrefix(r.first.buf, Math.min(r.first.bytesRead, HEADER_PREFIX_BYTES)) : readHeaderSync(path);
-    const out: FirstRead = { slice: r.slice, header, size: st.size, mtimeMs: st.mtimeMs };
-    if (r.plain && r.first && r.first.bytesRead === st.size && r.slice.end === st.size) out.whole = { data: r.first.buf.subarray(0, st.size), entries };
-    return out;
+    return { slice: r.slice, header, wholeChain: r.plain && r.chain && r.first?.bytesRead === size && r.slice.end === size };
   } finally {
     closeSync(fd);
   }
@@ -84,26 +78,34 @@ interface SliceRead {
   first?: { buf: Buffer; bytesRead: number };
   /** Every line after the header went into the slice as one entry (none skipped, split, glued or already pushed). */
   plain: boolean;
+  /** Each entry of the slice names the one before it as its parent. */
+  chain: boolean;
 }
 
-/** readSlice on an open file; `entries` (when given) receives each entry that goes in the slice, parsed. */
-function sliceOf(fd: number, from: number, size: number, skipIds: ReadonlySet<string>, entries?: SessionEntry[]): SliceRead {
-  const out: Slice = { lines: [], ids: [], bytes: 0, end: from, skipped: [] };
+/** readSlice on an open file. */
+function sliceOf(fd: number, from: number, size: number, skipIds: ReadonlySet<string>): SliceRead {
+  const out: Slice = { count: 0, bytes: 0, end: from, skipped: [] };
   let first: SliceRead['first'];
   let plain = true;
-  /** The bytes of the lines taken so far, while they are one run of one read. */
+  let chain = true;
+  let lastId: string | undefined;
+  /** The bytes of the lines taken so far, while they are one run of one read: their text is not kept. */
   let run: { buf: Buffer; from: number; to: number } | null = null;
-  let contiguous = true;
+  /** The lines' text, once they are not one run (the run's lines decoded again then: it happens rarely). */
+  let lines: string[] | null = null;
+  const asLines = (): string[] => (lines ??= run ? linesOf(run.buf, run.from, run.to) : []);
   const finish = (): SliceRead => {
-    if (contiguous && run && out.lines.length > 0) out.raw = run.buf.subarray(run.from, run.to);
-    return { slice: out, ...(first ? { first } : {}), plain: plain && out.skipped.length === 0 };
+    if (lines === null && run && out.count > 0) out.raw = run.buf.subarray(run.from, run.to);
+    else out.lines = asLines();
+    return { slice: out, ...(first ? { first } : {}), plain: plain && out.skipped.length === 0, chain };
   };
   let pos = from;
-  while (pos < size && out.lines.length < LIMITS.maxEntriesPerBatch) {
+  while (pos < size && out.count < LIMITS.maxEntriesPerBatch) {
     const len = Math.min(READ_CHUNK, size - pos);
     const buf = Buffer.allocUnsafe(len); // filled by the read; only its first bytesRead bytes are looked at
     const bytesRead = readSync(fd, buf, 0, len, pos);
     if (pos === 0) first = { buf, bytesRead };
+    const opens = new OpenCounter(buf);
     let start = 0;
     let progressed = false;
     const done = (): SliceRead => {
@@ -117,7 +119,7 @@ function sliceOf(fd: number, from: number, size: number, skipIds: ReadonlySet<st
       if (nl < 0 || nl >= bytesRead) break;
       const lineBytes = nl - start;
       const lineOffset = pos + start;
-      if (out.bytes + lineBytes + 1 > BATCH_BYTES && out.lines.length > 0) {
+      if (out.bytes + lineBytes + 1 > BATCH_BYTES && out.count > 0) {
         return done(); // batch full: this line starts the next one
       }
       const lineStart = start;
@@ -131,17 +133,16 @@ function sliceOf(fd: number, from: number, size: number, skipIds: ReadonlySet<st
         continue;
       }
       const text = buf.toString('utf8', lineStart, nl);
-      // Depth on the text first (one cheap scan, only when the line opens enough levels to be too deep); only a line
-      // too deep as a whole has its values looked at. The server refuses a whole batch over one such entry: left
-      // out here, or the session never gets through.
-      const deepLine = opensAtLeast(buf, lineStart, nl, LIMITS.maxJsonDepth + 1) && findTooDeepText(text, LIMITS.maxJsonDepth) !== null;
+      // Depth on the text first (one cheap scan, and only of a line that opens enough levels); only a line too deep
+      // as a whole has its values looked at. The server refuses a whole batch over one such entry: left out here, or
+      // the session never gets through.
+      const deepLine = opens.atLeast(lineStart, nl, LIMITS.maxJsonDepth + 1) && findTooDeepText(text, LIMITS.maxJsonDepth) !== null;
       // A line holding several values (two writers raced) is sent as one line per value, as readers load it.
       const parsed = parseJsonLine(text);
       if (!isHeader) for (const e of parsed.errors) out.skipped.push({ offset: lineOffset, reason: `not JSON (${e})` });
-      if (parsed.pieces > 1) plain = false;
+      if (parsed.pieces > 1 || (isHeader && parsed.values.length > 1)) plain = false;
       // An entry glued onto the header line still goes.
       for (const v of isHeader ? parsed.values.slice(1) : parsed.values) {
-        if (isHeader) plain = false;
         if (deepLine && (parsed.pieces === 1 || findTooDeepValue(v, LIMITS.maxJsonDepth))) {
           out.skipped.push({ offset: lineOffset, reason: `entry nests JSON deeper than ${LIMITS.maxJsonDepth} levels, the server's limit` });
           continue;
@@ -151,27 +152,31 @@ function sliceOf(fd: number, from: number, size: number, skipIds: ReadonlySet<st
           out.skipped.push({ offset: lineOffset, reason: why });
           continue;
         }
-        const id = (v as { id: string }).id;
-        if (!ENTRY_ID_RE.test(id)) {
+        const e = v as SessionEntry;
+        if (!ENTRY_ID_RE.test(e.id)) {
           // The server refuses the whole batch over one such id: left out here, or the session never gets through.
-          out.skipped.push({ offset: lineOffset, reason: `entry id "${id.slice(0, 80)}" is not one the server accepts (letters, digits, _ . : - only, at most 128)` });
+          out.skipped.push({ offset: lineOffset, reason: `entry id "${e.id.slice(0, 80)}" is not one the server accepts (letters, digits, _ . : - only, at most 128)` });
           continue;
         }
-        if (skipIds.has(id)) {
+        if (skipIds.has(e.id)) {
           plain = false;
           continue; // pulled from the server: it has it
         }
-        const line = parsed.pieces > 1 ? serializeLine(v as object) : text;
-        if (parsed.pieces > 1) contiguous = false;
-        else if (run === null) run = { buf, from: lineStart, to: start };
-        else if (run.buf === buf && run.to === lineStart) run.to = start;
-        else contiguous = false;
-        out.lines.push(line);
-        out.ids.push(id);
-        entries?.push(v as SessionEntry);
-        out.bytes += (parsed.pieces > 1 ? Buffer.byteLength(line) : lineBytes) + 1;
+        if (out.count > 0 && e.parentId !== lastId) chain = false;
+        lastId = e.id;
+        if (parsed.pieces > 1) {
+          const line = serializeLine(e);
+          asLines().push(line);
+          out.bytes += Buffer.byteLength(line) + 1;
+        } else {
+          if (lines === null && run === null) run = { buf, from: lineStart, to: start };
+          else if (lines === null && run!.buf === buf && run!.to === lineStart) run!.to = start;
+          else asLines().push(text);
+          out.bytes += lineBytes + 1;
+        }
+        out.count++;
       }
-      if (out.lines.length >= LIMITS.maxEntriesPerBatch) return done();
+      if (out.count >= LIMITS.maxEntriesPerBatch) return done();
     }
     if (!progressed) {
       if (bytesRead === len && pos + len < size) {
@@ -185,23 +190,52 @@ function sliceOf(fd: number, from: number, size: number, skipIds: ReadonlySet<st
       }
       return done(); // only an unfinished last line remains
     }
-    if (pos + start >= size || out.lines.length >= LIMITS.maxEntriesPerBatch) return done();
+    if (pos + start >= size || out.count >= LIMITS.maxEntriesPerBatch) return done();
     pos += start;
   }
   return finish();
 }
 
+/** The lines of bytes [from, to) of `buf` (each ending in '\n'), decoded as they were parsed. */
+function linesOf(buf: Buffer, from: number, to: number): string[] {
+  const out: string[] = [];
+  for (let at = from; at < to; ) {
+    const nl = buf.indexOf(0x0a, at);
+    out.push(buf.toString('utf8', at, nl));
+    at = nl + 1;
+  }
+  return out;
+}
+
 /**
- * Whether bytes [from, to) hold at least `n` of '{' and '[' together: a line with fewer cannot nest n levels, so
- * most lines skip the depth scan. Native searches, each bounded to the line (a bare indexOf would run on past it).
+ * Counts the '{' and '[' of a line, to tell the few lines that open enough levels to be too deep (the others skip
+ * the depth scan). One native search per bracket of the buffer: each kind's next position is carried from line to
+ * line, lines being asked in file order.
  */
-function opensAtLeast(buf: Buffer, from: number, to: number, n: number): boolean {
-  if (to - from < n) return false;
-  const line = buf.subarray(from, to);
-  let k = 0;
-  for (let i = line.indexOf(0x7b); i >= 0; i = line.indexOf(0x7b, i + 1)) if (++k >= n) return true;
-  for (let i = line.indexOf(0x5b); i >= 0; i = line.indexOf(0x5b, i + 1)) if (++k >= n) return true;
-  return false;
+class OpenCounter {
+  private curly: number;
+  private square: number;
+  constructor(private readonly buf: Buffer) {
+    this.curly = buf.indexOf(0x7b);
+    this.square = buf.indexOf(0x5b);
+  }
+
+  /** At least `n` of them in bytes [from, to). */
+  atLeast(from: number, to: number, n: number): boolean {
+    if (to - from < n) return false;
+    let k = 0;
+    if (this.curly >= 0 && this.curly < from) this.curly = this.buf.indexOf(0x7b, from);
+    while (this.curly >= 0 && this.curly < to) {
+      if (++k >= n) return true;
+      this.curly = this.buf.indexOf(0x7b, this.curly + 1);
+    }
+    if (this.square >= 0 && this.square < from) this.square = this.buf.indexOf(0x5b, from);
+    while (this.square >= 0 && this.square < to) {
+      if (++k >= n) return true;
+      this.square = this.buf.indexOf(0x5b, this.square + 1);
+    }
+    return false;
+  }
 }
 
 /** Offset of the first '\n' at or after `from` (before `size`), or -1. */
