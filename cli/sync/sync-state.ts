@@ -214,7 +214,7 @@ export class SyncState {
       while (next < items.length) {
         const [session, s] = items[next++]!;
         const file = join(serverDir, 'sessions', `${session}.json`);
-        if (s) await writeFileAtomic(file, JSON.stringify(s) + '\n', { dirExists: true });
+        if (s) await writeFileAtomic(file, JSON.stringify(s) + '\n', { dirExists: true, syncCalls: true });
         else await rm(file, { force: true });
         killPoint('compacted-one');
       }
