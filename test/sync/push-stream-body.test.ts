@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { ApiClient } from '../../cli/api-client.js';
 import { FRAMES_TYPE } from '../../shared/batch-frames.js';
 import { makeBatch, metaFor } from '../worker/routes-helpers.js';
-import { startNodeServer, useServer } from './helpers.js';
+import { startNodeServer, startWorkerdServer, useServer } from './helpers.js';
 
 interface Seen {
   stream: boolean;
@@ -30,8 +30,11 @@ function recording(fail: number): { fetch: typeof fetch; seen: Seen[] } {
 
 const big = (session: string) => makeBatch({ session, host: 'h1', seq: 1, meta: metaFor(session), lines: Array.from({ length: 100 }, (_, i) => ({ type: 'message', id: `${session}-${i}`, parentId: i ? `${session}-${i - 1}` : null, timestamp: '2026-01-01T00:00:00.000Z', message: { role: 'user', content: 'x'.repeat(1000) } })) });
 
-describe('push request bodies', () => {
-  const rig = useServer(startNodeServer, 'sessync-stream-body-');
+describe.each([
+  ['the Node server', startNodeServer],
+  ['workerd (wrangler dev)', startWorkerdServer],
+])('push request bodies to %s', (_, start) => {
+  const rig = useServer(start, 'sessync-stream-body-');
 
   it('a request over 256 KiB is a stream with its Content-Length; retried after a 503, the same bytes go again and are stored once', async () => {
     const rec = recording(1);
