@@ -293,7 +293,11 @@ async function pushHolding(ctx: SyncContext, target: PushTarget, turn: ReadTurn)
       ctx.onProgress?.({ entries: p.entryCount, bytes });
       continue;
     }
-    const size = statSync(path).size;
+    // The first push's first slice was read with the header, with the size then: not read again (once; a restart
+    // reads the file anew, and so does the look for more after it).
+    const ahead = first && st.pushedOffset === 0 ? first : undefined;
+    first = undefined;
+    const size = ahead?.size ?? statSync(path).size;
     if (size <= st.pushedOffset) {
       if (st.skipIds.length > 0 && size === st.pushedOffset) {
         st = { ...st, skipIds: [] };
@@ -302,11 +306,8 @@ async function pushHolding(ctx: SyncContext, target: PushTarget, turn: ReadTurn)
       break;
     }
     // The slice read before an announcement is the one sealed after it (read, parsed and its skipped lines reported once).
-    // The first push's first slice was read with the header: not read again (once; a restart reads the file anew).
-    const ahead = first && st.pushedOffset === 0 ? first.slice : undefined;
-    first = undefined;
     if (announced?.from !== st.pushedOffset) await turn.hold();
-    const slice = announced?.from === st.pushedOffset ? announced.slice : (ahead ?? (await readSlice(path, st.pushedOffset, size, new Set(st.skipIds))));
+    const slice = announced?.from === st.pushedOffset ? announced.slice : (ahead?.slice ?? (await readSlice(path, st.pushedOffset, size, new Set(st.skipIds))));
     if (announced?.slice !== slice) {
       for (const s of slice.skipped) ctx.note?.(`session ${session}: line at byte ${s.offset} not pushed: ${s.reason}`);
       result.skipped.push(...slice.skipped);

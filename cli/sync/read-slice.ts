@@ -37,6 +37,8 @@ export interface FirstRead {
   slice: Slice;
   /** The header, as readHeaderSync would read it (from the same bytes). */
   header: HeaderRead;
+  /** The file's size when it was read. */
+  size: number;
   /**
    * The whole file came in that one read, every line after the header is an entry of the slice (none skipped, split
    * or already on the server), and each entry is the child of the one before: the file's one tip, if it has any, is
@@ -66,7 +68,7 @@ export function readFirst(path: string, skipIds: ReadonlySet<string>): FirstRead
     const size = fstatSync(fd).size;
     const r = sliceOf(fd, 0, size, skipIds);
     const header = r.first ? parseHeaderPrefix(r.first.buf, Math.min(r.first.bytesRead, HEADER_PREFIX_BYTES)) : readHeaderSync(path);
-    return { slice: r.slice, header, wholeChain: r.plain && r.chain && r.first?.bytesRead === size && r.slice.end === size };
+    return { slice: r.slice, header, size, wholeChain: r.plain && r.chain && r.first?.bytesRead === size && r.slice.end === size };
   } finally {
     closeSync(fd);
   }
