@@ -107,7 +107,6 @@ function sliceOf(fd: number, from: number, size: number, skipIds: ReadonlySet<st
     const buf = Buffer.allocUnsafe(len); // filled by the read; only its first bytesRead bytes are looked at
     const bytesRead = readSync(fd, buf, 0, len, pos);
     if (pos === 0) first = { buf, bytesRead };
-    const opens = new OpenCounter(buf);
     let start = 0;
     let progressed = false;
     const done = (): SliceRead => {
@@ -135,10 +134,9 @@ function sliceOf(fd: number, from: number, size: number, skipIds: ReadonlySet<st
         continue;
       }
       const text = buf.toString('utf8', lineStart, nl);
-      // Depth on the text first (one cheap scan, and only of a line that opens enough levels); only a line too deep
-      // as a whole has its values looked at. The server refuses a whole batch over one such entry: left out here, or
-      // the session never gets through.
-      const deepLine = opens.atLeast(lineStart, nl, LIMITS.maxJsonDepth + 1) && findTooDeepText(text, LIMITS.maxJsonDepth) !== null;
+      // Depth on the text first (one cheap scan); only a line too deep as a whole has its values looked at.
+      // The server refuses a whole batch over one such entry: left out here, or the session never gets through.
+      const deepLine = findTooDeepText(text, LIMITS.maxJsonDepth) !== null;
       // A line holding several values (two writers raced) is sent as one line per value, as readers load it.
       const parsed = parseJsonLine(text);
       if (!isHeader) for (const e of parsed.errors) out.skipped.push({ offset: lineOffset, reason: `not JSON (${e})` });
@@ -207,37 +205,6 @@ function linesOf(buf: Buffer, from: number, to: number): string[] {
     at = nl + 1;
   }
   return out;
-}
-
-/**
- * Counts the '{' and '[' of a line, to tell the few lines that open enough levels to be too deep (the others skip
- * the depth scan). One native search per bracket of the buffer: each kind's next position is carried from line to
- * line, lines being asked in file order.
- */
-class OpenCounter {
-  private curly: number;
-  private square: number;
-  constructor(private readonly buf: Buffer) {
-    this.curly = buf.indexOf(0x7b);
-    this.square = buf.indexOf(0x5b);
-  }
-
-  /** At least `n` of them in bytes [from, to). */
-  atLeast(from: number, to: number, n: number): boolean {
-    if (to - from < n) return false;
-    let k = 0;
-    if (this.curly >= 0 && this.curly < from) this.curly = this.buf.indexOf(0x7b, from);
-    while (this.curly >= 0 && this.curly < to) {
-      if (++k >= n) return true;
-      this.curly = this.buf.indexOf(0x7b, this.curly + 1);
-    }
-    if (this.square >= 0 && this.square < from) this.square = this.buf.indexOf(0x5b, from);
-    while (this.square >= 0 && this.square < to) {
-      if (++k >= n) return true;
-      this.square = this.buf.indexOf(0x5b, this.square + 1);
-    }
-    return false;
-  }
 }
 
 /** Offset of the first '\n' at or after `from` (before `size`), or -1. */
