@@ -78,7 +78,7 @@ describe.skipIf(!hasStrace())('durable state writes of a single-session pull (st
     const stateDir = join(b.home, 'sync') + '/';
 
     const created = join(rig.root, 'resume.strace');
-    const run = await tracedRun(b, ['resume', id], created);
+    const run = await tracedRun(b, ['resume', id], created, { strings: 80 }); // the whole request line: the id is in its path
     expect(run.code, run.err).toBe(0);
     expectJournaled(created, stateDir, 'resume of a remote session');
     expect(readLog(b.fileOf(id)).ids).toHaveLength(MANY);
@@ -86,7 +86,7 @@ describe.skipIf(!hasStrace())('durable state writes of a single-session pull (st
     plantSession(a, 0, MANY, { from: MANY });
     await a.ok(['push', '--all', '--json']);
     const appended = join(rig.root, 'pull-one.strace');
-    const pulled = await tracedRun(b, ['pull', id], appended);
+    const pulled = await tracedRun(b, ['pull', id], appended, { strings: 80 });
     expect(pulled.code, pulled.err).toBe(0);
     expect((JSON.parse(pulled.out) as { pulledEntries: number }).pulledEntries).toBe(MANY);
     expectJournaled(appended, stateDir, 'pull of one session');
