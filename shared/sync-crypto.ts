@@ -8,7 +8,12 @@ import { toBase64Url } from './share-crypto.js';
  * - Sub-keys come from HKDF-SHA-256 over it (empty salt: the input is uniformly random already), one per `info`:
  *   "sessync/check" (HMAC key of the server-side key check), "sessync/wrap" (AES-KW key wrapping session keys),
  *   "sessync/project" (HMAC key of project keys). One key never serves two purposes.
- * - Each session has its own random 256-bit AES-GCM data key, wrapped with AES-KW (RFC 3394, its own integrity check).
+ * - Each session has its own 256-bit AES-GCM data key, derived by HKDF from the account key with info
+ *   "sessync/session/<session id>" and wrapped with AES-KW (RFC 3394, its own integrity check) for the meta. Both
+ *   steps are deterministic, so two machines that make the same session id make the same key and the same wrapped
+ *   key (the server sees no mismatch), and a machine that crashed before its first batch derives it again. The meta's
+ *   wrapped key stays the truth: sessions made by older clients hold a random key, and after a rotation a session
+ *   keeps its key (re-wrapped); only sessions made since derive from the current account key.
  * - Batch bodies and the meta are AES-256-GCM with a fresh 96-bit random nonce, stored as base64(nonce ‖ ciphertext ‖ tag);
  *   the associated data binds what the server must not be able to move (see batchAad, metaAad).
  */
@@ -111,6 +116,8 @@ export async function importAccountKey(text: string): Promise<AccountKey> {
 /** The account key's sub-keys, derived once per process and key. */
 export interface DerivedKeys {
   keyId: string;
+  /** The account key as HKDF input, for the per-session data keys. */
+  base: CryptoKey;
   check: CryptoKey;
   wrap: CryptoKey;
   project: CryptoKey;
@@ -126,7 +133,7 @@ export async function deriveKeys(key: AccountKey): Promise<DerivedKeys> {
     crypto.subtle.deriveKey(hkdf('sessync/wrap'), base, { name: 'AES-KW', length: 256 }, false, ['wrapKey', 'unwrapKey']),
     crypto.subtle.deriveKey(hkdf('sessync/project'), base, hmac, false, ['sign']),
   ]);
-  return { keyId: key.keyId, check, wrap, project };
+  return { keyId: key.keyId, base, check, wrap, project };
 }
 
 /** The key check the server keeps: base64url of HMAC-SHA-256("sessync key check v1") under the check sub-key. */
@@ -147,9 +154,19 @@ export interface SessionKey {
   keyId: string;
 }
 
-export async function newSessionKey(keys: DerivedKeys): Promise<SessionKey> {
-  const key = await crypto.subtle.generateKey({ name: 'AES-GCM', length: 256 }, true, ['encrypt', 'decrypt']);
+async function wrapped(key: CryptoKey, keys: DerivedKeys): Promise<SessionKey> {
   return { key, wrappedKey: toBase64(new Uint8Array(await crypto.subtle.wrapKey('raw', key, keys.wrap, 'AES-KW'))), keyId: keys.keyId };
+}
+
+/** The data key of a session made now: HKDF of the account key for this session id, the same on every machine. */
+export async function deriveSessionKey(keys: DerivedKeys, session: string): Promise<SessionKey> {
+  const info = { name: 'HKDF', hash: 'SHA-256', salt: EMPTY, info: utf8.encode(`sessync/session/${session}`) };
+  return wrapped(await crypto.subtle.deriveKey(info, keys.base, { name: 'AES-GCM', length: 256 }, true, ['encrypt', 'decrypt']), keys);
+}
+
+/** A random data key, as older clients made one per session (their metas still hold them; tests make such sessions). */
+export async function newSessionKey(keys: DerivedKeys): Promise<SessionKey> {
+  return wrapped(await crypto.subtle.generateKey({ name: 'AES-GCM', length: 256 }, true, ['encrypt', 'decrypt']), keys);
 }
 
 /** Unwraps a stored session key; a key wrapped under another account key, or altered, is `corrupt`. */

@@ -1,6 +1,6 @@
 // Pulled batches of an encrypted account, opened and authenticated before any of them is merged.
 import { SessyncError } from '../../shared/errors.js';
-import { openBatchBytes } from '../../shared/sync-crypto.js';
+import { deriveSessionKey, openBatchBytes, type SessionKey } from '../../shared/sync-crypto.js';
 import type { PulledBatchIn, SessionMetaResponse } from '../../shared/wire.js';
 import type { BatchProblem } from '../sync/sync-state.js';
 import type { SyncContext } from '../sync/sync-context.js';
@@ -20,6 +20,9 @@ export type OpenedBatch = PulledBatchIn & { authenticated?: true };
 export async function openPulled(ctx: SyncContext, e2e: E2eKeys, session: string, batches: readonly PulledBatchIn[], meta?: SessionMetaResponse): Promise<OpenedBatch[]> {
   if (batches.length === 0) return [];
   const key = await sessionKey(ctx, e2e, session, { create: false, ...(meta ? { meta } : {}) });
+  /** The key derived for this session's id, when it is not the meta's: tried only on a batch that fails under that. */
+  let derived: Promise<SessionKey | null> | undefined;
+  const otherKey = () => (derived ??= deriveSessionKey(e2e.keys, session).then((d) => (d.wrappedKey === key.wrappedKey && d.keyId === key.keyId ? null : d)));
   const out: OpenedBatch[] = [];
   const failed: BatchProblem[] = [];
   for (const b of batches) {
@@ -32,9 +35,17 @@ export async function openPulled(ctx: SyncContext, e2e: E2eKeys, session: string
       failed.push({ host, seq, reason: 'a plaintext batch on an end-to-end encrypted account (not written by sessync)' });
       continue;
     }
+    const binding = { account: e2e.account, session, host, seq, batchId, entryCount };
     let text: string | null;
     try {
-      text = await openBatchBytes(key, { account: e2e.account, session, host, seq, batchId, entryCount }, sealedBytes(b));
+      const bytes = sealedBytes(b);
+      text = await openBatchBytes(key, binding, bytes);
+      // Entries sealed under the key derived for the session while its meta holds another (a push that raced an older
+      // client's, or met a server that stores before it compares): only a holder of the account key could derive it.
+      if (text === null && entryCount > 0) {
+        const other = await otherKey();
+        if (other) text = await openBatchBytes(other, binding, bytes);
+      }
     } catch {
       text = null; // not even base64: as unauthenticated as a flipped byte
     }

@@ -174,8 +174,6 @@ async function pushHolding(ctx: SyncContext, target: PushTarget, turn: ReadTurn)
   let meta: AnySessionMetaInput | undefined = st.metaSent ? undefined : await wireMeta();
 
   let rereadRefused = false;
-  /** The slice read when a new session was announced: sealed once the announcement is answered, not read again. */
-  let announced: { from: number; slice: Slice } | undefined;
   /** The body of the batch built in this run (its state does not hold a plaintext one): not read again to send it. */
   let built: { seq: number; batchId: string; body: string | Uint8Array; tail?: string } | undefined;
   for (let conflicts = 0; ; ) {
@@ -202,7 +200,6 @@ async function pushHolding(ctx: SyncContext, target: PushTarget, turn: ReadTurn)
         mismatch = (await (ctx.pushBatch ? ctx.pushBatch(req) : ctx.api.pushBatch(req))).metaMismatch === true;
         killPoint('batch-acknowledged');
       } catch (e) {
-        announced = undefined; // refused: what follows (a restart, a reseal, a skip) reads the file again
         if (isSessyncError(e, 'bad_input') && !e.retryable) {
           if (!rereadRefused) {
             // Written down by an older sessync (or a file changed since): build it again from the file with today's checks.
@@ -224,7 +221,18 @@ async function pushHolding(ctx: SyncContext, target: PushTarget, turn: ReadTurn)
         }
         if (!isSessyncError(e, 'conflict') || ++conflicts > 3) throw e;
         // The announcement met a meta not sealed yet (the account's conversion is unfinished): no seq helps; the message says what to run.
-        if ((e.details as { server?: { metaPlaintext?: unknown } } | undefined)?.server?.metaPlaintext === true) throw e;
+        const server = (e.details as { server?: { metaPlaintext?: unknown; metaMismatch?: unknown } } | undefined)?.server;
+        if (server?.metaPlaintext === true) throw e;
+        if (e2e && server?.metaMismatch === true) {
+          // The session was made elsewhere under another data key (by an older sessync, with a random one, or before
+          // a key rotation): the server stored nothing of this batch. It is sealed again, at the same seq, under the
+          // stored key; the meta is the stored one.
+          await adoptStoredKey(ctx, e2e, session);
+          ctx.note?.(`session ${session}: the server holds it under another data key; batch ${p.seq} is sealed again under that key`);
+          st = await dropPending(ctx, { ...st, metaSent: true, ...(plainProjectKey !== undefined ? { projectKey: plainProjectKey } : {}) });
+          meta = undefined;
+          continue;
+        }
         // Our seq disagrees with the server (state restored from a backup, or a gap): continue after its head.
         const head = await serverHead(ctx, session);
         if (head < p.seq - 1) {
@@ -253,8 +261,9 @@ async function pushHolding(ctx: SyncContext, target: PushTarget, turn: ReadTurn)
         continue;
       }
       if (mismatch && e2e) {
-        // Another machine made this session id first, under its own key: its meta stays. This batch is sealed under
-        // ours, so no one can open it; the same entries go again in the next seq, under the stored key.
+        // The stored meta wraps another key (a server that stores first and compares after, or one that raced this
+        // push): the stored meta stays, and the same entries go again in the next seq, under the stored key. (Pull
+        // opens this batch too: it is sealed under the key derived for the session, see open-pull.)
         await adoptStoredKey(ctx, e2e, session);
         ctx.note?.(`session ${session}: another machine created it under another data key; batch ${p.seq} is sent again under that key`);
         st = { ...st, nextSeq: p.seq + 1, pending: null, metaSent: true };
@@ -268,9 +277,7 @@ async function pushHolding(ctx: SyncContext, target: PushTarget, turn: ReadTurn)
       // The tail hash of the new offset, from the bytes read to build the batch: no read and no save more.
       if (mine?.tail !== undefined && st.pushedOffset === p.endOffset) st.tail = { offset: p.endOffset, hash: mine.tail };
       built = undefined;
-      // An acknowledged announcement is written down with the entries' pending batch, sealed next (one fsync less
-      // per new session): a crash in between resends the announcement, which the server answers as a retry.
-      if (!announced) await ctx.state.save(st);
+      await ctx.state.save(st);
       if (bodyFileOf(p)) await ctx.state.dropPendingBody(session, p.seq);
       meta = undefined;
       result.batches++;
@@ -288,14 +295,10 @@ async function pushHolding(ctx: SyncContext, target: PushTarget, turn: ReadTurn)
       }
       break;
     }
-    // The slice read before an announcement is the one sealed after it (read, parsed and its skipped lines reported once).
-    if (announced?.from !== st.pushedOffset) await turn.hold();
-    const slice = announced?.from === st.pushedOffset ? announced.slice : await readSlice(path, st.pushedOffset, size, new Set(st.skipIds));
-    if (announced?.slice !== slice) {
-      for (const s of slice.skipped) ctx.note?.(`session ${session}: line at byte ${s.offset} not pushed: ${s.reason}`);
-      result.skipped.push(...slice.skipped);
-    }
-    announced = undefined;
+    await turn.hold();
+    const slice = await readSlice(path, st.pushedOffset, size, new Set(st.skipIds));
+    for (const s of slice.skipped) ctx.note?.(`session ${session}: line at byte ${s.offset} not pushed: ${s.reason}`);
+    result.skipped.push(...slice.skipped);
     if (slice.end === st.pushedOffset) break; // only an unfinished line: the next push takes it
     if (slice.lines.length === 0) {
       const done = slice.end >= size;
@@ -311,16 +314,10 @@ async function pushHolding(ctx: SyncContext, target: PushTarget, turn: ReadTurn)
       await ctx.state.save(st);
       continue;
     }
-    if (e2e && !st.metaSent) {
-      // A new session on an encrypted account is announced by an empty batch carrying its meta: another machine may
-      // have made the same session id under its own data key (a copied file pushed from both), and only the answer
-      // says whose key the session has. Entries are sealed after it, under the key that won, so none is sealed
-      // under a key no other machine can get; a lost announcement holds nothing (pull reports and passes it).
-      st = { ...st, pending: (await sealIf(ctx, e2e, { seq: st.nextSeq, batchId: randomUUID(), entryCount: 0, sha256: '', endOffset: st.pushedOffset }, session, '')).pending };
-      await ctx.state.save(st);
-      announced = { from: st.pushedOffset, slice };
-      continue;
-    }
+    // A new session's first batch carries its meta and its entries together, sealed under the key derived for its id:
+    // every machine that makes the same id derives the same key, so no answer is awaited first. A session the server
+    // holds under another key (made by an older sessync, or before a rotation) is refused whole, before any write:
+    // the batch is then sealed again under the stored key (the metaMismatch conflict above).
     const plain = bodyOf(slice);
     const made = await sealIf(ctx, e2e, { seq: st.nextSeq, batchId: randomUUID(), entryCount: slice.lines.length, sha256: plain.sha256, endOffset: slice.end }, session, plain.text);
     const pending = made.pending;
