@@ -1,11 +1,23 @@
 // Session data keys derived from the account key and the session id: the same on every machine and after a crash, while
 // sessions whose meta holds another key (made by an older client, or before a rotation) keep it and still sync.
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ApiClient } from '../../cli/api-client.js';
 import { serverKey } from '../../cli/sync/sync-state.js';
-import { deriveKeys, deriveSessionKey, importAccountKey, newAccountKey, newSessionKey, unwrapSessionKey, type DerivedKeys } from '../../shared/sync-crypto.js';
+import {
+  deriveKeys,
+  deriveSessionKey,
+  importAccountKey,
+  newAccountKey,
+  newSessionKey,
+  openBatchBytes,
+  sealBatchBytes,
+  unwrapSessionKey,
+  type DerivedKeys,
+} from '../../shared/sync-crypto.js';
+import { decodeBatchRecord, encodeBatchRecord, isDamaged } from '../../worker/session-data.js';
 import { Machine, entrySet, plantSession, startNodeServer, useServer, type TestServer } from '../sync/helpers.js';
 import { pendingLeft, runUntilKilled } from '../sync/kill-rig.js';
 import { REMOTE, copySession, encryptedPair } from './crypto-rig.js';
@@ -65,7 +77,7 @@ describe('a crash before the first batch of a session is sent (Node server)', ()
 describe('a session made by an older client (Node server)', () => {
   const rig = useServer(startNodeServer, 'sessync-derived-old-');
 
-  it("a session made by an older client (a random data key) keeps it: a copy pushed from another machine is sealed again under it, before anything of it is stored", async () => {
+  it('a session made by an older client (a random data key) keeps it: a copy pushed from another machine is sealed again under it; a batch under the derived key still opens', async () => {
     const { a, b, key, account } = await encryptedPair(rig.root, rig.server);
     const keys: DerivedKeys = await deriveKeys(await importAccountKey(key));
     const id = await a.newSession();
@@ -87,6 +99,24 @@ describe('a session made by an older client (Node server)', () => {
     expect(rb.stderr).toMatch(/another data key; batch 1 is sealed again/);
     expect((await storedMeta(rig.server, id)).sealed?.wrappedKey).toBe(random.wrappedKey);
     await a.say(id, 'a: only on a');
+
+    // What a server that stores before it compares (or a push racing the older client's) leaves instead: b's batch
+    // sealed under the key b derived. Pull opens it with that key (only an account key holder can derive it).
+    const dir = join(rig.server.dataDir!, 'blobs', 'a', account, 's', id, 'b');
+    const derived = await deriveSessionKey(keys, id);
+    let rewritten = 0;
+    for (const host of readdirSync(dir)) {
+      const f = join(dir, host, readdirSync(join(dir, host)).sort()[0]!);
+      const rec = decodeBatchRecord(readFileSync(f));
+      if (isDamaged(rec)) throw new Error(rec.damaged);
+      const binding = { account, session: id, host, seq: rec.envelope.seq, batchId: rec.envelope.batchId, entryCount: rec.envelope.entryCount };
+      const text = await openBatchBytes(random, binding, rec.body);
+      if (!text?.includes('b: only on b')) continue;
+      const body = await sealBatchBytes(derived, binding, text);
+      writeFileSync(f, encodeBatchRecord({ ...rec, envelope: { ...rec.envelope, sha256: createHash('sha256').update(body).digest('hex') }, body }));
+      rewritten++;
+    }
+    expect(rewritten).toBe(1);
 
     const c = new Machine(rig.root, 'third', { remote: REMOTE });
     await c.login(rig.server, { encrypt: true });
