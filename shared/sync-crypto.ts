@@ -239,9 +239,12 @@ export function sealBatch(sessionKey: SessionKey, binding: BatchBinding, body: s
   return seal(sessionKey.key, utf8.encode(body), batchAad(binding));
 }
 
-/** A batch body sealed as bytes (nonce ‖ ciphertext ‖ tag): for callers with a faster base64 of their own. */
-export function sealBatchBytes(sessionKey: SessionKey, binding: BatchBinding, body: string): Promise<Uint8Array> {
-  return sealBytes(sessionKey.key, utf8.encode(body), batchAad(binding));
+/**
+ * A batch body sealed as bytes (nonce ‖ ciphertext ‖ tag): for callers with a faster base64 of their own. `body` is
+ * the JSONL text, or its UTF-8 bytes as they are (a file's own bytes: no string is made of them to be encoded again).
+ */
+export function sealBatchBytes(sessionKey: SessionKey, binding: BatchBinding, body: string | Uint8Array): Promise<Uint8Array> {
+  return sealBytes(sessionKey.key, typeof body === 'string' ? utf8.encode(body) : body, batchAad(binding));
 }
 
 /** The JSONL text of a sealed batch, or null when it fails authentication (tampered, spliced, replayed, wrong key). */

@@ -20,7 +20,7 @@ export async function sealedMeta(e2e: E2eKeys, key: SessionKey, session: string,
  * A batch body sealed for its envelope as raw bytes (nonce, ciphertext, tag), and their sha-256: what a push frame
  * carries, and what the pending batch keeps, so nothing is base64'd on the way.
  */
-export async function sealedBytes(e2e: E2eKeys, key: SessionKey, b: Omit<BatchBinding, 'account'>, body: string): Promise<{ body: Uint8Array; sha256: string }> {
+export async function sealedBytes(e2e: E2eKeys, key: SessionKey, b: Omit<BatchBinding, 'account'>, body: string | Uint8Array): Promise<{ body: Uint8Array; sha256: string }> {
   const bytes = await sealBatchBytes(key, { ...b, account: e2e.account }, body);
   return { body: bytes, sha256: createHash('sha256').update(bytes).digest('hex') };
 }

@@ -57,6 +57,11 @@ function bodyOf(slice: Slice): { text: string; sha256: string } {
   return { text, sha256: sha256Hex(text) };
 }
 
+/** A slice's JSONL as bytes to seal: the file's own when they are one run of valid UTF-8, else the lines joined. */
+function sealable(slice: Slice): Uint8Array {
+  return slice.raw && isUtf8(slice.raw) ? slice.raw : Buffer.from(slice.lines.join('\n') + '\n', 'utf8');
+}
+
 async function metaFor(target: PushTarget, known?: HeaderRead): Promise<SessionMetaInput> {
   const h = known ?? (await readHeader(target.path));
   if (!h.ok) throw new SessyncError('corrupt', `${target.path}: ${h.reason}`);
@@ -318,7 +323,8 @@ async function pushHolding(ctx: SyncContext, target: PushTarget, turn: ReadTurn)
     // every machine that makes the same id derives the same key, so no answer is awaited first. A session the server
     // holds under another key (made by an older sessync, or before a rotation) is refused whole, before any write:
     // the batch is then sealed again under the stored key (the metaMismatch conflict above).
-    const plain = bodyOf(slice);
+    // Sealed, the file's own bytes go in as they are: no text is made of them, and the hash sent is the sealed bytes'.
+    const plain = e2e ? { text: sealable(slice), sha256: '' } : bodyOf(slice);
     const made = await sealIf(ctx, e2e, { seq: st.nextSeq, batchId: randomUUID(), entryCount: slice.lines.length, sha256: plain.sha256, endOffset: slice.end }, session, plain.text);
     const pending = made.pending;
     built = { seq: pending.seq, batchId: pending.batchId, body: made.body, ...(slice.tailHash !== undefined ? { tail: slice.tailHash } : {}) };
@@ -345,8 +351,11 @@ async function pushHolding(ctx: SyncContext, target: PushTarget, turn: ReadTurn)
  * The pending batch with its body: sealed once here on an encrypted account (a resend after a crash sends these
  * same bytes, so the server sees a retry, not another batch at that seq), else the JSONL as it is.
  */
-async function sealIf(ctx: SyncContext, e2e: E2eKeys | null, p: PendingBatch, session: string, plain: string): Promise<{ pending: PendingBatch; body: string | Uint8Array }> {
-  if (!e2e) return { pending: { ...p, sha256: p.sha256 || sha256Hex(plain), body: plain }, body: plain }; // a caller that hashed the bytes passes it
+async function sealIf(ctx: SyncContext, e2e: E2eKeys | null, p: PendingBatch, session: string, plain: string | Uint8Array): Promise<{ pending: PendingBatch; body: string | Uint8Array }> {
+  if (!e2e) {
+    const text = typeof plain === 'string' ? plain : Buffer.from(plain).toString('utf8'); // (callers pass text here)
+    return { pending: { ...p, sha256: p.sha256 || sha256Hex(text), body: text }, body: text }; // a caller that hashed the bytes passes it
+  }
   const key = await sessionKey(ctx, e2e, session, { create: true });
   // Raw bytes from here to the server's record: nothing is base64'd (only a small inline body, in the JSON state).
   const sealed = await sealedBytes(e2e, key, { session, host: ctx.hostId, seq: p.seq, batchId: p.batchId, entryCount: p.entryCount }, plain);
