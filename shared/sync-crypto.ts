@@ -206,10 +206,10 @@ export function metaAad(account: string, session: string): Uint8Array {
   return utf8.encode(`sessync meta v1\n${account}\n${session}\nmeta`);
 }
 
-/** nonce ‖ ciphertext ‖ tag. */
-async function sealBytes(key: CryptoKey, plaintext: Uint8Array, aad: Uint8Array): Promise<Uint8Array> {
-  const nonce = crypto.getRandomValues(new Uint8Array(NONCE_BYTES));
-  const ct = new Uint8Array(await crypto.subtle.encrypt({ name: 'AES-GCM', iv: nonce, additionalData: buf(aad) }, key, buf(plaintext)));
+/** nonce ‖ ciphertext ‖ tag; the nonce fresh and random unless given (resealBatchBytes). */
+async function sealBytes(key: CryptoKey, plaintext: Uint8Array, aad: Uint8Array, given?: Uint8Array): Promise<Uint8Array> {
+  const nonce = given ?? crypto.getRandomValues(new Uint8Array(NONCE_BYTES));
+  const ct = new Uint8Array(await crypto.subtle.encrypt({ name: 'AES-GCM', iv: buf(nonce), additionalData: buf(aad) }, key, buf(plaintext)));
   const out = new Uint8Array(NONCE_BYTES + ct.length);
   out.set(nonce, 0);
   out.set(ct, NONCE_BYTES);
@@ -245,6 +245,17 @@ export function sealBatch(sessionKey: SessionKey, binding: BatchBinding, body: s
  */
 export function sealBatchBytes(sessionKey: SessionKey, binding: BatchBinding, body: string | Uint8Array): Promise<Uint8Array> {
   return sealBytes(sessionKey.key, typeof body === 'string' ? utf8.encode(body) : body, batchAad(binding));
+}
+
+/**
+ * The very bytes sealBatchBytes made of this same body under this key and binding, given the nonce it drew (the first
+ * 12 bytes of its output): a resend after a crash re-makes them instead of storing them. AES-GCM is deterministic in
+ * (key, nonce, associated data, plaintext), so the same message sealed again reveals nothing new; the caller must have
+ * checked that the body is the one first sealed (a nonce with another body under one key would break GCM).
+ */
+export function resealBatchBytes(sessionKey: SessionKey, binding: BatchBinding, body: Uint8Array, nonce: Uint8Array): Promise<Uint8Array> {
+  if (nonce.length !== NONCE_BYTES) throw new SessyncError('corrupt', `a batch nonce is ${NONCE_BYTES} bytes`);
+  return sealBytes(sessionKey.key, body, batchAad(binding), nonce);
 }
 
 /** The JSONL text of a sealed batch, or null when it fails authentication (tampered, spliced, replayed, wrong key). */

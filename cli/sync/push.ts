@@ -18,7 +18,7 @@ import { readSlice, tailHash, type Slice } from './read-slice.js';
 import type { SyncContext } from './sync-context.js';
 import { ownValue } from '../../shared/own-keys.js';
 import { adoptStoredKey, sessionKey, type E2eKeys } from '../keys/sync-keys.js';
-import { sealedBytes, sealedMeta } from '../keys/seal-push.js';
+import { resealFrom, resealedBytes, sealedBytes, sealedMeta } from '../keys/seal-push.js';
 import { killPoint } from './kill-point.js';
 
 /** Sealed bodies up to this size ride inside the state file (which is rewritten per batch anyway). */
@@ -184,7 +184,7 @@ async function pushHolding(ctx: SyncContext, target: PushTarget, turn: ReadTurn)
   for (let conflicts = 0; ; ) {
     if (st.pending) {
       const mine = built?.seq === st.pending.seq && built.batchId === st.pending.batchId ? built : undefined;
-      const body = mine?.body ?? (st.pending.fromFile ? await bodyFromFile(path, st, st.pending) : await ctx.state.pendingBody(session, st.pending));
+      const body = mine?.body ?? (st.pending.fromFile ? await bodyFromFile(ctx, e2e, path, st, st.pending) : await ctx.state.pendingBody(session, st.pending));
       if (body === null) {
         // State says pending but its body is gone (removed by hand, or the file changed below the batch's end):
         // rebuild from the file at the same seq (a server that took the first one answers a conflict, handled below).
@@ -349,7 +349,9 @@ async function pushHolding(ctx: SyncContext, target: PushTarget, turn: ReadTurn)
 
 /**
  * The pending batch with its body: sealed once here on an encrypted account (a resend after a crash sends these
- * same bytes, so the server sees a retry, not another batch at that seq), else the JSONL as it is.
+ * same bytes, so the server sees a retry, not another batch at that seq), else the JSONL as it is. Entries sealed
+ * from the file's bytes are not stored either: the pending batch keeps their nonce and plaintext hash, and a resend
+ * seals the same lines again into the same bytes (no body file and no fsync of it per batch).
  */
 async function sealIf(ctx: SyncContext, e2e: E2eKeys | null, p: PendingBatch, session: string, plain: string | Uint8Array): Promise<{ pending: PendingBatch; body: string | Uint8Array }> {
   if (!e2e) {
@@ -359,7 +361,9 @@ async function sealIf(ctx: SyncContext, e2e: E2eKeys | null, p: PendingBatch, se
   const key = await sessionKey(ctx, e2e, session, { create: true });
   // Raw bytes from here to the server's record: nothing is base64'd (only a small inline body, in the JSON state).
   const sealed = await sealedBytes(e2e, key, { session, host: ctx.hostId, seq: p.seq, batchId: p.batchId, entryCount: p.entryCount }, plain);
-  return { pending: await keepSealed(ctx, session, { ...p, sha256: sealed.sha256, encoding: 'aes-256-gcm', raw: true }, sealed.body), body: sealed.body };
+  const kept: PendingBatch = { ...p, sha256: sealed.sha256, encoding: 'aes-256-gcm', raw: true };
+  if (typeof plain !== 'string' && p.entryCount > 0) return { pending: { ...kept, fromFile: true, ...resealFrom(sealed.body, plain) }, body: sealed.body };
+  return { pending: await keepSealed(ctx, session, kept, sealed.body), body: sealed.body };
 }
 
 /**
@@ -376,10 +380,11 @@ async function keepSealed(ctx: SyncContext, session: string, p: PendingBatch, bo
 }
 
 /**
- * A plaintext pending batch's body, read again from the file: the lines from the pushed offset to its end, with
- * today's checks. null when they are not the batch written down (the file changed below its end).
+ * A pending batch's body, read again from the file: the lines from the pushed offset to its end, with today's
+ * checks, and sealed again when it was sealed. null when they are not the batch written down (the file changed
+ * below its end, or the session's key is another by now).
  */
-async function bodyFromFile(path: string, st: SessionSyncState, p: PendingBatch): Promise<string | null> {
+async function bodyFromFile(ctx: SyncContext, e2e: E2eKeys | null, path: string, st: SessionSyncState, p: PendingBatch): Promise<string | Uint8Array | null> {
   let slice: Slice;
   try {
     slice = await readSlice(path, st.pushedOffset, p.endOffset, new Set(st.skipIds));
@@ -388,6 +393,12 @@ async function bodyFromFile(path: string, st: SessionSyncState, p: PendingBatch)
     throw e;
   }
   if (slice.end !== p.endOffset || slice.lines.length !== p.entryCount || p.entryCount === 0) return null;
+  if (p.encoding) {
+    if (!e2e || p.nonce === undefined || p.plainSha256 === undefined) return null;
+    const key = await sessionKey(ctx, e2e, st.session, { create: true });
+    const b = { session: st.session, host: ctx.hostId, seq: p.seq, batchId: p.batchId, entryCount: p.entryCount };
+    return resealedBytes(e2e, key, b, sealable(slice), { nonce: p.nonce, plainSha256: p.plainSha256 }, p.sha256);
+  }
   const body = bodyOf(slice);
   return body.sha256 === p.sha256 ? body.text : null;
 }

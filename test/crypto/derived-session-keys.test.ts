@@ -58,7 +58,7 @@ describe('deriveSessionKey', () => {
 describe('a crash before the first batch of a session is sent (Node server)', () => {
   const rig = useServer(startNodeServer, 'sessync-derived-crash-');
 
-  it('a push killed after its first batches are sealed and written down, before any is sent, then re-run: no key file, one key per session, readable elsewhere', async () => {
+  it('a push killed after its first batches are sealed and written down (before any is sent, then after they are stored), then re-run: no key file, no body file, one key per session, each batch stored once', async () => {
     const { a, b, key } = await encryptedPair(rig.root, rig.server);
     const ids = [0, 1, 2].map((n) => plantSession(a, 200 + n, 4));
     const run = await runUntilKilled(a, ['push', '--all'], 'journal-synced:1');
@@ -71,6 +71,42 @@ describe('a crash before the first batch of a session is sent (Node server)', ()
     for (const id of ids) expect((await storedMeta(rig.server, id)).sealed?.wrappedKey).toBe((await deriveSessionKey(keys, id)).wrappedKey);
     expect(await b.ok(['pull', '--all', '--json'])).toMatchObject({ failed: 0, createdSessions: 3, pulledEntries: 12 });
     for (const id of ids) expect([...entrySet(b.fileOf(id)).entries()].sort()).toEqual([...entrySet(a.fileOf(id)).entries()].sort());
+
+    // Killed once the server has stored the next batches but before their acknowledgements are written down: the
+    // re-run seals the same lines again into the same bytes (nonce kept, no body stored), so the server sees retries.
+    for (let n = 0; n < 3; n++) plantSession(a, 200 + n, 4, { from: 4 });
+    const again = await runUntilKilled(a, ['push', '--all'], 'batch-acknowledged:1');
+    expect(again.signal, again.err).toBe('SIGKILL');
+    expect(pendingLeft(a)).toBe(true);
+    expect(existsSync(join(a.serverState(), 'pending')), 'no sealed body written to disk').toBe(false);
+    expect(await a.ok(['push', '--all', '--json'])).toMatchObject({ failed: 0 });
+    for (const id of ids) expect(Object.values((await storedMeta(rig.server, id)).hosts), `session ${id}: a batch stored twice`).toEqual([2]);
+    expect(await b.ok(['pull', '--all', '--json'])).toMatchObject({ failed: 0, pulledEntries: 12 });
+    for (const id of ids) expect([...entrySet(b.fileOf(id)).entries()].sort()).toEqual([...entrySet(a.fileOf(id)).entries()].sort());
+  }, 60_000);
+});
+
+describe('a sealed batch written down but not sent, whose lines then change in the file (Node server)', () => {
+  const rig = useServer(startNodeServer, 'sessync-derived-edit-');
+
+  it('is sealed anew from the file as it is now, under a fresh nonce: the other machine opens the edited lines', async () => {
+    const { a, b, account } = await encryptedPair(rig.root, rig.server);
+    const [id] = [300, 301, 302].map((n) => plantSession(a, n, 4)) as [string, string, string]; // a many-session push: its journal
+    const run = await runUntilKilled(a, ['push', '--all'], 'journal-synced:1');
+    expect(run.signal, run.err).toBe('SIGKILL');
+    expect(pendingLeft(a)).toBe(true);
+    // Another writer edits an entry in place (same length) below the pending batch's end.
+    const path = a.fileOf(id);
+    writeFileSync(path, readFileSync(path, 'utf8').replace('session 300 entry 2 w', 'session 300 entry 2 W'));
+    const r = await a.run(['push', '--all']); // notes go to stderr (--json keeps them out)
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain('lost its body; re-reading it from the file');
+    await b.ok(['pull', '--all', '--json']);
+    expect(readFileSync(b.fileOf(id), 'utf8')).toContain('session 300 entry 2 W');
+    expect(entrySet(b.fileOf(id))).toEqual(entrySet(a.fileOf(id)));
+    // What the server holds: that one batch, sealed from the edited lines.
+    const dir = join(rig.server.dataDir!, 'blobs', 'a', account, 's', id, 'b');
+    expect(readdirSync(dir).flatMap((h) => readdirSync(join(dir, h)))).toHaveLength(1);
   }, 60_000);
 });
 
