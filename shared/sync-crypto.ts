@@ -14,8 +14,10 @@ import { toBase64Url } from './share-crypto.js';
  *   key (the server sees no mismatch), and a machine that crashed before its first batch derives it again. The meta's
  *   wrapped key stays the truth: sessions made by older clients hold a random key, and after a rotation a session
  *   keeps its key (re-wrapped); only sessions made since derive from the current account key.
- * - Batch bodies and the meta are AES-256-GCM with a fresh 96-bit random nonce, stored as base64(nonce ‖ ciphertext ‖ tag);
- *   the associated data binds what the server must not be able to move (see batchAad, metaAad).
+ * - Batch bodies and the meta are AES-256-GCM with a fresh 96-bit random nonce, stored as nonce ‖ ciphertext ‖ tag (raw,
+ *   or base64 in JSON); the associated data binds what the server must not be able to move (see batchAad, metaAad).
+ *   A resend after a crash re-makes a batch's very bytes with the nonce it drew (resealBatchBytes): the same message
+ *   again, never another one under that nonce.
  */
 const KEY_BYTES = 32;
 const NONCE_BYTES = 12;
