@@ -225,7 +225,7 @@ async function pushHolding(ctx: SyncContext, target: PushTarget, turn: ReadTurn)
           continue;
         }
         if (!isSessyncError(e, 'conflict') || ++conflicts > 3) throw e;
-        // The announcement met a meta not sealed yet (the account's conversion is unfinished): no seq helps; the message says what to run.
+        // The first batch met a meta not sealed yet (the account's conversion is unfinished): no seq helps; the message says what to run.
         const server = (e.details as { server?: { metaPlaintext?: unknown; metaMismatch?: unknown } } | undefined)?.server;
         if (server?.metaPlaintext === true) throw e;
         if (e2e && server?.metaMismatch === true) {
