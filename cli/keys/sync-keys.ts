@@ -110,6 +110,8 @@ async function serverMeta(ctx: SyncContext, session: string): Promise<SessionMet
 interface KeyLookup {
   create: boolean;
   meta?: SessionMetaResponse;
+  /** The wrapped key this machine wrote down for the session (its sync state's dataKey): no meta asked for. */
+  known?: { keyId: string; wrappedKey: string } | undefined;
   /**
    * The caller sends the session's sealed meta with its first batch: the server refuses it when the stored meta
    * wraps another key (metaMismatch) or is still plaintext, before any write, so the meta is not asked for first.
@@ -133,6 +135,14 @@ export function sessionKey(ctx: SyncContext, e2e: E2eKeys, session: string, o: K
 }
 
 async function findSessionKey(ctx: SyncContext, e2e: E2eKeys, session: string, o: KeyLookup): Promise<SessionKey> {
+  if (!o.meta && o.known?.keyId === e2e.keys.keyId) {
+    try {
+      return await unwrapSessionKey(e2e.keys, o.known.wrappedKey, o.known.keyId, session);
+    } catch (e) {
+      // A state file altered on disk: AES-KW's own check says so; the server's meta (asked below) is the truth.
+      ctx.note?.(`session ${session}: the data key in its sync state does not unwrap (${(e as Error).message}); asking the server`);
+    }
+  }
   if (o.announcing && o.create && !o.meta) return savedOrDerivedKey(ctx, e2e, session);
   let meta = o.meta;
   if (!meta) {

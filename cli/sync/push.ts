@@ -174,7 +174,7 @@ async function pushHolding(ctx: SyncContext, target: PushTarget, turn: ReadTurn)
     const plain = await metaFor(target, header);
     header = undefined; // a later announcement (after a restart) reads the file as it is then
     plainProjectKey = plain.projectKey;
-    return e2e ? sealedMeta(e2e, await sessionKey(ctx, e2e, session, { create: true, announcing: true }), session, plain) : plain;
+    return e2e ? sealedMeta(e2e, await sessionKey(ctx, e2e, session, { create: true, announcing: true, known: st.dataKey }), session, plain) : plain;
   };
   let meta: AnySessionMetaInput | undefined = st.metaSent ? undefined : await wireMeta();
 
@@ -279,6 +279,7 @@ async function pushHolding(ctx: SyncContext, target: PushTarget, turn: ReadTurn)
       }
       st = { ...st, pushedOffset: Math.max(st.pushedOffset, p.endOffset), nextSeq: p.seq + 1, pending: null, metaSent: true };
       if (meta && plainProjectKey !== undefined) st.projectKey = plainProjectKey;
+      if (e2e && p.encoding) await keepDataKey(e2e, st);
       // The tail hash of the new offset, from the bytes read to build the batch: no read and no save more.
       if (mine?.tail !== undefined && st.pushedOffset === p.endOffset) st.tail = { offset: p.endOffset, hash: mine.tail };
       built = undefined;
@@ -310,7 +311,7 @@ async function pushHolding(ctx: SyncContext, target: PushTarget, turn: ReadTurn)
       if (done && !st.metaSent && st.nextSeq === 1 && st.pending === null) {
         // Only a header so far (`sessync new` without --model): an empty first batch carries the meta, so the
         // session reaches the other machines now, not only after its first entry.
-        st = { ...st, pending: (await sealIf(ctx, e2e, { seq: 1, batchId: randomUUID(), entryCount: 0, sha256: sha256Hex(''), endOffset: slice.end }, session, '')).pending };
+        st = { ...st, pending: (await sealIf(ctx, e2e, { seq: 1, batchId: randomUUID(), entryCount: 0, sha256: sha256Hex(''), endOffset: slice.end }, st, '')).pending };
         await ctx.state.save(st);
         continue;
       }
@@ -325,7 +326,7 @@ async function pushHolding(ctx: SyncContext, target: PushTarget, turn: ReadTurn)
     // the batch is then sealed again under the stored key (the metaMismatch conflict above).
     // Sealed, the file's own bytes go in as they are: no text is made of them, and the hash sent is the sealed bytes'.
     const plain = e2e ? { text: sealable(slice), sha256: '' } : bodyOf(slice);
-    const made = await sealIf(ctx, e2e, { seq: st.nextSeq, batchId: randomUUID(), entryCount: slice.lines.length, sha256: plain.sha256, endOffset: slice.end }, session, plain.text);
+    const made = await sealIf(ctx, e2e, { seq: st.nextSeq, batchId: randomUUID(), entryCount: slice.lines.length, sha256: plain.sha256, endOffset: slice.end }, st, plain.text);
     const pending = made.pending;
     built = { seq: pending.seq, batchId: pending.batchId, body: made.body, ...(slice.tailHash !== undefined ? { tail: slice.tailHash } : {}) };
     if (!pending.encoding) {
@@ -353,17 +354,27 @@ async function pushHolding(ctx: SyncContext, target: PushTarget, turn: ReadTurn)
  * from the file's bytes are not stored either: the pending batch keeps their nonce and plaintext hash, and a resend
  * seals the same lines again into the same bytes (no body file and no fsync of it per batch).
  */
-async function sealIf(ctx: SyncContext, e2e: E2eKeys | null, p: PendingBatch, session: string, plain: string | Uint8Array): Promise<{ pending: PendingBatch; body: string | Uint8Array }> {
+async function sealIf(ctx: SyncContext, e2e: E2eKeys | null, p: PendingBatch, st: SessionSyncState, plain: string | Uint8Array): Promise<{ pending: PendingBatch; body: string | Uint8Array }> {
+  const session = st.session;
   if (!e2e) {
     const text = typeof plain === 'string' ? plain : Buffer.from(plain).toString('utf8'); // (callers pass text here)
     return { pending: { ...p, sha256: p.sha256 || sha256Hex(text), body: text }, body: text }; // a caller that hashed the bytes passes it
   }
-  const key = await sessionKey(ctx, e2e, session, { create: true });
+  const key = await sessionKey(ctx, e2e, session, { create: true, known: st.dataKey });
   // Raw bytes from here to the server's record: nothing is base64'd (only a small inline body, in the JSON state).
   const sealed = await sealedBytes(e2e, key, { session, host: ctx.hostId, seq: p.seq, batchId: p.batchId, entryCount: p.entryCount }, plain);
   const kept: PendingBatch = { ...p, sha256: sealed.sha256, encoding: 'aes-256-gcm', raw: true };
   if (typeof plain !== 'string' && p.entryCount > 0) return { pending: { ...kept, fromFile: true, ...resealFrom(sealed.body, plain) }, body: sealed.body };
   return { pending: await keepSealed(ctx, session, kept, sealed.body), body: sealed.body };
+}
+
+/**
+ * Writes down in the state (saved with the acknowledgement, so no write more) the data key the session's batches
+ * were just acknowledged under: the server's meta wraps it, so a later push needs no GET of the meta to find it.
+ */
+async function keepDataKey(e2e: E2eKeys, st: SessionSyncState): Promise<void> {
+  const k = await e2e.sessionKeys.get(st.session);
+  if (k && st.dataKey?.wrappedKey !== k.wrappedKey) st.dataKey = { keyId: k.keyId, wrappedKey: k.wrappedKey };
 }
 
 /**
@@ -395,7 +406,7 @@ async function bodyFromFile(ctx: SyncContext, e2e: E2eKeys | null, path: string,
   if (slice.end !== p.endOffset || slice.lines.length !== p.entryCount || p.entryCount === 0) return null;
   if (p.encoding) {
     if (!e2e || p.nonce === undefined || p.plainSha256 === undefined) return null;
-    const key = await sessionKey(ctx, e2e, st.session, { create: true });
+    const key = await sessionKey(ctx, e2e, st.session, { create: true, known: st.dataKey });
     const b = { session: st.session, host: ctx.hostId, seq: p.seq, batchId: p.batchId, entryCount: p.entryCount };
     return resealedBytes(e2e, key, b, sealable(slice), { nonce: p.nonce, plainSha256: p.plainSha256 }, p.sha256);
   }

@@ -65,6 +65,12 @@ export interface SessionSyncState {
   tail?: { offset: number; hash: string };
   /** The session metadata went with an acknowledged batch. */
   metaSent: boolean;
+  /**
+   * Encrypted: the session's data key as its stored meta wraps it (a meta's wrapped key never changes under one
+   * account key id), written down with an acknowledged batch so a later push opens it here instead of asking for
+   * the meta. Under another key id (a rotation since), the server's meta is asked again.
+   */
+  dataKey?: { keyId: string; wrappedKey: string };
   projectKey?: string;
   /** The session was deleted on the server (its tombstone): not pushed or pulled until `push --undelete`. */
   deleted?: { at: string; host: string };

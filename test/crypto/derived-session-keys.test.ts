@@ -83,6 +83,19 @@ describe('a crash before the first batch of a session is sent (Node server)', ()
     for (const id of ids) expect(Object.values((await storedMeta(rig.server, id)).hosts), `session ${id}: a batch stored twice`).toEqual([2]);
     expect(await b.ok(['pull', '--all', '--json'])).toMatchObject({ failed: 0, pulledEntries: 12 });
     for (const id of ids) expect([...entrySet(b.fileOf(id)).entries()].sort()).toEqual([...entrySet(a.fileOf(id)).entries()].sort());
+
+    // The data key written down in a session's sync state, damaged on disk: AES-KW's check refuses it, the server's
+    // meta gives the key, and the push goes on under it.
+    const statePath = join(a.serverState(), 'sessions', `${ids[0]}.json`);
+    const state = JSON.parse(readFileSync(statePath, 'utf8')) as { dataKey?: { keyId: string; wrappedKey: string } };
+    expect(state.dataKey?.wrappedKey).toBe((await deriveSessionKey(keys, ids[0]!)).wrappedKey);
+    writeFileSync(statePath, JSON.stringify({ ...state, dataKey: { ...state.dataKey!, wrappedKey: Buffer.alloc(40, 7).toString('base64') } }));
+    plantSession(a, 200, 4, { from: 8 });
+    const damaged = await a.run(['push', '--all']);
+    expect(damaged.code, damaged.stderr).toBe(0);
+    expect(damaged.stderr).toMatch(/data key in its sync state does not unwrap.*asking the server/);
+    expect(await b.ok(['pull', '--all', '--json'])).toMatchObject({ failed: 0, pulledEntries: 4 });
+    expect([...entrySet(b.fileOf(ids[0]!)).entries()].sort()).toEqual([...entrySet(a.fileOf(ids[0]!)).entries()].sort());
   }, 60_000);
 });
 
