@@ -129,10 +129,21 @@ const StoredHeaderSchema = StoredBatchSchema.omit({ body: true });
 const OWN_KEYS = new Set(['envelope', 'bytes', 'base64', 'body']);
 
 /** The binary record of a batch (one copy of the body: the store wants one buffer). */
-export function encodeBatchRecord(b: Pick<StoredBatchRecord, 'envelope' | 'body' | 'base64'> & { fields?: Record<string, unknown> }): Uint8Array {
+type BatchRecordInput = Pick<StoredBatchRecord, 'envelope' | 'body' | 'base64'> & { fields?: Record<string, unknown> };
+
+/**
+ * A batch record as the parts a store writes (magic and header lines, then the body itself): the body is not copied
+ * into one buffer with its header (for a megabyte ciphertext batch that copy was about a fifth of its push's CPU).
+ */
+export function batchRecordParts(b: BatchRecordInput): Uint8Array[] {
   const header: Record<string, unknown> = { ...(b.fields ?? {}), envelope: b.envelope };
   if (b.base64) header.base64 = true;
-  return concatChunks(encodeFrames([{ header, body: b.body }]));
+  return encodeFrames([{ header, body: b.body }]);
+}
+
+/** A batch record as one buffer (what a stored record's bytes are). */
+export function encodeBatchRecord(b: BatchRecordInput): Uint8Array {
+  return concatChunks(batchRecordParts(b));
 }
 
 function otherFields(o: Record<string, unknown>): Record<string, unknown> {

@@ -7,7 +7,7 @@ import type { StoredAccountKey } from './account-key.js';
 import { validateBatch, validateMeta, type BatchPush } from './batch-validate.js';
 import { checkPushEncryption, refuseOtherDataKey } from './encryption-policy.js';
 import { guardPush } from './push-guard.js';
-import { encodeBatchRecord, encodeJson, isDamaged, keyExists, listAll, rawSealedBytes, readBatch, type StoredBatchRecord, type StoredMeta } from './session-data.js';
+import { batchRecordParts, encodeJson, isDamaged, keyExists, listAll, rawSealedBytes, readBatch, type StoredBatchRecord, type StoredMeta } from './session-data.js';
 import { sha256Hex } from './sha256.js';
 
 const decoder = new TextDecoder();
@@ -139,7 +139,7 @@ export async function storeOneBatch(store: BlobStore, account: string, session: 
   const env = req.envelope;
   // Binary, the body's bytes as they came: never escaped into JSON, never base64'd (a JSON push's base64 stays as sent).
   // `received` is written only by the putIfAbsent below that creates the record: a retry that answers `exists` keeps the first.
-  const batchRecord = encodeBatchRecord({ envelope: env, body: req.body, base64: req.base64, fields: { received: Date.now() } });
+  const batchRecord = batchRecordParts({ envelope: env, body: req.body, base64: req.base64, fields: { received: Date.now() } });
   const meta = req.meta ? encodeJson(metaRecord(req.meta)) : null;
   const metaKey = keys.sessionMeta(account, session);
   // A plaintext meta on seq 1 (a new session, normally) is not read first: storeMeta's putIfAbsent finds out, and

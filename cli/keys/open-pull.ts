@@ -1,6 +1,7 @@
 // Pulled batches of an encrypted account, opened and authenticated before any of them is merged.
+import { isUtf8 } from 'node:buffer';
 import { SessyncError } from '../../shared/errors.js';
-import { deriveSessionKey, openBatchBytes, type SessionKey } from '../../shared/sync-crypto.js';
+import { deriveSessionKey, openBatchPlain, type SessionKey } from '../../shared/sync-crypto.js';
 import type { PulledBatchIn, SessionMetaResponse } from '../../shared/wire.js';
 import type { BatchProblem } from '../sync/sync-state.js';
 import type { SyncContext } from '../sync/sync-context.js';
@@ -36,22 +37,24 @@ export async function openPulled(ctx: SyncContext, e2e: E2eKeys, session: string
       continue;
     }
     const binding = { account: e2e.account, session, host, seq, batchId, entryCount };
-    let text: string | null;
+    // Bytes, not text: the pull decodes them once for its parse and writes them as they are (never encoded again).
+    let text: Uint8Array | null;
     try {
       const bytes = sealedBytes(b);
-      text = await openBatchBytes(key, binding, bytes);
+      text = await openBatchPlain(key, binding, bytes);
       // Entries sealed under the key derived for the session while its meta holds another (a push that raced an older
       // client's, or met a server that stores before it compares): only a holder of the account key could derive it.
       if (text === null && entryCount > 0) {
         const other = await otherKey();
-        if (other) text = await openBatchBytes(other, binding, bytes);
+        if (other) text = await openBatchPlain(other, binding, bytes);
       }
+      if (text !== null && !isUtf8(text)) text = null; // authenticated bytes that are not UTF-8 were never written by sessync
     } catch {
       text = null; // not even base64: as unauthenticated as a flipped byte
     }
     if (text === null && entryCount === 0) {
-      // An empty batch sealed under another key: the announcement of a machine that made the same session id and
-      // lost (see push). It holds nothing, so it is reported and passed over instead of refusing the session; a
+      // An empty batch sealed under another key: the announcement of an older client that made the same session id
+      // under a random key and lost. It holds nothing, so it is reported and passed over instead of refusing the session; a
       // server that hid a batch this way could as well have withheld it.
       ctx.note?.(`session ${session}: empty batch ${seq} of host ${host} fails authentication (sealed under another data key?); it holds no entries, passed over`);
       out.push({ envelope: { ...b.envelope, encoding: 'jsonl' }, body: '', authenticated: true });

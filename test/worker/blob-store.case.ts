@@ -232,6 +232,33 @@ export function describeBlobStore(name: string, make: () => Promise<StoreUnderTe
       expect(gotEmpty.length).toBe(0);
     }, SLOW);
 
+    it('a body given in parts is stored as their concatenation, by putIfAbsent, put and writeMany; the parts stay as given', async () => {
+      const s = store();
+      const p = fresh();
+      const big = randomBytes(700_000);
+      const parts = [enc.encode('head line\n'), new Uint8Array(0), big.subarray(1), enc.encode('tail')];
+      const whole = new Uint8Array([...enc.encode('head line\n'), ...big.subarray(1), ...enc.encode('tail')]);
+      const before = big.slice();
+      expect(await s.putIfAbsent(`${p}parts`, parts)).toBe(true);
+      expect(await s.putIfAbsent(`${p}parts`, [enc.encode('other')])).toBe(false);
+      await s.put(`${p}put`, parts);
+      await s.put(`${p}one`, [enc.encode('only part')]);
+      await s.put(`${p}none`, []);
+      if (s.writeMany) {
+        expect(await s.writeMany([{ key: `${p}many/a`, body: parts }, { key: `${p}many/b`, body: [enc.encode('b1'), enc.encode('b2')], replace: true }])).toEqual([true, true]);
+        expect(firstDifference((await s.get(`${p}many/a`))!.body, whole)).toBe(-1);
+        expect(dec.decode((await s.get(`${p}many/b`))!.body)).toBe('b1b2');
+      }
+      expect(firstDifference((await s.get(`${p}parts`))!.body, whole)).toBe(-1);
+      expect(firstDifference((await s.get(`${p}put`))!.body, whole)).toBe(-1);
+      expect(dec.decode((await s.get(`${p}one`))!.body)).toBe('only part');
+      expect((await s.get(`${p}none`))!.body.length).toBe(0);
+      // A store keeps its own copy: changing a part afterwards changes nothing stored.
+      parts[3]![0] = 0x21;
+      expect(dec.decode((await s.get(`${p}parts`))!.body.subarray(-4))).toBe('tail');
+      expect(firstDifference(big, before)).toBe(-1);
+    }, SLOW);
+
     it('keys with nested slashes, mixed case and non-ASCII segments are distinct keys', async () => {
       const p = fresh();
       const ks = [`${p}a/b/c/d/e/f.json`, `${p}a/b/c/d/E/f.json`, `${p}a/B/c`, `${p}a/b/c`, `${p}a/é/日本/🙂`];

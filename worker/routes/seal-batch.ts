@@ -10,7 +10,7 @@ import { jsonPush, validateBatch } from '../batch-validate.js';
 import { requireEncrypted } from '../encryption-policy.js';
 import { addBytes, readQuota } from '../quota.js';
 import { readJson } from '../request-body.js';
-import { batchBytes, encodeBatchRecord, isDamaged, nameParam, readBatch } from '../session-data.js';
+import { batchBytes, batchRecordParts, isDamaged, nameParam, readBatch } from '../session-data.js';
 import { findTombstone, goneSession } from '../session-delete.js';
 
 export const sealBatchRoutes = new Hono<AppEnv>();
@@ -61,7 +61,7 @@ sealBatchRoutes.put('/v1/sessions/:session/batches/:host/:seq/seal', requireAcco
   // account that takes no plaintext any more; the counter follows, so later pushes see the real size.
   const quota = await readQuota(store, account);
   // Sealed where it is, received when it was (its other fields kept): the order the server vouches for does not change with the encoding.
-  await store.put(key, encodeBatchRecord({ ...push, fields: stored.fields }));
+  await store.put(key, batchRecordParts({ ...push, fields: stored.fields }));
   if (quota) await addBytes(store, account, batchBytes(push) - batchBytes(stored));
   return c.json(res);
 });

@@ -1,6 +1,7 @@
 // The storage seam: the few operations the sync service needs from any object store.
+import { concatChunks } from '../../shared/batch-frames.js';
 
-/** A stored object. `body` is the exact bytes that were put. */
+/** A stored object. `body` is the exact bytes that were put (the parts of a BlobBody, joined). */
 export interface BlobObject {
   key: string;
   body: Uint8Array;
@@ -25,10 +26,22 @@ export interface ListOptions {
   limit?: number;
 }
 
+/**
+ * What a write stores: bytes, or parts whose concatenation is the object (a record's header and the body it frames,
+ * so a megabyte body is not copied into one buffer first; the file store writes the parts with one writev).
+ */
+export type BlobBody = Uint8Array | readonly Uint8Array[];
+
+/** The bytes of a body given in parts, joined (one copy); a plain body as it is. */
+export function joinBody(body: BlobBody): Uint8Array {
+  if (!Array.isArray(body)) return body as Uint8Array;
+  return body.length === 1 ? body[0]! : concatChunks(body as Uint8Array[]);
+}
+
 /** One write of a group (see BlobStore.writeMany). */
 export interface BlobWrite {
   key: string;
-  body: Uint8Array;
+  body: BlobBody;
   /** Replace whatever is there (put); default: only if the key does not exist (putIfAbsent). */
   replace?: boolean;
 }
@@ -49,13 +62,13 @@ export interface BlobStore {
    * Of N concurrent calls on one free key exactly one returns `true`.
    * Transient backend conflicts are retried inside; other failures throw SessyncError('unavailable').
    */
-  putIfAbsent(key: string, body: Uint8Array): Promise<boolean>;
+  putIfAbsent(key: string, body: BlobBody): Promise<boolean>;
 
   /**
    * Writes the object whatever is there (last writer wins). Only for objects with one
    * writer by construction (indexes, tokens); entry batches always use putIfAbsent.
    */
-  put(key: string, body: Uint8Array): Promise<void>;
+  put(key: string, body: BlobBody): Promise<void>;
 
   /** Keys in ascending order, one page at a time; follow `cursor` until it is absent. */
   list(opts?: ListOptions): Promise<ListPage>;

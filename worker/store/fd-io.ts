@@ -1,5 +1,6 @@
 // The file store's calls that wait for the disk (fsync, and reading or writing a file's data), on the thread pool by fd.
-import { closeSync, fsync, read, write } from 'node:fs';
+import { closeSync, fsync, read, writev } from 'node:fs';
+import type { BlobBody } from './blob-store.js';
 
 /**
  * Closes an fd whose outcome no longer matters (a read-only file, or a temp file whose failure is being reported):
@@ -23,9 +24,22 @@ export function readFd(fd: number, buf: Uint8Array, offset: number, length: numb
   return new Promise((resolve, reject) => read(fd, buf, offset, length, position, (e, n) => (e ? reject(e) : resolve(n))));
 }
 
-/** Writes all of `body` at the fd's current position (a short write is continued, never dropped). */
-export async function writeAllFd(fd: number, body: Uint8Array): Promise<void> {
-  for (let off = 0; off < body.length; ) {
-    off += await new Promise<number>((resolve, reject) => write(fd, body, off, body.length - off, null, (e, n) => (e ? reject(e) : resolve(n))));
+/**
+ * Writes all of `body` at the fd's current position, its parts in one writev (no joined copy of them); a short write
+ * is continued from the first byte not written, never dropped.
+ */
+export async function writeAllFd(fd: number, body: BlobBody): Promise<void> {
+  let parts = (Array.isArray(body) ? body : [body as Uint8Array]).filter((p) => p.byteLength > 0);
+  while (parts.length > 0) {
+    let written = await new Promise<number>((resolve, reject) => writev(fd, parts, null, (e, n) => (e ? reject(e) : resolve(n))));
+    const rest: Uint8Array[] = [];
+    for (const p of parts) {
+      if (written >= p.byteLength) written -= p.byteLength;
+      else {
+        rest.push(written > 0 ? p.subarray(written) : p);
+        written = 0;
+      }
+    }
+    parts = rest;
   }
 }

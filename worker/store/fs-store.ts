@@ -6,7 +6,7 @@ import { closeSync, fstatSync, linkSync, mkdirSync, openSync, renameSync, rmdirS
 import { closeAfter, fsyncFd, readFd, writeAllFd } from './fd-io.js';
 import { dirname, join } from 'node:path';
 import { SessyncError, isSessyncError } from '../../shared/errors.js';
-import type { BlobObject, BlobStore, BlobWrite, ListOptions, ListPage } from './blob-store.js';
+import type { BlobBody, BlobObject, BlobStore, BlobWrite, ListOptions, ListPage } from './blob-store.js';
 import { isStaleTemp, tempOwner } from './stale-temps.js';
 
 const MAX_PAGE = 1000;
@@ -173,7 +173,7 @@ export class FsStore implements BlobStore {
     return this.read(key);
   }
 
-  async putIfAbsent(key: string, body: Uint8Array): Promise<boolean> {
+  async putIfAbsent(key: string, body: BlobBody): Promise<boolean> {
     const path = this.pathOf(key);
     const tmp = await this.writeTemp(key, body);
     try {
@@ -183,7 +183,7 @@ export class FsStore implements BlobStore {
     }
   }
 
-  async put(key: string, body: Uint8Array): Promise<void> {
+  async put(key: string, body: BlobBody): Promise<void> {
     const path = this.pathOf(key);
     const tmp = await this.writeTemp(key, body);
     try {
@@ -400,7 +400,7 @@ export class FsStore implements BlobStore {
   }
 
   /** A new temp file holding `body`, still open and not yet fsynced. */
-  private async openTemp(tmp: string, key: string, body: Uint8Array): Promise<number> {
+  private async openTemp(tmp: string, key: string, body: BlobBody): Promise<number> {
     let fh: number | undefined;
     try {
       fh = openSync(tmp, 'wx', FILE_MODE);
@@ -412,7 +412,7 @@ export class FsStore implements BlobStore {
     }
   }
 
-  private async writeTemp(key: string, body: Uint8Array): Promise<string> {
+  private async writeTemp(key: string, body: BlobBody): Promise<string> {
     await this.init();
     const tmp = this.tempName();
     try {

@@ -1,5 +1,5 @@
 // A BlobStore that keeps every object under a fixed key prefix of another store (`s3://bucket/prefix`).
-import type { BlobObject, BlobStore, BlobWrite, ListOptions, ListPage } from './blob-store.js';
+import type { BlobBody, BlobObject, BlobStore, BlobWrite, ListOptions, ListPage } from './blob-store.js';
 
 /**
  * Keys seen by the app are the inner keys without the prefix, so one bucket can hold several services
@@ -23,11 +23,11 @@ export class PrefixedStore implements BlobStore {
     return o ? { ...o, key } : null;
   }
 
-  putIfAbsent(key: string, body: Uint8Array): Promise<boolean> {
+  putIfAbsent(key: string, body: BlobBody): Promise<boolean> {
     return this.inner.putIfAbsent(this.prefix + key, body);
   }
 
-  put(key: string, body: Uint8Array): Promise<void> {
+  put(key: string, body: BlobBody): Promise<void> {
     return this.inner.put(this.prefix + key, body);
   }
 

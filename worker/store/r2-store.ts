@@ -1,6 +1,6 @@
 // R2 BlobStore through the Workers binding: put-if-absent is a conditional put, listing follows R2's cursor.
 import { SessyncError } from '../../shared/errors.js';
-import type { BlobObject, BlobStore, ListOptions, ListPage } from './blob-store.js';
+import { joinBody, type BlobBody, type BlobObject, type BlobStore, type ListOptions, type ListPage } from './blob-store.js';
 
 const MAX_PAGE = 1000;
 
@@ -26,20 +26,20 @@ export class R2Store implements BlobStore {
     return { key, body: new Uint8Array(body), etag: obj.etag };
   }
 
-  async putIfAbsent(key: string, body: Uint8Array): Promise<boolean> {
+  async putIfAbsent(key: string, body: BlobBody): Promise<boolean> {
     try {
       // `If-None-Match: *` as Headers: R2 answers null instead of writing when the key exists. (Older
       // runtimes misread the equivalent `etagDoesNotMatch: '*'`; the conformance suite checks this form.)
-      const put = await this.bucket.put(key, body, { onlyIf: new Headers({ 'If-None-Match': '*' }) });
+      const put = await this.bucket.put(key, joinBody(body), { onlyIf: new Headers({ 'If-None-Match': '*' }) });
       return put !== null;
     } catch (e) {
       throw unavailable('put-if-absent', key, e);
     }
   }
 
-  async put(key: string, body: Uint8Array): Promise<void> {
+  async put(key: string, body: BlobBody): Promise<void> {
     try {
-      await this.bucket.put(key, body);
+      await this.bucket.put(key, joinBody(body));
     } catch (e) {
       throw unavailable('put', key, e);
     }

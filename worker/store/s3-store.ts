@@ -8,7 +8,7 @@ import {
   type S3ClientConfig,
 } from '@aws-sdk/client-s3';
 import { SessyncError } from '../../shared/errors.js';
-import type { BlobObject, BlobStore, ListOptions, ListPage } from './blob-store.js';
+import { joinBody, type BlobBody, type BlobObject, type BlobStore, type ListOptions, type ListPage } from './blob-store.js';
 
 const MAX_PAGE = 1000;
 /** 409 ConditionalRequestConflict: another conditional write on the key is in flight; retry this many times. */
@@ -110,10 +110,10 @@ export class S3Store implements BlobStore {
     }
   }
 
-  async putIfAbsent(key: string, body: Uint8Array): Promise<boolean> {
+  async putIfAbsent(key: string, body: BlobBody): Promise<boolean> {
     for (let attempt = 0; ; attempt++) {
       try {
-        await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, IfNoneMatch: '*' }));
+        await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: joinBody(body), IfNoneMatch: '*' }));
         return true;
       } catch (e) {
         if (statusOf(e) === 412 || nameOf(e) === 'PreconditionFailed') return false;
@@ -127,9 +127,9 @@ export class S3Store implements BlobStore {
     }
   }
 
-  async put(key: string, body: Uint8Array): Promise<void> {
+  async put(key: string, body: BlobBody): Promise<void> {
     try {
-      await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body }));
+      await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: joinBody(body) }));
     } catch (e) {
       throw unavailable('put', this.bucket, key, e);
     }
