@@ -32,8 +32,8 @@ export interface ResealFrom {
 }
 
 /** The nonce of sealed bytes, and the sha-256 of the plaintext they seal: what `resealedBytes` needs to re-make them. */
-export function resealFrom(sealed: Uint8Array, plain: Uint8Array): ResealFrom {
-  return { nonce: Buffer.from(sealed.subarray(0, 12)).toString('base64'), plainSha256: createHash('sha256').update(plain).digest('hex') };
+export function resealFrom(sealed: Uint8Array, plainSha256: string): ResealFrom {
+  return { nonce: Buffer.from(sealed.subarray(0, 12)).toString('base64'), plainSha256 };
 }
 
 /**
