@@ -1,7 +1,7 @@
 // The BlobStore conformance suite on the file-system store, plus what only a file system can get wrong:
 // racing processes, keys that try to leave the root, case-insensitive names, crash leftovers.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { afterAll, describe, expect, it, vi } from 'vitest';
@@ -221,6 +221,21 @@ describe('FsStore, file-system specifics', () => {
     await store.delete('a/b/c/d');
     expect(readdirSync(join(root, 'a')).sort()).toEqual(['keep~']);
     expect(await store.putIfAbsent('a/b/c/d', enc.encode('z'))).toBe(true);
+  });
+
+  it('lists a directory of one block (read at once) and a larger one (read on the thread pool) alike: all keys, in order', async () => {
+    const root = join(t.dir, 'dir-sizes');
+    const store = new FsStore(root);
+    const few = ['h/few/a', 'h/few/b', 'h/few/c'];
+    const many = Array.from({ length: 600 }, (_, i) => `h/many/${String(i).padStart(12, '0')}`);
+    await store.writeMany([...few, ...many].map((key) => ({ key, body: enc.encode(key) })));
+    // Both sides of the size the store lists synchronously (one 4 KiB block), on this file system.
+    expect(statSync(join(root, 'h', 'few')).size).toBeLessThanOrEqual(4096);
+    expect(statSync(join(root, 'h', 'many')).size).toBeGreaterThan(4096);
+    expect((await store.list({ prefix: 'h/few/' })).keys).toEqual(few);
+    expect((await store.list({ prefix: 'h/many/' })).keys).toEqual(many);
+    const all = await store.list({ prefix: 'h/' });
+    expect(all.keys).toEqual([...few, ...many]);
   });
 
   it('reads objects whole whatever their size (around 16 KiB, and several times over), each owning its own bytes', async () => {

@@ -2,7 +2,7 @@
 import { compareKeys } from './key-order.js';
 import { createHash, randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
-import { closeSync, fstatSync, linkSync, mkdirSync, openSync, renameSync, rmdirSync, statSync, unlinkSync } from 'node:fs';
+import { closeSync, fstatSync, linkSync, mkdirSync, openSync, readdirSync, renameSync, rmdirSync, statSync, unlinkSync } from 'node:fs';
 import { closeAfter, fsyncFd, readFd, writeAllFd } from './fd-io.js';
 import { dirname, join } from 'node:path';
 import { SessyncError, isSessyncError } from '../../shared/errors.js';
@@ -24,6 +24,8 @@ const FILE_MODE = 0o600;
 const MAX_DIR_RACES = 8;
 /** Files one group commit holds open at once (writeMany takes longer groups in slices of this many). */
 const GROUP_OPEN_FILES = 128;
+/** A directory no larger than this (one block on ext4; a few names on tmpfs, xfs, btrfs, apfs) is listed synchronously. */
+const SMALL_DIR_BYTES = 4096;
 
 const MAX_KEY_BYTES = 1024;
 /** Most file systems cap one name at 255 bytes. */
@@ -159,6 +161,17 @@ async function readWhole(fd: number): Promise<Uint8Array> {
 }
 
 /**
+ * A directory's names. One of a single block (a session's heads, a host's head: a few entries, the bulk of a pull's
+ * listings) is read synchronously, as open and stat are: a bounded read, cheaper than the thread-pool round trip and
+ * promise an asynchronous readdir costs. A larger one, which may hold any number of names, goes to the thread pool.
+ */
+async function readNames(dir: string): Promise<string[]> {
+  const st = statSync(dir, { throwIfNoEntry: false });
+  if (st === undefined) throw Object.assign(new Error(`no directory ${dir}`), { code: 'ENOENT' });
+  return st.size <= SMALL_DIR_BYTES ? readdirSync(dir) : fs.readdir(dir);
+}
+
+/**
  * Keys map to files under `root` (see encodeSegment: safe on case-insensitive and
  * normalising file systems, never `.`/`..`). Writes go to a temp file that is fsynced and then
  * linked (put-if-absent: link fails with EEXIST when the key exists, atomically, whatever
@@ -167,7 +180,7 @@ async function readWhole(fd: number): Promise<Uint8Array> {
  * Calls that only touch directory entries and open files (open, close, link, rename, unlink, mkdir, rmdir,
  * stat) are made synchronously: they take microseconds, less than the CPU a thread-pool round trip costs (a push
  * made about twenty of them). The calls that wait for the disk (fsync, a file's data read or written, and
- * listings, which can be long) go to the thread pool and never block the event loop.
+ * listings of directories larger than one block, which can be long) go to the thread pool and never block the event loop.
  */
 export class FsStore implements BlobStore {
   private ready: Promise<void> | undefined;
@@ -346,7 +359,7 @@ export class FsStore implements BlobStore {
     const dir = this.dirOf(base);
     let names: string[];
     try {
-      names = await fs.readdir(dir);
+      names = await readNames(dir);
     } catch (e) {
       // A directory pruned by a concurrent delete, or one never created: no keys there.
       if (errno(e) === 'ENOENT' || errno(e) === 'ENOTDIR') return;
