@@ -2,7 +2,7 @@
 import { compareKeys } from './key-order.js';
 import { createHash, randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
-import { closeSync, fstatSync, linkSync, mkdirSync, openSync, readdirSync, renameSync, rmdirSync, statSync, unlinkSync } from 'node:fs';
+import { closeSync, fstatSync, linkSync, mkdirSync, openSync, readSync, readdirSync, renameSync, rmdirSync, statSync, unlinkSync } from 'node:fs';
 import { closeAfter, fsyncFd, readFd, writeAllFd } from './fd-io.js';
 import { dirname, join } from 'node:path';
 import { SessyncError, isSessyncError } from '../../shared/errors.js';
@@ -26,6 +26,8 @@ const MAX_DIR_RACES = 8;
 const GROUP_OPEN_FILES = 128;
 /** A directory no larger than this (one block on ext4; a few names on tmpfs, xfs, btrfs, apfs) is listed synchronously. */
 const SMALL_DIR_BYTES = 4096;
+/** An object no larger than this is read synchronously (one bounded read); larger ones on the thread pool. */
+const SMALL_READ_BYTES = 16 * 1024;
 
 const MAX_KEY_BYTES = 1024;
 /** Most file systems cap one name at 255 bytes. */
@@ -151,9 +153,11 @@ async function readWhole(fd: number): Promise<Uint8Array> {
   // allocUnsafeSlow: never a slice of Node's shared pool, so the object owns its whole ArrayBuffer.
   const buf = Buffer.allocUnsafeSlow(size);
   const out = new Uint8Array(buf.buffer, buf.byteOffset, size);
+  // A small object (a meta, a head, a token: a page or so) in one bounded synchronous read, as open and stat are.
+  const read = size <= SMALL_READ_BYTES ? (at: number) => readSync(fd, out, at, size - at, at) : (at: number) => readFd(fd, out, at, size - at, at);
   let total = 0;
   while (total < size) {
-    const n = await readFd(fd, out, total, size - total, total);
+    const n = await read(total);
     if (n === 0) break;
     total += n;
   }
