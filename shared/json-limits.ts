@@ -1,4 +1,4 @@
-// Depth checks for JSON that never recurse: one scan of the text, or one walk of a parsed value with its own stack.
+// Depth checks for JSON that never recurse: a count and at most one scan of the text, or one walk of a parsed value with its own stack.
 
 /** Where a JSON text first nests deeper than allowed. */
 export interface TooDeep {
@@ -14,18 +14,37 @@ export interface TooDeep {
 const PATH_LEVELS = 8;
 
 /**
- * Scans `text` once and reports the first `{` or `[` that opens level `limit + 1` (the outermost
- * object or array is level 1); null when the text stays within the limit. Brackets inside strings
- * are skipped (escapes included). The text need not be valid JSON: the scan only bounds what a
- * parse or a later recursive walk of the value could face, so run it before either.
+ * Reports the first `{` or `[` of `text` that opens level `limit + 1` (the outermost object or array is level 1); null
+ * when the text stays within the limit. Brackets inside strings are skipped (escapes included). The text need not be
+ * valid JSON: the check only bounds what a parse or a later recursive walk of the value could face, so run it before
+ * either. It runs on every line a push, pull or open reads: a text with no more than `limit` opening brackets at all
+ * (in strings or not) cannot pass the limit, and counting them is a native search per bracket, so most lines end
+ * there; only the others are scanned character by character.
  */
 export function findTooDeepText(text: string, limit: number): TooDeep | null {
+  return moreOpenersThan(text, limit) ? scanDepth(text, limit) : null;
+}
+
+function moreOpenersThan(text: string, limit: number): boolean {
+  let n = 0;
+  for (let i = text.indexOf('{'); i >= 0; i = text.indexOf('{', i + 1)) if (++n > limit) return true;
+  for (let i = text.indexOf('['); i >= 0; i = text.indexOf('[', i + 1)) if (++n > limit) return true;
+  return false;
+}
+
+/** What an open level is, for the path: an array, an object before its first key, or where the last key's text lies (any number above these). */
+const ARRAY = -10;
+const NO_KEY = -11;
+
+/** One scan of `text` for findTooDeepText. */
+function scanDepth(text: string, limit: number): TooDeep | null {
   let depth = 0;
   let inString = false;
   let strStart = -1;
   let strEnd = -1;
-  // What each open level is ('[]' or the key last seen in it), for the first PATH_LEVELS levels.
-  const path: string[] = [];
+  // Each of the first PATH_LEVELS open levels: ARRAY, NO_KEY, or where its last key starts and ends (made text only on a find).
+  const keyStart: number[] = [];
+  const keyEnd: number[] = [];
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
@@ -46,13 +65,25 @@ export function findTooDeepText(text: string, limit: number): TooDeep | null {
       inString = true;
       strStart = i + 1;
     } else if (c === 0x3a /* : */) {
-      if (depth >= 1 && depth <= PATH_LEVELS && strEnd >= strStart) path[depth - 1] = text.slice(strStart, Math.min(strEnd, strStart + 40));
+      if (depth >= 1 && depth <= PATH_LEVELS && strEnd >= strStart) {
+        keyStart[depth - 1] = strStart;
+        keyEnd[depth - 1] = strEnd;
+      }
     } else if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
-      if (++depth > limit) return { limit, offset: i, path: path.slice(0, Math.min(depth - 1, PATH_LEVELS)) };
-      if (depth <= PATH_LEVELS) path[depth - 1] = c === 0x5b ? '[]' : '';
+      if (++depth > limit) return { limit, offset: i, path: pathOf(text, keyStart, keyEnd, Math.min(depth - 1, PATH_LEVELS)) };
+      if (depth <= PATH_LEVELS) keyStart[depth - 1] = c === 0x5b ? ARRAY : NO_KEY;
     } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) depth--;
   }
   return null;
+}
+
+function pathOf(text: string, keyStart: readonly number[], keyEnd: readonly number[], levels: number): string[] {
+  const path: string[] = [];
+  for (let k = 0; k < levels; k++) {
+    const at = keyStart[k]!;
+    path.push(at === ARRAY ? '[]' : at === NO_KEY ? '' : text.slice(at, Math.min(keyEnd[k]!, at + 40)));
+  }
+  return path;
 }
 
 /** A scan's path as `meta.header.a[]`, with `...` when the find lies deeper than the path reaches. */

@@ -190,30 +190,36 @@ function errText(err: unknown): string {
 export interface LineValues {
   values: unknown[];
   /** Each value's place among the line's values (values that did not parse leave gaps). */
-  at: number[];
+  at: readonly number[];
   /** Why each value (or the whole line) that did not parse was skipped. */
-  errors: string[];
+  errors: readonly string[];
   /** How many values the line held (1 unless it was split). */
   pieces: number;
 }
 
+/** `at` and `errors` of every line that parses, shared (readonly to callers): a line costs its parse and one small array. */
+const ONE_AT: readonly number[] = [0];
+const NO_ERRORS: readonly string[] = [];
+
 /** JSON.parse of one line, splitting a line that holds several values: the one rule every reader uses. */
 export function parseJsonLine(text: string): LineValues {
   try {
-    return { values: [JSON.parse(text)], at: [0], errors: [], pieces: 1 };
+    return { values: [JSON.parse(text)], at: ONE_AT, errors: NO_ERRORS, pieces: 1 };
   } catch (err) {
     const pieces = splitJsonValues(text);
     if (!pieces) return { values: [], at: [], errors: [errText(err)], pieces: 1 };
-    const out: LineValues = { values: [], at: [], errors: [], pieces: pieces.length };
+    const values: unknown[] = [];
+    const at: number[] = [];
+    const errors: string[] = [];
     pieces.forEach((p, k) => {
       try {
-        out.values.push(JSON.parse(p));
-        out.at.push(k);
+        values.push(JSON.parse(p));
+        at.push(k);
       } catch (e) {
-        out.errors.push(`value ${k + 1} of ${pieces.length} on this line: ${errText(e)}`);
+        errors.push(`value ${k + 1} of ${pieces.length} on this line: ${errText(e)}`);
       }
     });
-    return out;
+    return { values, at, errors, pieces: pieces.length };
   }
 }
 

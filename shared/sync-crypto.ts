@@ -232,9 +232,14 @@ export async function openBatch(sessionKey: SessionKey, binding: BatchBinding, s
   return openBatchBytes(sessionKey, binding, fromBase64(sealed, `batch ${binding.seq} of host ${binding.host}`));
 }
 
+/** The opened batch's JSONL as UTF-8 bytes (not decoded: a pull writes them as they are), or null as openBatch. */
+export function openBatchPlain(sessionKey: SessionKey, binding: BatchBinding, sealed: Uint8Array): Promise<Uint8Array | null> {
+  return openBytes(sessionKey.key, sealed, batchAad(binding));
+}
+
 /** openBatch on the decoded bytes. */
 export async function openBatchBytes(sessionKey: SessionKey, binding: BatchBinding, sealed: Uint8Array): Promise<string | null> {
-  const bytes = await openBytes(sessionKey.key, sealed, batchAad(binding));
+  const bytes = await openBatchPlain(sessionKey, binding, sealed);
   if (bytes === null) return null;
   try {
     return new TextDecoder('utf-8', { fatal: true }).decode(bytes);

@@ -1,6 +1,7 @@
 // Pulled batches of an encrypted account, opened and authenticated before any of them is merged.
+import { isUtf8 } from 'node:buffer';
 import { SessyncError } from '../../shared/errors.js';
-import { openBatchBytes } from '../../shared/sync-crypto.js';
+import { openBatchPlain } from '../../shared/sync-crypto.js';
 import type { PulledBatchIn, SessionMetaResponse } from '../../shared/wire.js';
 import type { BatchProblem } from '../sync/sync-state.js';
 import type { SyncContext } from '../sync/sync-context.js';
@@ -32,9 +33,11 @@ export async function openPulled(ctx: SyncContext, e2e: E2eKeys, session: string
       failed.push({ host, seq, reason: 'a plaintext batch on an end-to-end encrypted account (not written by sessync)' });
       continue;
     }
-    let text: string | null;
+    // Bytes, not text: the pull decodes them once for its parse and writes them as they are (never encoded again).
+    let text: Uint8Array | null;
     try {
-      text = await openBatchBytes(key, { account: e2e.account, session, host, seq, batchId, entryCount }, sealedBytes(b));
+      text = await openBatchPlain(key, { account: e2e.account, session, host, seq, batchId, entryCount }, sealedBytes(b));
+      if (text !== null && !isUtf8(text)) text = null; // authenticated bytes that are not UTF-8 were never written by sessync
     } catch {
       text = null; // not even base64: as unauthenticated as a flipped byte
     }

@@ -3,10 +3,18 @@ import { open, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { PRIVATE_FILE, mkdirPrivate } from './private-fs.js';
 
+/** Atomic, not durable (no fsync): what a crash loses is rebuilt or asked for again. */
 export async function writeJsonAtomic(file: string, value: unknown): Promise<void> {
-  await mkdirPrivate(dirname(file));
   const tmp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
-  await writeFile(tmp, JSON.stringify(value), { mode: PRIVATE_FILE });
+  const text = JSON.stringify(value);
+  try {
+    await writeFile(tmp, text, { mode: PRIVATE_FILE });
+  } catch (e) {
+    // The folder is made when missing, not asked for first: a run that saves 1,000 caches in one folder makes it once.
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+    await mkdirPrivate(dirname(file));
+    await writeFile(tmp, text, { mode: PRIVATE_FILE });
+  }
   await rename(tmp, file);
 }
 

@@ -37,20 +37,38 @@ export class EntryColumns {
   /** Date.parse of the timestamp (NaN when it does not parse). */
   ms: Float64Array;
   idHash: Uint32Array;
-  /** Ids decoded so far; the rest are read from `raw` at `idAt` on first use. */
+  /** Ids made into strings so far (a cache: every id also lies as bytes in `raw` or `own`, see idAt). */
   ids: (string | undefined)[] = [];
+  /**
+   * Where entry i's id lies, as a 2-byte length and its UTF-8 bytes: at idAt[i] in `raw` (the loaded index) when it is
+   * 0 or more, else at -idAt[i] - 1 in `own` (pushed entries). Pushed ids are kept as bytes, not as the strings the
+   * parse made: a first build of a million entries would otherwise keep a million young strings alive, and every
+   * collection during the build would copy them.
+   */
   idAt: Float64Array;
   raw: Buffer | null = null;
+  private own: Buffer = Buffer.allocUnsafe(1 << 16);
+  private ownN = 0;
+  /** The id of the entry pushed last (null after a truncate or a decode): a new entry's parent, most of the time. */
+  lastId: string | null = null;
   parentText = new Map<number, string>();
   tsText = new Map<number, string>();
   /**
-   * Position by id: an open-addressing table over the hash column (position + 1 per slot, 0 empty), made when lookups
-   * by scanning would add up (a fresh build makes it from the start). Typed, not a Map: no string hashing or map
-   * entry per id, and it is rebuilt from the hash column without decoding a single id.
+   * Position by id: an open-addressing table of 1 << slotBits slots, each two ints: position + 1 (0 empty) and the
+   * id's hash, so a probe compares hashes within the slot it reads (a build's probes land at random in a table
+   * larger than the CPU caches). Made when lookups by scanning would add up (a fresh build makes it from the start).
+   * Typed, not a Map: no string hashing or map entry per id, and it is rebuilt from the hash column without decoding
+   * a single id.
    */
   private slots: Int32Array | null = null;
   private slotBits = 0;
   private scans = 0;
+  /**
+   * pushNew does not look for a repeated id; firstRepeat finds them all at once afterwards. A fresh build sets it:
+   * probing the id table for every entry costs a cache miss each, and a linear session looks up no parent by id
+   * (each is the entry just before), so the table is not even made.
+   */
+  deferRepeats = false;
 
   constructor(capacity = 64) {
     const n = Math.max(64, capacity);
@@ -85,10 +103,12 @@ export class EntryColumns {
   reserve(): number {
     if (this.n === this.offset.length) this.grow();
     this.slots = null; // its hash is set after this: the table is made again on the next lookup
+    this.lastId = null;
     return this.n++;
   }
 
-  push(id: string, parent: number, parentText: string | null, timestamp: string, kind: number, line: number, offset: number, length: number, idHash = hashId(id)): void {
+  /** `ms`: canonicalIsoMs(timestamp), when the caller has it already. */
+  push(id: string, parent: number, parentText: string | null, timestamp: string, kind: number, line: number, offset: number, length: number, idHash = hashId(id), ms = canonicalIsoMs(timestamp)): void {
     if (this.n === this.offset.length) this.grow();
     const i = this.n++;
     this.offset[i] = offset;
@@ -96,18 +116,23 @@ export class EntryColumns {
     this.line[i] = line;
     this.parent[i] = parent;
     this.kind[i] = kind;
-    let ms = canonicalIsoMs(timestamp);
     if (Number.isNaN(ms)) {
       ms = Date.parse(timestamp);
       if (!(Number.isFinite(ms) && new Date(ms).toISOString() === timestamp)) this.tsText.set(i, timestamp);
     }
     this.ms[i] = ms;
     this.idHash[i] = idHash;
-    this.ids[i] = id;
-    this.idAt[i] = -1;
+    if (id.length * 3 <= 0xffff) this.idAt[i] = -this.keepId(id) - 1;
+    else {
+      // Maybe longer than a 2-byte length holds: only an unterminated last line can be (the index stores no such
+      // entry, see MAX_FIELD_BYTES), and it stays the string.
+      this.ids[i] = id;
+      this.idAt[i] = -this.keepId('') - 1;
+    }
+    this.lastId = id;
     if (parentText !== null) this.parentText.set(i, parentText);
     if (this.slots !== null) {
-      if (this.n * 2 > this.slots.length) this.indexIds();
+      if (this.n * 2 > 1 << this.slotBits) this.indexIds();
       else this.slot(i);
     }
   }
@@ -116,25 +141,48 @@ export class EntryColumns {
    * push, unless an entry with this id is there already: then nothing is added and its position is returned (else -1).
    * With the id table made, the lookup and the insertion are one probe sequence.
    */
-  pushNew(id: string, parent: number, parentText: string | null, timestamp: string, kind: number, line: number, offset: number, length: number, idHash: number): number {
+  pushNew(id: string, parent: number, parentText: string | null, timestamp: string, kind: number, line: number, offset: number, length: number, idHash: number, ms = canonicalIsoMs(timestamp)): number {
+    if (this.deferRepeats) {
+      this.push(id, parent, parentText, timestamp, kind, line, offset, length, idHash, ms);
+      return -1;
+    }
     if (this.slots === null) {
       const at = this.find(id, idHash);
-      if (at < 0) this.push(id, parent, parentText, timestamp, kind, line, offset, length, idHash);
+      if (at < 0) this.push(id, parent, parentText, timestamp, kind, line, offset, length, idHash, ms);
       return at;
     }
-    if ((this.n + 1) * 2 > this.slots.length) this.indexIds();
+    if ((this.n + 1) * 2 > 1 << this.slotBits) this.indexIds();
+    const found = this.probe(id, idHash);
+    if (found >= 0) return found;
+    const k = -found - 1;
     const slots = this.slots;
-    const mask = slots.length - 1;
-    let k = Math.imul(idHash, 0x9e3779b1) >>> (32 - this.slotBits);
-    for (; slots[k] !== 0; k = (k + 1) & mask) {
-      const j = slots[k]! - 1;
-      if (this.idHash[j] === idHash && this.id(j) === id) return j;
-    }
     const i = this.n;
     this.slots = null; // push adds no slot of its own: this one is set here, where the probe ended
-    this.push(id, parent, parentText, timestamp, kind, line, offset, length, idHash);
+    this.push(id, parent, parentText, timestamp, kind, line, offset, length, idHash, ms);
     this.slots = slots;
-    slots[k] = i + 1;
+    slots[2 * k] = i + 1;
+    slots[2 * k + 1] = idHash;
+    return -1;
+  }
+
+  /**
+   * The first position whose id an earlier entry has, or -1: one sort of the hash column, and ids compared only for
+   * hashes that repeat.
+   */
+  firstRepeat(): number {
+    const sorted = this.idHash.slice(0, this.n).sort();
+    let repeated: Set<number> | null = null;
+    for (let k = 1; k < sorted.length; k++) if (sorted[k] === sorted[k - 1]) (repeated ??= new Set()).add(sorted[k]!);
+    if (repeated === null) return -1;
+    const seen = new Map<number, number[]>();
+    for (let j = 0; j < this.n; j++) {
+      const h = this.idHash[j]!;
+      if (!repeated.has(h)) continue;
+      const earlier = seen.get(h);
+      if (earlier === undefined) seen.set(h, [j]);
+      else if (earlier.some((i) => this.idIs(i, this.id(j)))) return j;
+      else earlier.push(j);
+    }
     return -1;
   }
 
@@ -143,42 +191,99 @@ export class EntryColumns {
     let bits = 7;
     while (1 << bits < this.n * 4) bits++;
     this.slotBits = bits;
-    this.slots = new Int32Array(1 << bits);
+    this.slots = new Int32Array(2 << bits);
     for (let i = 0; i < this.n; i++) this.slot(i);
   }
 
   private slot(i: number): void {
     const slots = this.slots!;
-    const mask = slots.length - 1;
-    let k = Math.imul(this.idHash[i]!, 0x9e3779b1) >>> (32 - this.slotBits);
-    while (slots[k] !== 0) k = (k + 1) & mask;
-    slots[k] = i + 1;
+    const mask = (1 << this.slotBits) - 1;
+    const h = this.idHash[i]!;
+    let k = Math.imul(h, 0x9e3779b1) >>> (32 - this.slotBits);
+    while (slots[2 * k] !== 0) k = (k + 1) & mask;
+    slots[2 * k] = i + 1;
+    slots[2 * k + 1] = h;
+  }
+
+  /** In the id table: the position of the entry with this id, else -(k + 1) for the empty slot k where the probe ended. */
+  private probe(id: string, h: number): number {
+    const slots = this.slots!;
+    const mask = (1 << this.slotBits) - 1;
+    const stored = h | 0; // as the Int32Array gives it back
+    for (let k = Math.imul(h, 0x9e3779b1) >>> (32 - this.slotBits); ; k = (k + 1) & mask) {
+      const at = slots[2 * k]!;
+      if (at === 0) return -k - 1;
+      if (slots[2 * k + 1] === stored && this.idIs(at - 1, id)) return at - 1;
+    }
   }
 
   /** The position of the entry with this id, or -1. A few lookups scan the hash column; more build the id table once. */
   find(id: string, h = hashId(id)): number {
     if (this.slots === null && this.scans++ >= 32) this.indexIds();
-    const slots = this.slots;
-    if (slots !== null) {
-      const mask = slots.length - 1;
-      for (let k = Math.imul(h, 0x9e3779b1) >>> (32 - this.slotBits); slots[k] !== 0; k = (k + 1) & mask) {
-        const j = slots[k]! - 1;
-        if (this.idHash[j] === h && this.id(j) === id) return j;
-      }
-      return -1;
-    }
-    for (let j = this.n - 1; j >= 0; j--) if (this.idHash[j] === h && this.id(j) === id) return j;
+    if (this.slots !== null) return Math.max(-1, this.probe(id, h));
+    for (let j = this.n - 1; j >= 0; j--) if (this.idHash[j] === h && this.idIs(j, id)) return j;
     return -1;
+  }
+
+  /** Stores an id's bytes in `own`; returns where. */
+  private keepId(id: string): number {
+    const max = 2 + id.length * 3;
+    if (this.ownN + max > this.own.length) {
+      const next = Buffer.allocUnsafe(Math.max(this.own.length * 2, this.ownN + max));
+      this.own.copy(next, 0, 0, this.ownN);
+      this.own = next;
+    }
+    const b = this.own;
+    const at = this.ownN;
+    let k = 0;
+    // Ids are ASCII in practice: copied by hand (a Buffer.write costs more than the loop for 36 characters).
+    for (; k < id.length; k++) {
+      const c = id.charCodeAt(k);
+      if (c >= 0x80) break;
+      b[at + 2 + k] = c;
+    }
+    const len = k === id.length ? k : b.write(id, at + 2, 'utf8');
+    b[at] = len & 0xff;
+    b[at + 1] = len >>> 8;
+    this.ownN = at + 2 + len;
+    return at;
+  }
+
+  /** The buffer that holds entry i's id (its 2-byte length first, at idPos(i)). */
+  idBuf(i: number): Buffer {
+    return this.idAt[i]! >= 0 ? this.raw! : this.own;
+  }
+
+  idPos(i: number): number {
+    const at = this.idAt[i]!;
+    return at >= 0 ? at : -at - 1;
   }
 
   id(i: number): string {
     let s = this.ids[i];
     if (s === undefined) {
-      const at = this.idAt[i]!;
-      s = this.raw!.toString('utf8', at + 2, at + 2 + this.raw!.readUInt16LE(at));
+      const b = this.idBuf(i);
+      const at = this.idPos(i);
+      s = b.toString('utf8', at + 2, at + 2 + (b[at]! | (b[at + 1]! << 8)));
       this.ids[i] = s;
     }
     return s;
+  }
+
+  /** id(i) === s, on the stored bytes when s is ASCII: a lookup makes no string. */
+  idIs(i: number, s: string): boolean {
+    const cached = this.ids[i];
+    if (cached !== undefined) return cached === s;
+    const b = this.idBuf(i);
+    const at = this.idPos(i);
+    const len = b[at]! | (b[at + 1]! << 8);
+    if (len < s.length) return false; // UTF-8 takes at least one byte per UTF-16 unit
+    for (let k = 0; k < s.length; k++) {
+      const c = s.charCodeAt(k);
+      if (c >= 0x80) return this.id(i) === s;
+      if (b[at + 2 + k] !== c) return false;
+    }
+    return len === s.length;
   }
 
   parentId(i: number): string | null {
@@ -194,6 +299,7 @@ export class EntryColumns {
   truncate(n: number): void {
     this.n = n;
     this.slots = null;
+    this.lastId = null;
     this.ids.length = Math.min(this.ids.length, n);
     for (const m of [this.parentText, this.tsText]) for (const k of [...m.keys()]) if (k >= n) m.delete(k);
   }
@@ -227,7 +333,20 @@ export function canonicalIsoMs(t: string): number {
   const ms = digits(t, 20, 3);
   if (y < 1000 || mo < 1 || mo > 12 || d < 1 || d > DAYS[mo - 1]! || h < 0 || h > 23 || mi < 0 || mi > 59 || sec < 0 || sec > 59 || ms < 0) return NaN;
   if (mo === 2 && d === 29 && !(y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0))) return NaN;
-  return Date.UTC(y, mo - 1, d, h, mi, sec, ms);
+  return daysFromCivil(y, mo, d) * 86_400_000 + ((h * 60 + mi) * 60 + sec) * 1000 + ms;
+}
+
+/**
+ * Days from 1970-01-01 to a date of the proleptic Gregorian calendar (years 1000 and on here), by H. Hinnant's
+ * days_from_civil: integer arithmetic, where Date.UTC is a call into the runtime for each of a build's entries.
+ */
+function daysFromCivil(y: number, m: number, d: number): number {
+  const yy = m <= 2 ? y - 1 : y;
+  const era = Math.floor(yy / 400);
+  const yoe = yy - era * 400;
+  const doy = Math.floor((153 * (m > 2 ? m - 3 : m + 9) + 2) / 5) + d - 1;
+  const doe = yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy;
+  return era * 146_097 + doe - 719_468;
 }
 
 /** FNV-1a over the UTF-16 code units: finds a repeated id among a million without making their strings. */
@@ -235,6 +354,18 @@ export function hashId(s: string): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
   return h >>> 0;
+}
+
+/** hashId(s) when every character of s is ASCII, else -1 (one pass for both). */
+export function hashAsciiId(s: string): number {
+  let h = 0x811c9dc5;
+  let all = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    all |= c;
+    h = Math.imul(h ^ c, 0x01000193);
+  }
+  return all < 0x80 ? h >>> 0 : -1;
 }
 
 export interface IndexState {
@@ -310,6 +441,12 @@ class Out {
     this.room(b.length);
     this.n += b.copy(this.buf, this.n);
   }
+  /** A 2-byte length and that many bytes, copied from `b` at `at` (as str writes them). */
+  lengthAndBytes(b: Buffer, at: number): void {
+    const len = 2 + (b[at]! | (b[at + 1]! << 8));
+    this.room(len);
+    this.n += b.copy(this.buf, this.n, at, at + len);
+  }
   str(s: string): void {
     const len = Buffer.byteLength(s);
     this.room(2 + len);
@@ -355,7 +492,7 @@ export function encodeBatch(s: IndexState, opts: { withMagic: boolean; withHeade
     o.i32(c.parent[i]!);
     o.f64(c.ms[i]!);
     o.u32(c.idHash[i]!);
-    o.str(c.id(i));
+    o.lengthAndBytes(c.idBuf(i), c.idPos(i));
     o.u8((pText !== undefined ? F_PARENT_TEXT : 0) | (tText !== undefined ? F_TS_TEXT : 0));
     if (pText !== undefined) o.str(pText);
     if (tText !== undefined) o.str(tText);
@@ -431,7 +568,6 @@ export function decodeIndex(buf: Buffer): Decoded | null {
           cols.parent[i] = dv.getInt32(pos + 17, true);
           cols.ms[i] = dv.getFloat64(pos + 21, true);
           cols.idHash[i] = dv.getUint32(pos + 29, true);
-          cols.ids[i] = undefined;
           pos += 33;
           cols.idAt[i] = pos;
           need(2);

@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path';
 import { CURRENT_VERSION, checkEntry, checkHeader, type SessionEntry } from '../../shared/entry.js';
 import { splitJsonValues } from '../../shared/jsonl.js';
 import { SessyncError } from '../../shared/errors.js';
-import { decodeIndex, encodeBatch, EntryColumns, hashId, KIND, MAX_FIELD_BYTES, NO_PARENT, OTHER_PARENT, type IndexState } from './session-file-index-codec.js';
+import { canonicalIsoMs, decodeIndex, encodeBatch, EntryColumns, hashAsciiId, hashId, KIND, MAX_FIELD_BYTES, NO_PARENT, OTHER_PARENT, type IndexState } from './session-file-index-codec.js';
 import { withFileLock } from './file-lock.js';
 import { deferIndexWrite, dropIndexWrite } from './session-file-index-deferred.js';
 import { withBulkHeap } from './parse-file.js';
@@ -92,10 +92,19 @@ function fieldsFit(e: SessionEntry): boolean {
   return !tooLong(e.id) && !tooLong(e.timestamp) && (e.parentId === null || !tooLong(e.parentId));
 }
 
-/** One complete line (`text`, decoded from `length` bytes at file byte `offset`), judged as the full reader judges it. */
-function indexLine(s: IndexState, text: string, offset: number, length: number): void {
-  const line = ++s.lines;
+/**
+ * One complete line (`text`, decoded from `length` bytes at file byte `offset`), judged as the full reader judges it.
+ * `exact` false: `text` is the bytes read as Latin-1, one char per byte, which is the line itself when it is ASCII
+ * and otherwise differs only inside its non-ASCII strings: same JSON structure (UTF-8 puts no byte below 0x80 in a
+ * multi-byte character), so the same entries parse, with the same types, and only fields holding non-ASCII text read
+ * differently. The index keeps nothing of a line but its id, parent, timestamp and kind, so it takes such a reading
+ * when those are ASCII; otherwise, and for whatever it would report or keep, it returns false having changed
+ * nothing, and the caller passes the exact text.
+ */
+function indexLine(s: IndexState, text: string, offset: number, length: number, exact: boolean): boolean {
   if (offset === 0) {
+    if (!exact) return false;
+    ++s.lines;
     // The header on line 1, as sessync and pi write it; anything else (a byte-order mark, a blank first line, an old format) is read whole.
     let v: unknown;
     try {
@@ -111,47 +120,69 @@ function indexLine(s: IndexState, text: string, offset: number, length: number):
       s.headerEnd = length + 1;
       if (s.version < CURRENT_VERSION) s.unsupported = `format version ${s.version}`;
     }
-    return;
+    return true;
   }
-  if (isBlank(text)) return;
+  if (text.length === 0) {
+    ++s.lines;
+    return true;
+  }
+  // A line not starting with '{' may be blank by Unicode's idea of white space: the exact text decides.
+  if (text.charCodeAt(0) !== 123 && !exact) return false;
+  if (isBlank(text)) {
+    ++s.lines;
+    return true;
+  }
   let v: unknown;
   try {
     v = JSON.parse(text);
   } catch (err) {
+    if (!exact) return false; // the message quotes the text
+    const line = ++s.lines;
     if (splitJsonValues(text) !== null) s.unsupported = `line ${line} holds several JSON values`;
     else s.problems.push({ line, reason: clip(`invalid JSON: ${errText(err)}`) });
-    return;
+    return true;
   }
   const why = checkEntry(v);
   if (why !== null) {
-    s.problems.push({ line, reason: clip(why) });
-    return;
+    if (!exact) return false; // the reason quotes the entry
+    s.problems.push({ line: ++s.lines, reason: clip(why) });
+    return true;
   }
   const e = v as SessionEntry;
-  if (!fieldsFit(e)) {
-    s.unsupported = `line ${line} has an id or timestamp too long to index`;
-    return;
-  }
+  const h = exact ? hashId(e.id) : hashAsciiId(e.id);
+  if (h < 0) return false;
+  const p = e.parentId;
   const c = s.entries;
+  // The parent is the entry just before, most of the time: the same text as its id (which is exact, or ASCII).
+  const prev = p !== null && c.lastId === p;
+  if (!exact && p !== null && !prev && hashAsciiId(p) < 0) return false;
+  const ms = canonicalIsoMs(e.timestamp);
+  if (!exact && Number.isNaN(ms)) return false; // kept as text when it is not the canonical form: only exact text
+  if (!fieldsFit(e)) {
+    if (!exact) return false;
+    s.unsupported = `line ${++s.lines} has an id or timestamp too long to index`;
+    return true;
+  }
+  const line = ++s.lines;
   // A parent written after its child, or two lines with one id (pushNew's probe finds it): rare, and the full
   // reader's to judge (and word).
   if (c.parentText.size > 0) {
     for (const t of c.parentText.values()) {
       if (t === e.id) {
         s.unsupported = `line ${line} is the parent of an earlier line`;
-        return;
+        return true;
       }
     }
   }
-  const p = e.parentId;
   let parent: number = NO_PARENT;
-  if (p !== null) parent = c.n > 0 && c.id(c.n - 1) === p ? c.n - 1 : c.find(p);
+  if (p !== null) parent = prev ? c.n - 1 : c.find(p);
   if (parent === -1 && p !== null) parent = OTHER_PARENT;
-  if (c.pushNew(e.id, parent, parent === OTHER_PARENT ? p : null, e.timestamp, kindOf(e), line, offset, length, hashId(e.id)) >= 0) {
+  if (c.pushNew(e.id, parent, parent === OTHER_PARENT ? p : null, e.timestamp, kindOf(e), line, offset, length, h, ms) >= 0) {
     s.unsupported = `line ${line} repeats the id ${e.id}`;
-    return;
+    return true;
   }
   if (s.recent !== undefined) keepRecent(s.recent, s, c.n - 1, e);
+  return true;
 }
 
 /**
@@ -183,22 +214,26 @@ function keepRecent(kept: (unknown | undefined)[], s: IndexState, i: number, e: 
 
 /**
  * The lines in bytes [start, last] of a chunk read at file byte `base` (bytes[last] is '\n'); returns where indexing
- * stopped. An all-ASCII run (most of a session) is decoded as one string and each line is a slice of it, as the full
- * reader does: one copy per chunk instead of one per line.
+ * stopped. The run is decoded as one Latin-1 string and each line is a slice of it, as the full reader does for an
+ * ASCII run: one copy per chunk instead of one per line. A run that is not all ASCII is read so too when nothing
+ * parsed is kept (see indexLine); only the lines that need it are decoded as UTF-8. When entries are kept, each
+ * line that is not ASCII is decoded as UTF-8.
  */
 function indexRun(s: IndexState, bytes: Buffer, start: number, last: number, base: number): number {
   let from = start;
-  if (isAscii(bytes.subarray(start, last))) {
+  const ascii = isAscii(bytes.subarray(start, last));
+  if (ascii || s.recent === undefined) {
     const text = bytes.toString('latin1', start, last + 1);
     for (let nl = text.indexOf('\n'); nl >= 0 && s.unsupported === null; nl = text.indexOf('\n', from - start)) {
-      indexLine(s, text.slice(from - start, nl), base + from, start + nl - from);
-      from = start + nl + 1;
+      const end = start + nl;
+      if (!indexLine(s, text.slice(from - start, nl), base + from, end - from, ascii)) indexLine(s, bytes.toString('utf8', from, end), base + from, end - from, true);
+      from = end + 1;
       s.covered = base + from;
     }
     return from;
   }
   for (let nl = bytes.indexOf(NL, from); nl >= 0 && nl <= last && s.unsupported === null; nl = bytes.indexOf(NL, from)) {
-    indexLine(s, decode(bytes, from, nl), base + from, nl - from);
+    indexLine(s, decode(bytes, from, nl), base + from, nl - from, true);
     from = nl + 1;
     s.covered = base + from;
   }
@@ -213,7 +248,7 @@ function indexLines(s: IndexState, fd: number, to: number, keep: boolean): void 
   s.recent = keep ? [] : undefined;
   recentBytes = 0;
   recentFrom = s.entries.n;
-  if (s.entries.n === 0) s.entries.indexIds(); // a fresh build looks up every id and parent: keep the table from the start
+  s.entries.deferRepeats = s.entries.n === 0; // a fresh build: repeated ids are looked for once, at the end
   const buf = Buffer.allocUnsafe(READ_BYTES);
   // Pieces of a line longer than what is left of a read: copied (buf is reused), joined once when it ends.
   let carry: Buffer[] = [];
@@ -235,7 +270,7 @@ function indexLines(s: IndexState, fd: number, to: number, keep: boolean): void 
       carry.push(chunk.subarray(0, nl + 1));
       const joined = Buffer.concat(carry);
       carry = [];
-      indexLine(s, decode(joined, 0, joined.length - 1), carryStart, joined.length - 1);
+      indexLine(s, decode(joined, 0, joined.length - 1), carryStart, joined.length - 1, true);
       s.covered = carryStart + joined.length;
       from = nl + 1;
     }
@@ -246,6 +281,25 @@ function indexLines(s: IndexState, fd: number, to: number, keep: boolean): void 
       carryStart = base + from;
     }
   }
+  if (s.entries.deferRepeats) settleRepeats(s);
+}
+
+/**
+ * After a build that did not look for repeated ids as it went: the state indexing would have stopped in at the first
+ * repeat (see indexLine), which comes before any other reason to stop, since the entries before that reason were pushed.
+ */
+function settleRepeats(s: IndexState): void {
+  const c = s.entries;
+  c.deferRepeats = false;
+  const j = c.firstRepeat();
+  if (j < 0) return;
+  const line = c.line[j]!;
+  s.unsupported = `line ${line} repeats the id ${c.id(j)}`;
+  s.covered = c.offset[j]! + c.length[j]! + 1;
+  s.lines = line;
+  s.problems = s.problems.filter((p) => p.line < line);
+  s.recent = undefined;
+  c.truncate(j);
 }
 
 export function readAt(fd: number, start: number, end: number): Buffer {

@@ -8,7 +8,7 @@ import { serializeLine, serializeSession } from '../../shared/jsonl.js';
 import { SessyncError } from '../../shared/errors.js';
 import { withFileLock } from './file-lock.js';
 import type { LockOptions } from './file-lock.js';
-import { advanceTailState, saveTailState, stateOfWritten, tailStateOf } from './tail-state.js';
+import { advanceAppended, saveTailState, stateOfEntries, stateOfWritten, tailStateOf } from './tail-state.js';
 import type { TailState } from './tail-state.js';
 import { PRIVATE_FILE, mkdirPrivate } from './private-fs.js';
 
@@ -65,16 +65,45 @@ function noop(): void {}
 
 /** Writes `data` to a temp file beside `path` and fsyncs it; returns the temp path. */
 export async function writeTemp(path: string, data: string | Uint8Array): Promise<string> {
-  return (await writeTempStat(path, data)).tmp;
-}
-
-/** writeTemp, and the written file's mtime (a link to it keeps it). */
-async function writeTempStat(path: string, data: string | Uint8Array): Promise<{ tmp: string; mtimeMs: number }> {
-  const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`);
+  const tmp = tempBeside(path);
   const fh = await open(tmp, 'wx', PRIVATE_FILE); // a session holds the user's prompts, code and output: theirs alone
-  let mtimeMs: number;
   try {
     await fh.writeFile(data);
+    await fh.sync();
+  } catch (e) {
+    await fh.close();
+    await unlink(tmp).catch(() => undefined);
+    throw e;
+  }
+  await fh.close();
+  return tmp;
+}
+
+function tempBeside(path: string): string {
+  return join(dirname(path), `.${basename(path)}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`);
+}
+
+/**
+ * A new file's pieces written to a temp file beside `path` (one writev, no joined copy), fsynced; its folder made
+ * only when the open finds it missing (a pull creating 1,000 files in one folder asks once, not 1,000 times).
+ * Returns the temp path and the written file's mtime (a link to it keeps it).
+ */
+async function writeTempPieces(path: string, data: readonly Uint8Array[]): Promise<{ tmp: string; mtimeMs: number }> {
+  const tmp = tempBeside(path);
+  let fh;
+  try {
+    fh = await open(tmp, 'wx', PRIVATE_FILE);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+    await mkdirPrivate(dirname(path));
+    fh = await open(tmp, 'wx', PRIVATE_FILE);
+  }
+  let mtimeMs: number;
+  try {
+    let size = 0;
+    for (const d of data) size += d.byteLength;
+    const { bytesWritten } = await fh.writev(data as Uint8Array[]);
+    if (bytesWritten !== size) throw new SessyncError('internal', `${tmp}: wrote ${bytesWritten} of ${size} bytes`);
     await fh.sync();
     mtimeMs = (await fh.stat()).mtimeMs;
   } catch (e) {
@@ -87,24 +116,32 @@ async function writeTempStat(path: string, data: string | Uint8Array): Promise<{
 }
 
 /**
- * A new file's entry lines as bytes, in file order, each ended by its newline (pulled batches' bodies as they came:
- * the caller vouches that they are exactly the entries, in order), written instead of serialising the entries.
+ * A pulled new file's entry lines as bytes, in file order, each ended by its newline (the batches' bodies as they
+ * came, or their lines), and the tail state of the entries they hold (stateOfEntries): the caller vouches that the
+ * lines are exactly those entries, so nothing is serialised or parsed again.
  */
 export interface EntryLines {
   lines: readonly Uint8Array[];
+  state: TailState;
 }
 
 /**
  * Creates a new session file atomically; fails with 'conflict' when the file already exists. Returns the file's tail
  * state (also saved for `list` and the next append), built from the entries written rather than read back.
+ * `texts`: the exact line of some entries (the rest serialised).
  */
-/** `texts`: the exact line of some entries (the rest serialised), or every line's bytes (EntryLines). */
-export async function createSessionFile(path: string, header: SessionHeader, entries: SessionEntry[] = [], texts?: ReadonlyMap<object, string> | EntryLines): Promise<TailState> {
-  await mkdirPrivate(dirname(path));
-  const data = texts !== undefined && !(texts instanceof Map)
-    ? Buffer.concat([Buffer.from(serializeLine(header) + '\n', 'utf8'), ...(texts as EntryLines).lines])
-    : Buffer.from(serializeSession(header, entries, texts as ReadonlyMap<object, string> | undefined), 'utf8');
-  const { tmp, mtimeMs } = await writeTempStat(path, data);
+export async function createSessionFile(path: string, header: SessionHeader, entries: SessionEntry[] = [], texts?: ReadonlyMap<object, string>): Promise<TailState> {
+  const data = Buffer.from(serializeSession(header, entries, texts), 'utf8');
+  return writeNewFile(path, header, [data], stateOfEntries(entries));
+}
+
+/** createSessionFile for pulled lines: the header, then the lines' bytes as they are. */
+export function createPulledFile(path: string, header: SessionHeader, page: EntryLines): Promise<TailState> {
+  return writeNewFile(path, header, [Buffer.from(serializeLine(header) + '\n', 'utf8'), ...page.lines], page.state);
+}
+
+async function writeNewFile(path: string, header: SessionHeader, data: readonly Uint8Array[], entries: TailState): Promise<TailState> {
+  const { tmp, mtimeMs } = await writeTempPieces(path, data);
   try {
     await link(tmp, path); // link, unlike rename, refuses to replace an existing file
   } catch (e) {
@@ -159,14 +196,15 @@ export async function appendWith(
           await saveTailState(state);
           return entries;
         }
-        let data = '';
+        let text = '';
         // A pulled line is written as the exact text it arrived as: lines travel byte-exact.
-        for (const e of entries) data += (opts.texts?.get(e) ?? serializeLine(e)) + '\n';
+        for (const e of entries) text += (opts.texts?.get(e) ?? serializeLine(e)) + '\n';
         // A torn last line (a crash mid-write) is ended first so the new entry never gets glued onto it.
-        if (state.size > 0 && !(await endsWithNewline(fh, state.size))) data = '\n' + data;
+        if (state.size > 0 && !(await endsWithNewline(fh, state.size))) text = '\n' + text;
+        const data = Buffer.from(text, 'utf8');
         await fh.write(data);
         await fh.sync();
-        await advanceTailState(state, fh);
+        await advanceAppended(state, fh, entries, data); // from the entries in hand: their lines are not parsed again
         await saveTailState(state);
         return entries;
       } finally {

@@ -154,25 +154,51 @@ function consume(state: TailState, buf: Buffer, base: number): void {
 }
 
 /**
- * The state of a file just written whole as `data` (its header line, then `entries` in file order), built from the
- * entries in hand instead of parsing the file back: the same state consume would find (an entry that fails the
- * structural check counts as a bad line there too). `mtimeMs`: the written file's.
+ * What `entries`, written in this order after a header, make of a tail state: tips, leaf, last entry, counts, name.
+ * Built from the entries in hand instead of parsing their lines back: the same state consume would find (an entry
+ * that fails the structural check counts as a bad line there too). `checked`: every entry already passed checkEntry
+ * (a pull's decode did), so it is not checked twice. Header, path, size, mtime and hash are set by stateOfWritten.
  */
-export function stateOfWritten(path: string, header: { id: string; version?: number }, entries: readonly SessionEntry[], data: Uint8Array, mtimeMs: number): TailState {
-  const state = emptyState(path);
-  state.headerId = header.id;
-  state.version = header.version ?? 1;
-  const pending = new Set<string>();
+export function stateOfEntries(entries: readonly SessionEntry[], o: { checked?: boolean } = {}): TailState {
+  const state = emptyState('');
+  addEntries(state, entries, o.checked === true);
+  return state;
+}
+
+/** The entries in hand added to the state in file order, as consume would add their lines. */
+function addEntries(state: TailState, entries: readonly SessionEntry[], checked: boolean): void {
+  const pending = new Set(state.pending);
   for (const e of entries) {
-    if (checkEntry(e) !== null) state.badLines++;
+    if (!checked && checkEntry(e) !== null) state.badLines++; // as consume counts a line that is not an entry
     else addEntry(state, e, pending);
   }
   state.pending = [...pending];
   state.leafId = pickLeaf(state.tips);
-  state.size = state.offset = data.byteLength;
-  state.mtimeMs = mtimeMs;
-  state.tailHash = createHash('sha1').update(data.subarray(Math.max(0, data.byteLength - TAIL_BYTES))).digest('hex');
-  return state;
+}
+
+/**
+ * The state of a file just written whole as `data` (its header line, then the lines of the entries `entries` was
+ * made of, by stateOfEntries), without reading it back. `mtimeMs`: the written file's.
+ */
+export function stateOfWritten(path: string, header: { id: string; version?: number }, entries: TailState, data: readonly Uint8Array[], mtimeMs: number): TailState {
+  let size = 0;
+  for (const d of data) size += d.byteLength;
+  return { ...entries, path, headerId: header.id, version: header.version ?? 1, size, offset: size, mtimeMs, tailHash: hashOfLast(data) };
+}
+
+/** sha1 of the last TAIL_BYTES of the pieces' concatenation (what hashTail reads back from the file). */
+function hashOfLast(data: readonly Uint8Array[]): string {
+  const h = createHash('sha1');
+  const tail: Uint8Array[] = [];
+  let want = TAIL_BYTES;
+  for (let i = data.length - 1; i >= 0 && want > 0; i--) {
+    const d = data[i]!;
+    const piece = d.subarray(Math.max(0, d.byteLength - want));
+    tail.push(piece);
+    want -= piece.byteLength;
+  }
+  for (let i = tail.length - 1; i >= 0; i--) h.update(tail[i]!);
+  return h.digest('hex');
 }
 
 async function hashTail(fh: FileHandle, size: number): Promise<string> {
@@ -214,32 +240,47 @@ export function peekTailStateSync(path: string): TailState | null {
  * the bytes appended since; rebuilt from the whole file when the file shrank or changed. `fh` must be readable.
  */
 export async function tailStateOf(path: string, fh: FileHandle): Promise<TailState> {
+  return (await stateOf(path, fh)).state;
+}
+
+/** tailStateOf, and whether the cache described the file as it is (nothing new to save). */
+async function stateOf(path: string, fh: FileHandle): Promise<{ state: TailState; asCached: boolean }> {
   const st = await fh.stat();
   const cached = await peekTailState(path);
   // A cache from before lastId was recorded is rebuilt once (lastId cannot be derived from the tips).
   if (cached && cached.lastId !== undefined && cached.size <= st.size && cached.offset <= cached.size && (await hashTail(fh, cached.size)) === cached.tailHash) {
-    if (cached.size === st.size && cached.mtimeMs === st.mtimeMs) return cached;
+    if (cached.size === st.size && cached.mtimeMs === st.mtimeMs) return { state: cached, asCached: true };
     consume(cached, await readRange(fh, cached.offset, st.size), cached.offset);
     cached.size = st.size;
     cached.mtimeMs = st.mtimeMs;
     cached.tailHash = await hashTail(fh, st.size);
-    return cached;
+    return { state: cached, asCached: false };
   }
   const state = emptyState(path);
   consume(state, await readRange(fh, 0, st.size), 0);
   state.size = st.size;
   state.mtimeMs = st.mtimeMs;
   state.tailHash = await hashTail(fh, st.size);
-  return state;
+  return { state, asCached: false };
 }
 
-/** Re-reads what was appended after `state.offset` (our own write included) and records the new size and mtime. */
-export async function advanceTailState(state: TailState, fh: FileHandle): Promise<void> {
+/**
+ * After appending `entries` as the lines `data` (under the file's lock) to a file whose state is `state`: the entries
+ * are added as they are, without reading their lines back and parsing them again, when the file is exactly what the
+ * state had parsed (no torn last line) followed by `data` (its size and its last bytes say so). Otherwise, another
+ * writer appended too: what was appended since `state.offset` (ours included) is read and parsed.
+ */
+export async function advanceAppended(state: TailState, fh: FileHandle, entries: readonly SessionEntry[], data: Uint8Array): Promise<void> {
   const st = await fh.stat();
-  consume(state, await readRange(fh, state.offset, st.size), state.offset);
+  const tailHash = await hashTail(fh, st.size);
+  const ours = state.offset === state.size && st.size === state.size + data.byteLength && data.byteLength >= TAIL_BYTES && tailHash === hashOfLast([data]);
+  if (ours) {
+    addEntries(state, entries, false);
+    state.offset = st.size;
+  } else consume(state, await readRange(fh, state.offset, st.size), state.offset);
   state.size = st.size;
   state.mtimeMs = st.mtimeMs;
-  state.tailHash = await hashTail(fh, st.size);
+  state.tailHash = tailHash;
 }
 
 /** Saves the state atomically (temp + rename); a lost save only costs a later incremental parse. */
@@ -247,13 +288,13 @@ export async function saveTailState(state: TailState): Promise<void> {
   await writeJsonAtomic(statePath(state.path), state);
 }
 
-/** Convenience for readers outside a lock (list, resolve): the state of a file, cache saved. */
+/** Convenience for readers outside a lock (list, resolve): the state of a file, cache saved (when it changed). */
 export async function readTailState(path: string): Promise<TailState> {
   const fh = await open(path, 'r');
   try {
-    const s = await tailStateOf(path, fh);
-    await saveTailState(s);
-    return s;
+    const { state, asCached } = await stateOf(path, fh);
+    if (!asCached) await saveTailState(state);
+    return state;
   } finally {
     await fh.close();
   }

@@ -1,16 +1,15 @@
 // Pull of one session: batches after the per-host cursor, merged by id into the local file (appended, never
 // rewritten); the cursor is saved only after the new entries are fsynced, so a kill -9 re-pulls, never skips.
 import { open, readFile, stat } from 'node:fs/promises';
-import { createHash } from 'node:crypto';
 import { dirname, join } from 'node:path';
-import { checkEntry, checkHeader, type SessionEntry, type SessionHeader } from '../../shared/entry.js';
+import { checkHeader, type SessionEntry, type SessionHeader } from '../../shared/entry.js';
 import { SessyncError } from '../../shared/errors.js';
-import { findTooDeepText, findTooDeepValue } from '../../shared/json-limits.js';
+import { findTooDeepValue } from '../../shared/json-limits.js';
 import { toJsonText } from '../../shared/json-stringify.js';
 import { canonicalJson, exactTexts, mergeEntries, type IncomingEntry, type MergeConflict } from '../../shared/merge.js';
 import { ownValue, toNullRecord } from '../../shared/own-keys.js';
-import { LIMITS, type Cursor, type SessionMetaResponse } from '../../shared/wire.js';
-import { createSessionFile, appendEntries } from '../store/session-writer.js';
+import { LIMITS, type Cursor, type PullPage, type SessionMetaResponse } from '../../shared/wire.js';
+import { appendEntries, createPulledFile } from '../store/session-writer.js';
 import { ensureCurrent } from '../store/migrate-file.js';
 import { readSession } from '../store/session-reader.js';
 import { alignLeaf } from '../store/leaf-marker.js';
@@ -20,8 +19,9 @@ import { projectDir, sessionFileName } from '../store/paths.js';
 import { newSessionState, rememberBadBatches, type BatchProblem, type SessionSyncState } from './sync-state.js';
 import type { SyncContext } from './sync-context.js';
 import { PRIVATE_FILE, mkdirPrivate } from '../store/private-fs.js';
-import { openPulled, type OpenedBatch } from '../keys/open-pull.js';
-import { readMeta } from '../keys/sync-keys.js';
+import { openPulled } from '../keys/open-pull.js';
+import { readMeta, type E2eKeys } from '../keys/sync-keys.js';
+import { decode, newFileLines, type Decoded, type NewFileLines } from './pull-decode.js';
 import { killPoint } from './kill-point.js';
 
 /** The highest seq there can be (BatchEnvelopeSchema): tells the server not to send this host's own batches back. */
@@ -56,100 +56,43 @@ export interface PullResult {
   marker?: string;
 }
 
-/**
- * The entries of one stored batch. What an older server may have stored damaged is skipped and named, never
- * fatal: a body that does not match its sha-256 (the whole batch), and lines that are not JSON, nest deeper
- * than LIMITS.maxJsonDepth, or are not entries (each line alone). Only an encoding this client cannot read
- * stops the session's pull: a newer sessync can, so its cursor must not move past it.
- */
-function decode(session: string, b: OpenedBatch, note: SyncContext['note']): Decoded {
-  const { host, seq } = b.envelope;
-  if (b.damaged !== undefined) {
-    // The server could not read the object it stores (an older server wrote it): it names host and seq only.
-    const reason = `the server cannot read it (stored damaged: ${b.damaged})`;
-    note?.(`session ${session}: batch ${seq} of host ${host} skipped: ${reason}`);
-    return { entries: [], skipped: 0, problems: [{ host, seq, reason: reason.slice(0, 300) }] };
-  }
-  if (b.envelope.encoding !== 'jsonl') {
-    throw new SessyncError('unsupported_version', `session ${session}: batch ${seq} of host ${host} is ${b.envelope.encoding}-encrypted; this sessync cannot read it`);
-  }
-  // An opened sealed batch was checked by its GCM tag, stronger than the sha-256 (which is of its ciphertext).
-  // The sha-256 is of the body as it came: a string's UTF-8 (JSON), or the frame's bytes.
-  const matches = b.authenticated === true || sha256Of(b.body) === b.envelope.sha256;
-  const text = matches ? bodyText(b.body) : null;
-  if (text === null) {
-    const reason = `its body ${matches ? 'is not UTF-8' : 'does not match its sha-256'} (stored damaged); none of its ${b.envelope.entryCount} entries merged`;
-    note?.(`session ${session}: batch ${seq} of host ${host} skipped: ${reason}`);
-    return { entries: [], skipped: 0, problems: [{ host, seq, reason }] };
-  }
-  const entries: IncomingEntry[] = [];
-  const problems: BatchProblem[] = [];
-  let lineNo = 0;
-  for (const line of text.split('\n')) {
-    lineNo++;
-    if (line.trim() === '') continue;
-    let v: unknown;
-    let why: string | null;
-    // Depth first, on the text: merging, writing and redacting a value this deep is what the limit spares.
-    if (findTooDeepText(line, LIMITS.maxJsonDepth)) why = `it nests JSON deeper than ${LIMITS.maxJsonDepth} levels (the limit)`;
-    else {
-      try {
-        v = JSON.parse(line);
-        why = checkEntry(v);
-      } catch (e) {
-        why = `not JSON (${(e as Error).message})`;
-      }
-    }
-    if (why) {
-      problems.push({ host, seq, line: lineNo, reason: why.slice(0, 300) });
-      note?.(`session ${session}: line ${lineNo} of batch ${seq} from host ${host} not merged: ${why}`);
-      continue;
-    }
-    entries.push({ entry: v as SessionEntry, host, text: line });
-  }
-  // Every line an entry, each ended by its newline: the body's bytes are those lines exactly as a file holds them.
-  const whole = typeof b.body !== 'string' && entries.length === lineNo - 1 && text.endsWith('\n') ? b.body : undefined;
-  return { entries, skipped: problems.length, problems, ...(whole ? { whole } : {}) };
-}
-
-interface Decoded {
-  entries: IncomingEntry[];
+/** What the loop keeps of a page: its entries (none when `fresh` holds them as bytes), counts and problems. */
+interface Page {
+  /** Every entry of the page, for a merge into the file there is; empty when the page creates the file. */
+  incoming: IncomingEntry[];
+  /** The page's entries as a new file's lines, when it creates the file. */
+  fresh?: NewFileLines;
+  /** Entries decoded (duplicates included), lines skipped, and the body bytes as they came. */
+  entries: number;
   skipped: number;
+  bytes: number;
   problems: BatchProblem[];
-  /** The body's bytes, when they are exactly its entries' lines (each with its newline) and nothing else. */
-  whole?: Uint8Array;
 }
 
 /**
- * The lines of a new file as the batches' bytes, when the merge keeps every incoming entry in arrival order (no
- * id twice, parents already first): writing them spares building the text again. Else undefined (serialised).
+ * A page's batches opened (encrypted: every one authenticated before any is merged; a failure throws, nothing
+ * written) and decoded. For a file being created they become its lines here, and the parsed entries are let go
+ * before the first wait: a pull of many sessions decodes many pages at once, and entries kept across the writes
+ * would only be copied by the garbage collector (kept when more pages follow, which merge against them).
  */
-function wholeBodies(decoded: readonly Decoded[], incoming: readonly IncomingEntry[], toAppend: readonly SessionEntry[]): Uint8Array[] | undefined {
-  if (toAppend.length !== incoming.length || toAppend.some((e, i) => e !== incoming[i]!.entry)) return undefined;
-  const out: Uint8Array[] = [];
-  for (const d of decoded) {
-    if (d.entries.length === 0) continue;
-    if (!d.whole) return undefined;
-    out.push(d.whole);
+async function readPage(ctx: SyncContext, e2e: E2eKeys | null, session: string, res: PullPage, served: SessionMetaResponse | undefined, creating: boolean): Promise<Page> {
+  const batches = e2e ? await openPulled(ctx, e2e, session, res.batches, served) : res.batches;
+  const incoming: IncomingEntry[] = [];
+  const problems: BatchProblem[] = [];
+  const decoded: Decoded[] = [];
+  let skipped = 0;
+  for (const b of batches) {
+    const d = decode(session, b, ctx.note);
+    decoded.push(d);
+    for (const x of d.entries) incoming.push(x);
+    skipped += d.skipped;
+    for (const p of d.problems) problems.push(p);
   }
-  return out;
-}
-
-function sha256Of(body: string | Uint8Array): string {
-  return (typeof body === 'string' ? createHash('sha256').update(body, 'utf8') : createHash('sha256').update(body)).digest('hex');
-}
-
-// ignoreBOM: a leading BOM stays in the text (and fails its line), as it would in a JSON string; the bytes are written as they are.
-const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
-
-/** A body as text; null for bytes that are not UTF-8 (a server validates JSONL as UTF-8 when it is pushed). */
-function bodyText(body: string | Uint8Array): string | null {
-  if (typeof body === 'string') return body;
-  try {
-    return utf8.decode(body);
-  } catch {
-    return null;
-  }
+  let bytes = 0;
+  for (const b of res.batches) bytes += typeof b.body === 'string' ? b.body.length : b.body.byteLength;
+  const counts = { entries: incoming.length, skipped, bytes, problems };
+  if (creating) return { incoming: [], fresh: newFileLines(decoded, incoming, res.more), ...counts };
+  return { incoming, ...counts };
 }
 
 /** Same id, different content: the remote version goes to <home>/sync/conflicts/<session>.jsonl, once. */
@@ -215,25 +158,14 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
     const res = await (ctx.pull ? ctx.pull(session, cursor, ask) : ctx.api.pullPage(session, cursor, ask));
     // Only this session's: a server that answers another's is not believed (the meta is then asked for alone).
     const served = res.meta?.session === session ? res.meta : undefined;
-    // Encrypted: every batch of the page authenticated before any of it is merged (a failure throws, nothing written).
-    const batches = e2e ? await openPulled(ctx, e2e, session, res.batches, served) : res.batches;
-    const incoming: IncomingEntry[] = [];
-    const problems: BatchProblem[] = [];
-    const decoded: Decoded[] = [];
-    for (const b of batches) {
-      const d = decode(session, b, ctx.note);
-      decoded.push(d);
-      incoming.push(...d.entries);
-      result.skipped += d.skipped;
-      problems.push(...d.problems);
-    }
+    const page = await readPage(ctx, e2e, session, res, served, path === undefined);
+    const { incoming, problems } = page;
+    result.skipped += page.skipped;
     result.problems.push(...problems);
     result.batches += res.batches.length;
-    let bytes = 0;
-    for (const b of res.batches) bytes += typeof b.body === 'string' ? b.body.length : b.body.byteLength;
 
     if (path === undefined) {
-      if (incoming.length === 0 && problems.length > 0 && !res.more) {
+      if (page.entries === 0 && problems.length > 0 && !res.more) {
         // Nothing to create a file from; no cursor is saved, so the next run reports it again.
         throw new SessyncError('corrupt', `session ${session}: every batch the server holds is damaged (${describeProblems(problems)}); no local file created`, { details: { problems: problems.slice(0, 100) } });
       }
@@ -253,19 +185,19 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
       if (headerWhy) throw new SessyncError('corrupt', `session ${session}: the server's header is not a session header (${headerWhy}); no local file created`);
       // Local facts: the cwd here, and the parent's file here (pi's picker nests a fork under it by path).
       const header = await withLocalParent(ctx.sessionsRoot, { ...meta.header, cwd } as SessionHeader, piLayout(ctx.env));
-      const m = mergeEntries(new Map(), incoming);
       path = join(ctx.flat ? ctx.sessionsRoot : projectDir(ctx.sessionsRoot, cwd), sessionFileName(String(header.timestamp), session));
-      const bodies = wholeBodies(decoded, incoming, m.toAppend);
-      const tail = await createSessionFile(path, header, m.toAppend, bodies ? { lines: bodies } : exactTexts(incoming));
+      const fresh = page.fresh!;
+      const tail = await createPulledFile(path, header, fresh);
       // Written parents-first with the newest tip last: pi's leaf and sessync's agree unless the tip rule differs.
       leafAgrees = tail.lastId === tail.leafId;
       result.path = path;
       result.created = true;
-      result.appended += m.toAppend.length;
-      result.duplicates += m.duplicates;
-      result.conflicts += await setAside(ctx, session, m.conflicts);
-      local = new Map(m.toAppend.map((e) => [e.id, e]));
-      st = { ...(st ?? newSessionState(session, path)), path, pushedOffset: (await stat(path)).size, skipIds: [], metaSent: true };
+      result.appended += fresh.count;
+      result.duplicates += fresh.duplicates;
+      result.conflicts += await setAside(ctx, session, fresh.conflicts);
+      // A later page merges against what this one wrote (kept for that only: most sessions are one page).
+      local = new Map((fresh.entries ?? []).map((e) => [e.id, e]));
+      st = { ...(st ?? newSessionState(session, path)), path, pushedOffset: tail.size, skipIds: [], metaSent: true };
     } else {
       if (st === null) st = newSessionState(session, path);
       if (incoming.length > 0) {
@@ -300,7 +232,7 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
     st = { ...st, path, cursor: saved, nextSeq: Math.max(st.nextSeq, ownSeq + 1), ...rememberBadBatches(st, problems) };
     killPoint('pull-merged'); // the page's entries are durable in the file, its cursor not yet saved
     await ctx.state.save(st); // after the fsync of the entries: a crash before this line only re-pulls
-    ctx.onProgress?.({ entries: incoming.length, bytes });
+    ctx.onProgress?.({ entries: page.entries, bytes: page.bytes });
     for (const h of Object.keys(res.cursor)) cursor[h] = res.cursor[h]!;
     if (!creating) cursor[ctx.hostId] = OWN_DONE;
     if (!res.more) break;

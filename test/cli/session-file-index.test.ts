@@ -7,7 +7,7 @@ import type { SessionEntry } from '../../shared/entry.js';
 import { buildContext } from '../../shared/context.js';
 import { readSession } from '../../cli/store/session-reader.js';
 import { openSessionView } from '../../cli/store/session-file-index-open.js';
-import { indexPath } from '../../cli/store/session-file-index.js';
+import { indexPath, sessionFileIndex } from '../../cli/store/session-file-index.js';
 import { readTailState } from '../../cli/store/tail-state.js';
 import { cacheDir } from '../../cli/store/paths.js';
 import { useTempHome } from '../helpers/cli.js';
@@ -90,14 +90,14 @@ async function indexedView(path: string, opts: { keep?: boolean } = {}) {
  * The view as resume opens it (nothing parsed kept; the index advanced over what was appended), then rebuilt from
  * nothing as the other commands open it (the parsed entries kept for the reads): both equal the full read.
  */
-async function expectSame(path: string): Promise<void> {
+async function expectSame(path: string, indexable = true): Promise<void> {
   const full = await fullView(path);
   const { indexed, ...counted } = await indexedView(path, { keep: false });
-  expect(indexed).toBe(true);
+  expect(indexed).toBe(indexable);
   expect(counted).toEqual(full);
   rmSync(indexPath(path), { force: true });
   const { indexed: again, ...kept } = await indexedView(path);
-  expect(again).toBe(true);
+  expect(again).toBe(indexable);
   expect(kept).toEqual(full);
 }
 
@@ -122,6 +122,98 @@ describe('session index: same result as the full read', () => {
         await expectSame(file);
       }),
       { numRuns: 120 },
+    );
+  });
+
+  it('lines that are not ASCII (ids, parents, timestamps, bad lines, Unicode blanks, invalid UTF-8) are indexed as the full read takes them', async () => {
+    // Resume indexes non-ASCII lines from a Latin-1 reading of their bytes: whatever it keeps or reports must be the UTF-8 text.
+    const odd = ['', 'é', '🙂', 'ü\u00a0', '\u2028', 'ÿ'];
+    const bytes = (s: string) => Buffer.from(s, 'utf8');
+    // Kind of line; where the odd characters go (id, timestamp, parent, text: chosen apart, so one field's fallback does not cover another's); a reference; the timestamp's form.
+    const lineArb = fc.tuple(fc.integer({ min: 0, max: 14 }), fc.tuple(fc.nat(5), fc.nat(5), fc.nat(5), fc.nat(5)), fc.nat(60), fc.integer({ min: 0, max: 3 }));
+    await fc.assert(
+      fc.asyncProperty(fc.array(lineArb, { minLength: 1, maxLength: 40 }), async (spec) => {
+        const ids: string[] = [];
+        const parts: Buffer[] = [bytes(HEADER)];
+        let repeated = false;
+        spec.forEach(([kind, [oId, oTs, oParent, oText], ref, ts], i) => {
+          const myId = `${odd[oId]}${i}`;
+          const parent = ids.length === 0 ? null : kind === 1 ? ids[ref % ids.length]! : kind === 2 ? `missing${odd[oParent]}` : ids[ids.length - 1]!;
+          const timestamp = ts === 0 ? `2026-01-01T00:00:0${i % 10}Z` : ts === 1 ? `un${odd[oTs]}known` : new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString();
+          const entry = { type: 'message', id: myId, parentId: parent, timestamp, message: { role: 'user', content: `x${odd[oText]}y` } };
+          let line: Buffer;
+          let kept: string | null = myId;
+          if (kind === 3) {
+            // Not an entry, for reasons that quote its type and id.
+            const type = `message${odd[oText]}`;
+            const bad = [{ type: 'message', id: myId, parentId: parent, timestamp }, { type, id: myId, parentId: 5, timestamp }, { type, id: myId, parentId: parent }][ref % 3];
+            line = bytes(JSON.stringify(bad));
+            kept = null;
+          } else if (kind === 4) {
+            line = bytes(`{"type":"message","id":"${myId}`); // invalid JSON
+            kept = null;
+          } else if (kind === 5) {
+            // Blank by Unicode's white space, or not JSON (a lone 0xa0 byte is no character: U+FFFD, where Latin-1 reads a space).
+            line = ref % 5 === 4 ? Buffer.from([0x20, 0xa0]) : bytes(['\u3000', '\u00a0', ' ', `${odd[oText]}`][ref % 4]!);
+            kept = null;
+          } else if (kind === 6) {
+            // Invalid UTF-8 inside the id and inside the content: the full read takes them as U+FFFD.
+            line = Buffer.concat([bytes('{"type":"message","id":"b'), Buffer.from([0xff, 0xc3]), bytes(`${i}","parentId":null,"timestamp":"${timestamp}","message":{"role":"user","content":"`), Buffer.from([0xe2, 0x82]), bytes('"}}')]);
+            kept = `b\ufffd\ufffd${i}`;
+          } else if (kind === 7) {
+            line = bytes(JSON.stringify({ ...entry, type: ref % 2 ? 'session_info' : `info${odd[oText]}`, name: `n${odd[oText]}` }));
+          } else if (kind === 8) {
+            line = bytes(JSON.stringify({ ...entry, content: 'é'.repeat(40_000) })); // longer than a read: lines cut across reads
+          } else if (kind === 9 && ref % 8 === 0 && ids.length > 0) {
+            line = bytes(JSON.stringify({ ...entry, id: ids[ref % ids.length]! })); // a repeated id: read whole
+            repeated = true;
+            kept = null;
+          } else {
+            line = bytes(JSON.stringify(entry));
+          }
+          if (kept !== null) ids.push(kept);
+          parts.push(line, bytes('\n'));
+        });
+        const file = fileIn(home.dir);
+        writeFileSync(file, Buffer.concat(parts));
+        await expectSame(file, !repeated);
+        rmSync(indexPath(file), { force: true });
+        const fromIndex = await (await openSessionView(file, { keep: false })).tailState();
+        rmSync(cacheDir('tail'), { recursive: true, force: true });
+        if (!repeated) expect(fromIndex).toEqual(await readTailState(file));
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  it('a fresh build, which looks for repeated ids only at its end, stops where indexing line by line stops', async () => {
+    // Appending indexes line by line (each id looked up as it comes); a first build sorts the ids once at the end.
+    // Both must stop at the same line, for the first of: a repeated id, a split line, a parent written after its child.
+    const entry = (i: number, myId: string, parent: string | null) => JSON.stringify({ type: 'message', id: myId, parentId: parent, timestamp: new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString(), message: { role: 'user', content: 'x' } });
+    const lineArb = fc.tuple(fc.integer({ min: 0, max: 6 }), fc.nat(5));
+    await fc.assert(
+      fc.asyncProperty(fc.array(lineArb, { minLength: 1, maxLength: 30 }), fc.nat(30), async (spec, cutAt) => {
+        let prev: string | null = null;
+        const lines = spec.map(([kind, r], i) => {
+          const myId = kind <= 1 ? `e${r}` : `u${i}`; // e<r>: may repeat an earlier id
+          const parent = kind === 2 ? `e${r}` : prev; // e<r>: may name an entry written later
+          prev = myId;
+          if (kind === 3) return '{"type":"message",'; // a problem, kept only before the stop
+          if (kind === 4) return entry(i, myId, parent) + entry(i, `v${i}`, myId); // a split line
+          return entry(i, myId, parent);
+        });
+        const file = fileIn(home.dir);
+        const cut = cutAt % (lines.length + 1);
+        writeFileSync(file, HEADER + lines.slice(0, cut).map((l) => l + '\n').join(''));
+        await sessionFileIndex(file);
+        appendFileSync(file, lines.slice(cut).map((l) => l + '\n').join(''));
+        const appended = await sessionFileIndex(file);
+        rmSync(indexPath(file), { force: true });
+        const fresh = await sessionFileIndex(file);
+        const facts = (x: typeof fresh) => ({ unsupported: x.unsupported, covered: x.covered, lines: x.lines, problems: x.problems, n: x.entries.n });
+        expect(facts(fresh)).toEqual(facts(appended));
+      }),
+      { numRuns: 200 },
     );
   });
 

@@ -1,5 +1,6 @@
 // Depth checks without recursion: exact limits, strings skipped (escapes too), and depths no recursive walk survives.
 import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
 import { findTooDeepText, findTooDeepValue, formatTooDeep } from '../../shared/json-limits.js';
 
 const deepText = (n: number) => '{"k":'.repeat(n) + 'null' + '}'.repeat(n);
@@ -31,6 +32,50 @@ describe('findTooDeepText', () => {
   it('names the keys on the way for messages', () => {
     const f = findTooDeepText(JSON.stringify({ meta: { header: { list: [[[[1]]]] } } }), 4)!;
     expect(formatTooDeep(f)).toBe('meta.header.list[]');
+  });
+
+  it('gives what a plain character-by-character scan gives, on any text (valid JSON or not), whatever its brackets count', () => {
+    // The reference: every character looked at, escapes by the one rule (a backslash in a string takes the next character).
+    const reference = (text: string, limit: number) => {
+      let depth = 0;
+      let inString = false;
+      let key = '';
+      let keyDone = true; // a ':' before any string names the level ''
+      const path: string[] = [];
+      for (let i = 0; i < text.length; i++) {
+        const c = text[i]!;
+        if (inString) {
+          if (c === '\\') {
+            key += c + (text[i + 1] ?? '');
+            i++;
+          } else if (c === '"') {
+            inString = false;
+            keyDone = true;
+          } else key += c;
+          continue;
+        }
+        if (c === '"') {
+          inString = true;
+          key = '';
+          keyDone = false;
+        } else if (c === ':') {
+          if (depth >= 1 && depth <= 8 && keyDone) path[depth - 1] = key.slice(0, 40);
+        } else if (c === '{' || c === '[') {
+          if (++depth > limit) return { offset: i, path: path.slice(0, Math.min(depth - 1, 8)) };
+          if (depth <= 8) path[depth - 1] = c === '[' ? '[]' : '';
+        } else if (c === '}' || c === ']') depth--;
+      }
+      return null;
+    };
+    const piece = fc.constantFrom('{', '[', '}', ']', '"', '\\', ':', 'k', ',', '1', '{"a":', '["', '"]');
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 60 }).map((p) => p.join('')), fc.integer({ min: 0, max: 8 }), (text, limit) => {
+        const found = findTooDeepText(text, limit);
+        const want = reference(text, limit);
+        expect(found === null ? null : { offset: found.offset, path: found.path }).toEqual(want);
+      }),
+      { numRuns: 3000 },
+    );
   });
 
   it('scans a million levels without a stack overflow', () => {
