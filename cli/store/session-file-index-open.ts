@@ -8,7 +8,7 @@ import { SessionTree, type TreeProblem } from '../../shared/tree.js';
 import { hashId, KIND, KIND_TYPES, NO_PARENT, OTHER_PARENT, type EntryColumns, type IndexState } from './session-file-index-codec.js';
 import { clip, decode, indexPath, kindOf, readAt, sameEntry, sessionFileIndex, type IndexOptions } from './session-file-index.js';
 import { readSession } from './session-reader.js';
-import { tailStateFromIndex } from './session-file-index-tail.js';
+import { shapeOf, tailStateFromIndex, type ColumnShape } from './session-file-index-tail.js';
 import type { TailState } from './tail-state.js';
 
 /** What the commands that continue or show one branch need of a session. */
@@ -65,6 +65,8 @@ interface Opened {
   tail: SessionEntry | null;
   leaf: number;
   treeProblems: TreeProblem[];
+  /** shapeOf the committed entries (the unterminated last one not counted). */
+  shape: ColumnShape;
 }
 
 function timeAt(c: EntryColumns, i: number): number {
@@ -72,23 +74,23 @@ function timeAt(c: EntryColumns, i: number): number {
   return Number.isNaN(t) ? -Infinity : t;
 }
 
-/** SessionTree's leaf rule on the columns: the newest tip; equal times by timestamp text, then id. */
-function leafOf(c: EntryColumns): number {
-  const hasChild = new Uint8Array(c.n);
-  for (let i = 0; i < c.n; i++) {
-    const p = c.parent[i]!;
-    if (p >= 0) hasChild[p] = 1;
-  }
+/**
+ * SessionTree's leaf rule on the columns: the newest tip; equal times by timestamp text, then id. The tips are those
+ * of the committed entries (`shape`), less the parent of an unterminated last entry at `tailAt`, plus that entry.
+ */
+function leafOf(c: EntryColumns, shape: ColumnShape, tailAt: number): number {
+  const tailParent = tailAt >= 0 ? c.parent[tailAt]! : -1;
   let best = -1;
   let bestTime = 0;
-  for (let i = 0; i < c.n; i++) {
-    if (hasChild[i]) continue;
+  const consider = (i: number) => {
     const t = timeAt(c, i);
     if (best < 0 || t > bestTime || (t === bestTime && laterTie(c, i, best))) {
       best = i;
       bestTime = t;
     }
-  }
+  };
+  for (const i of shape.tips) if (i !== tailParent) consider(i);
+  if (tailAt >= 0) consider(tailAt);
   return best;
 }
 
@@ -144,7 +146,8 @@ function open(path: string, s: IndexState): Opened | null {
     const treeProblems: TreeProblem[] = [];
     // In file order: the map is filled in file order.
     for (const [i, p] of c.parentText) treeProblems.push({ entryId: c.id(i), reason: `dangling parent: ${p} is not in this session (entry kept as a root)` });
-    return { header, c, problems, tailAt, tail, leaf: leafOf(c), treeProblems };
+    const shape = shapeOf(c, tailAt >= 0 ? tailAt : c.n);
+    return { header, c, problems, tailAt, tail, leaf: leafOf(c, shape, tailAt), treeProblems, shape };
   } finally {
     closeSync(fd);
   }
@@ -370,6 +373,6 @@ export async function openSessionView(path: string, opts: IndexOptions = {}, ret
       for (let i = 0; i < c.n; i++) if (c.kind[i] === KIND.label) at.push(i);
       return again(() => read(at), (v) => v.labels());
     },
-    tailState: () => again(() => tailStateFromIndex(s, o.tailAt, (i) => read([i])[0]!), (v) => v.tailState()),
+    tailState: () => again(() => tailStateFromIndex(s, o.tailAt, (i) => read([i])[0]!, o.shape), (v) => v.tailState()),
   };
 }
