@@ -99,15 +99,19 @@ const prefixBuf = Buffer.alloc(HEADER_PREFIX_BYTES);
  * an async one tens (thread pool round trips), and list does nothing else meanwhile.
  */
 export function readHeaderSync(path: string): HeaderRead {
-  let fd: number;
-  try {
-    fd = openSync(path, 'r');
-  } catch (e) {
-    throw notFound(path, e);
-  }
+  const fd = openSessionSync(path);
   try {
     return parseHeaderPrefix(prefixBuf, readSync(fd, prefixBuf, 0, HEADER_PREFIX_BYTES, 0));
   } finally {
     closeSync(fd);
+  }
+}
+
+/** A session file opened for reading (sync), or SessyncError('not_found') when it does not exist. */
+export function openSessionSync(path: string): number {
+  try {
+    return openSync(path, 'r');
+  } catch (e) {
+    throw notFound(path, e);
   }
 }

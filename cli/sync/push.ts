@@ -14,7 +14,8 @@ import { readHeader, readHeaderSync, type HeaderRead } from '../store/session-re
 import { alignLeaf } from '../store/leaf-marker.js';
 import { bodyFileOf, newSessionState, type PendingBatch, type SessionSyncState } from './sync-state.js';
 import { sessionProjectKey } from './project-key.js';
-import { readSlice, tailHash, type Slice } from './read-slice.js';
+import { readFirst, readSlice, tailHash, type FirstRead, type Slice } from './read-slice.js';
+import { leafAgrees } from './first-leaf.js';
 import type { SyncContext } from './sync-context.js';
 import { ownValue } from '../../shared/own-keys.js';
 import { adoptStoredKey, sessionKey, type E2eKeys } from '../keys/sync-keys.js';
@@ -42,19 +43,23 @@ export interface PushResult {
   migrated?: string;
 }
 
-function sha256Hex(s: string): string {
-  return createHash('sha256').update(s, 'utf8').digest('hex');
+function sha256Hex(s: string | Uint8Array): string {
+  return createHash('sha256').update(s).digest('hex');
 }
 
 /**
- * A slice's body and its sha-256: from the file's own bytes when they are one run (hashed as they are, no join and
- * no encoding again), else the lines joined. Bytes that are not valid UTF-8 are decoded (as their lines were
- * parsed), so only then is the hash taken of the text that is sent.
+ * A slice's body as the bytes sent, and their sha-256: the file's own bytes when they are one run (no join, no
+ * decoding and encoding again, no copy), else the lines joined. Bytes that are not valid UTF-8 are decoded (as their
+ * lines were parsed), so only then are the bytes sent those of the text.
  */
-function bodyOf(slice: Slice): { text: string; sha256: string } {
-  if (slice.raw && isUtf8(slice.raw)) return { text: slice.raw.toString('utf8'), sha256: createHash('sha256').update(slice.raw).digest('hex') };
-  const text = slice.lines.join('\n') + '\n';
-  return { text, sha256: sha256Hex(text) };
+function bodyOf(slice: Slice): { bytes: Uint8Array; sha256: string } {
+  const bytes = slice.raw ? (isUtf8(slice.raw) ? slice.raw : Buffer.from(slice.raw.toString('utf8'), 'utf8')) : Buffer.from(slice.lines!.join('\n') + '\n', 'utf8');
+  return { bytes, sha256: sha256Hex(bytes) };
+}
+
+/** A plaintext body as text (the lines a refusal reports, a body sealed after the fact). */
+function textOf(body: string | Uint8Array): string {
+  return typeof body === 'string' ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
 }
 
 async function metaFor(target: PushTarget, known?: HeaderRead): Promise<SessionMetaInput> {
@@ -131,22 +136,30 @@ async function pushHolding(ctx: SyncContext, target: PushTarget, turn: ReadTurn)
     ctx.note?.(`session ${session}: the server holds only ${target.resetTo - 1} of this machine's ${st.nextSeq - 1} batches (restored from a backup?); pushing the session again (merged by id there)`);
     st = await restart(ctx, st, target.resetTo);
   }
-  // The header, read once here for the format check, the leaf rule and the meta (again only after a migration);
-  // synchronously, as list reads headers: one of thousands of page-cached files in a many-session push.
-  let header: HeaderRead | undefined = readHeaderSync(path);
+  // A first push reads the file once here: its header, its first batch and (when that is the whole file) its
+  // entries for the leaf check. Else the header alone, read once for the format check, the leaf rule and the meta
+  // (again only after a migration). Synchronously, as list reads headers: one of thousands of page-cached files.
+  let first: FirstRead | undefined = st.pushedOffset === 0 && st.pending === null ? readFirst(path, new Set(st.skipIds)) : undefined;
+  let header: HeaderRead | undefined = first?.header ?? readHeaderSync(path);
   if (st.pushedOffset === 0 && st.pending === null) {
     // An old-format file is brought to the current format first (the original kept as .bak), as pi does on open:
     // the ids it gets are deterministic, so two machines migrating copies of one file push the same entries.
     if (!header.ok) throw new SessyncError('corrupt', `${basename(path)}: ${header.reason}`);
     const m = (header.header.version ?? 1) < CURRENT_VERSION ? await migrateFile(path) : null;
-    if (m) header = undefined;
+    if (m) {
+      header = undefined;
+      first = undefined;
+    }
     if (m?.changed) {
       result.migrated = `${path}: format ${m.fromVersion} -> ${m.toVersion} (original kept as ${m.backup})`;
       ctx.note?.(`migrated ${result.migrated}`);
     }
   }
   // pi (not sessync) may have written here: its last line is where the user is; a marker makes it sessync's leaf too.
-  await alignLeaf(path, 'local', header);
+  // A first push that read the whole file knows from it whether one is due; else (or when it is) the locked pass.
+  if (!first || !leafAgrees(first)) {
+    if ((await alignLeaf(path, 'local', header)) !== null) first = undefined; // the file grew by the marker: read again
+  }
   if (st.pushedOffset > 0) {
     // The bytes before the offset, as hashed when it was reached: a file rewritten (replaced, edited, migrated by
     // another tool) shows up there, and the offset then means nothing any more. Push it all again; the server and
@@ -213,7 +226,7 @@ async function pushHolding(ctx: SyncContext, target: PushTarget, turn: ReadTurn)
           }
           // Refused again: its lines cannot be pushed as they are. Reported, then left behind, so later entries go.
           // (A sealed body is one opaque line here: the batch is reported as a whole.)
-          const refused = p.encoding || typeof body !== 'string' ? [`batch ${p.seq} (${p.entryCount} sealed entries)`] : body.split('\n').filter((l) => l.trim() !== '');
+          const refused = p.encoding ? [`batch ${p.seq} (${p.entryCount} sealed entries)`] : textOf(body).split('\n').filter((l) => l.trim() !== '');
           for (const line of refused) {
             const reason = `refused by the server (${e.message}): ${line.slice(0, 120)}`;
             result.skipped.push({ offset: st.pushedOffset, reason });
@@ -280,7 +293,11 @@ async function pushHolding(ctx: SyncContext, target: PushTarget, turn: ReadTurn)
       ctx.onProgress?.({ entries: p.entryCount, bytes });
       continue;
     }
-    const size = statSync(path).size;
+    // The first push's first slice was read with the header, with the size then: not read again (once; a restart
+    // reads the file anew, and so does the look for more after it).
+    const ahead = first && st.pushedOffset === 0 ? first : undefined;
+    first = undefined;
+    const size = ahead?.size ?? statSync(path).size;
     if (size <= st.pushedOffset) {
       if (st.skipIds.length > 0 && size === st.pushedOffset) {
         st = { ...st, skipIds: [] };
@@ -290,14 +307,14 @@ async function pushHolding(ctx: SyncContext, target: PushTarget, turn: ReadTurn)
     }
     // The slice read before an announcement is the one sealed after it (read, parsed and its skipped lines reported once).
     if (announced?.from !== st.pushedOffset) await turn.hold();
-    const slice = announced?.from === st.pushedOffset ? announced.slice : await readSlice(path, st.pushedOffset, size, new Set(st.skipIds));
+    const slice = announced?.from === st.pushedOffset ? announced.slice : (ahead?.slice ?? (await readSlice(path, st.pushedOffset, size, new Set(st.skipIds))));
     if (announced?.slice !== slice) {
       for (const s of slice.skipped) ctx.note?.(`session ${session}: line at byte ${s.offset} not pushed: ${s.reason}`);
       result.skipped.push(...slice.skipped);
     }
     announced = undefined;
     if (slice.end === st.pushedOffset) break; // only an unfinished line: the next push takes it
-    if (slice.lines.length === 0) {
+    if (slice.count === 0) {
       const done = slice.end >= size;
       if (done && !st.metaSent && st.nextSeq === 1 && st.pending === null) {
         // Only a header so far (`sessync new` without --model): an empty first batch carries the meta, so the
@@ -322,7 +339,7 @@ async function pushHolding(ctx: SyncContext, target: PushTarget, turn: ReadTurn)
       continue;
     }
     const plain = bodyOf(slice);
-    const made = await sealIf(ctx, e2e, { seq: st.nextSeq, batchId: randomUUID(), entryCount: slice.lines.length, sha256: plain.sha256, endOffset: slice.end }, session, plain.text);
+    const made = await sealIf(ctx, e2e, { seq: st.nextSeq, batchId: randomUUID(), entryCount: slice.count, sha256: plain.sha256, endOffset: slice.end }, session, plain.bytes);
     const pending = made.pending;
     built = { seq: pending.seq, batchId: pending.batchId, body: made.body, ...(slice.tailHash !== undefined ? { tail: slice.tailHash } : {}) };
     if (!pending.encoding) {
@@ -348,11 +365,12 @@ async function pushHolding(ctx: SyncContext, target: PushTarget, turn: ReadTurn)
  * The pending batch with its body: sealed once here on an encrypted account (a resend after a crash sends these
  * same bytes, so the server sees a retry, not another batch at that seq), else the JSONL as it is.
  */
-async function sealIf(ctx: SyncContext, e2e: E2eKeys | null, p: PendingBatch, session: string, plain: string): Promise<{ pending: PendingBatch; body: string | Uint8Array }> {
-  if (!e2e) return { pending: { ...p, sha256: p.sha256 || sha256Hex(plain), body: plain }, body: plain }; // a caller that hashed the bytes passes it
+async function sealIf(ctx: SyncContext, e2e: E2eKeys | null, p: PendingBatch, session: string, plain: string | Uint8Array): Promise<{ pending: PendingBatch; body: string | Uint8Array }> {
+  // A caller that hashed the bytes passes the hash; bytes (the file's) are not kept in the state, text may be.
+  if (!e2e) return { pending: { ...p, sha256: p.sha256 || sha256Hex(plain), ...(typeof plain === 'string' ? { body: plain } : {}) }, body: plain };
   const key = await sessionKey(ctx, e2e, session, { create: true });
   // Raw bytes from here to the server's record: nothing is base64'd (only a small inline body, in the JSON state).
-  const sealed = await sealedBytes(e2e, key, { session, host: ctx.hostId, seq: p.seq, batchId: p.batchId, entryCount: p.entryCount }, plain);
+  const sealed = await sealedBytes(e2e, key, { session, host: ctx.hostId, seq: p.seq, batchId: p.batchId, entryCount: p.entryCount }, textOf(plain));
   return { pending: await keepSealed(ctx, session, { ...p, sha256: sealed.sha256, encoding: 'aes-256-gcm', raw: true }, sealed.body), body: sealed.body };
 }
 
@@ -373,7 +391,7 @@ async function keepSealed(ctx: SyncContext, session: string, p: PendingBatch, bo
  * A plaintext pending batch's body, read again from the file: the lines from the pushed offset to its end, with
  * today's checks. null when they are not the batch written down (the file changed below its end).
  */
-async function bodyFromFile(path: string, st: SessionSyncState, p: PendingBatch): Promise<string | null> {
+async function bodyFromFile(path: string, st: SessionSyncState, p: PendingBatch): Promise<Uint8Array | null> {
   let slice: Slice;
   try {
     slice = await readSlice(path, st.pushedOffset, p.endOffset, new Set(st.skipIds));
@@ -381,9 +399,9 @@ async function bodyFromFile(path: string, st: SessionSyncState, p: PendingBatch)
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw e;
   }
-  if (slice.end !== p.endOffset || slice.lines.length !== p.entryCount || p.entryCount === 0) return null;
+  if (slice.end !== p.endOffset || slice.count !== p.entryCount || p.entryCount === 0) return null;
   const body = bodyOf(slice);
-  return body.sha256 === p.sha256 ? body.text : null;
+  return body.sha256 === p.sha256 ? body.bytes : null;
 }
 
 /** For callers that only need to know whether a push has anything to do (no request, no read of the file). */

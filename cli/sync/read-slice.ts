@@ -1,7 +1,8 @@
 // Reading a session file's tail for a push: complete lines after an offset, one batch at most, invalid lines reported.
-import { closeSync, openSync, readSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { createHash } from 'node:crypto';
-import { checkEntry } from '../../shared/entry.js';
+import { checkEntry, type SessionEntry } from '../../shared/entry.js';
+import { HEADER_PREFIX_BYTES, openSessionSync, parseHeaderPrefix, readHeaderSync, type HeaderRead } from '../store/session-reader.js';
 import { parseJsonLine, serializeLine } from '../../shared/jsonl.js';
 import { ENTRY_ID_RE, LIMITS } from '../../shared/wire.js';
 import { findTooDeepText, findTooDeepValue } from '../../shared/json-limits.js';
@@ -13,8 +14,9 @@ const BATCH_BYTES = Math.min(MAX_BATCH_BYTES, Number(process.env.SESSYNC_SYNC_BA
 const READ_CHUNK = MAX_BATCH_BYTES + 64 * 1024;
 
 export interface Slice {
-  lines: string[];
-  ids: string[];
+  /** Entries in the batch. */
+  count: number;
+  /** Body bytes: the entries' lines, each with its '\n'. */
   bytes: number;
   /** Offset after the last line consumed (sent, skipped or invalid). */
   end: number;
@@ -23,9 +25,26 @@ export interface Slice {
   tailHash?: string;
   /**
    * The body (the lines, each with its '\n') as the file's own bytes, when they lie next to each other in one read
-   * (no line left out or rewritten between them): no join, and hashed without encoding it again.
+   * (no line left out or rewritten between them): no join, no text kept, hashed and sent as they are.
    */
   raw?: Buffer;
+  /** Otherwise the entries' lines as text, each without its '\n' (a line of several values: one line per value). */
+  lines?: string[];
+}
+
+/** What a push's first read of a file gives besides its first slice (see readFirst). */
+export interface FirstRead {
+  slice: Slice;
+  /** The header, as readHeaderSync would read it (from the same bytes). */
+  header: HeaderRead;
+  /** The file's size when it was read. */
+  size: number;
+  /**
+   * The whole file came in that one read, every line after the header is an entry of the slice (none skipped, split
+   * or already on the server), and each entry is the child of the one before: the file's one tip, if it has any, is
+   * its last entry.
+   */
+  wholeChain: boolean;
 }
 
 /**
@@ -34,102 +53,158 @@ export interface Slice {
  * and close each cost a thread-pool round trip (tens of microseconds) where the call itself costs a few.
  */
 export async function readSlice(path: string, from: number, size: number, skipIds: ReadonlySet<string>): Promise<Slice> {
-  const out: Slice = { lines: [], ids: [], bytes: 0, end: from, skipped: [] };
-  /** The bytes of the lines taken so far, while they are one run of one read. */
-  let run: { buf: Buffer; from: number; to: number } | null = null;
-  let contiguous = true;
-  const finish = (): Slice => {
-    if (contiguous && run && out.lines.length > 0) out.raw = run.buf.subarray(run.from, run.to);
-    return out;
-  };
   const fd = openSync(path, 'r');
   try {
-    let pos = from;
-    while (pos < size && out.lines.length < LIMITS.maxEntriesPerBatch) {
-      const len = Math.min(READ_CHUNK, size - pos);
-      const buf = Buffer.allocUnsafe(len); // filled by the read; only its first bytesRead bytes are looked at
-      const bytesRead = readSync(fd, buf, 0, len, pos);
-      let start = 0;
-      let progressed = false;
-      const done = (): Slice => {
-        // The hash a later push checks the offset by, from this read when it holds the bytes (no open of its own).
-        const at = out.end - pos;
-        if (at >= TAIL_BYTES || (pos === 0 && at > 0)) out.tailHash = hashTail(buf.subarray(Math.max(0, at - TAIL_BYTES), at));
-        return finish();
-      };
-      for (;;) {
-        const nl = buf.indexOf(0x0a, start);
-        if (nl < 0 || nl >= bytesRead) break;
-        const lineBytes = nl - start;
-        const lineOffset = pos + start;
-        if (out.bytes + lineBytes + 1 > BATCH_BYTES && out.lines.length > 0) {
-          return done(); // batch full: this line starts the next one
-        }
-        const text = buf.toString('utf8', start, nl);
-        const lineStart = start;
-        start = nl + 1;
-        progressed = true;
-        out.end = pos + start;
-        if (text.trim() === '') continue;
-        const isHeader = lineOffset === 0; // the header goes in the session meta, not in a batch
-        if (!isHeader && lineBytes > LIMITS.maxEntryBytes) {
-          out.skipped.push({ offset: lineOffset, reason: `entry of ${lineBytes} bytes is over the ${LIMITS.maxEntryBytes}-byte limit` });
-          continue;
-        }
-        // Depth on the text first (one cheap scan); only a line too deep as a whole has its values looked at.
-        // The server refuses a whole batch over one such entry: left out here, or the session never gets through.
-        const deepLine = findTooDeepText(text, LIMITS.maxJsonDepth) !== null;
-        // A line holding several values (two writers raced) is sent as one line per value, as readers load it.
-        const parsed = parseJsonLine(text);
-        if (!isHeader) for (const e of parsed.errors) out.skipped.push({ offset: lineOffset, reason: `not JSON (${e})` });
-        // An entry glued onto the header line still goes.
-        for (const v of isHeader ? parsed.values.slice(1) : parsed.values) {
-          if (deepLine && (parsed.pieces === 1 || findTooDeepValue(v, LIMITS.maxJsonDepth))) {
-            out.skipped.push({ offset: lineOffset, reason: `entry nests JSON deeper than ${LIMITS.maxJsonDepth} levels, the server's limit` });
-            continue;
-          }
-          const why = checkEntry(v);
-          if (why) {
-            out.skipped.push({ offset: lineOffset, reason: why });
-            continue;
-          }
-          const id = (v as { id: string }).id;
-          if (!ENTRY_ID_RE.test(id)) {
-            // The server refuses the whole batch over one such id: left out here, or the session never gets through.
-            out.skipped.push({ offset: lineOffset, reason: `entry id "${id.slice(0, 80)}" is not one the server accepts (letters, digits, _ . : - only, at most 128)` });
-            continue;
-          }
-          if (skipIds.has(id)) continue; // pulled from the server: it has it
-          const line = parsed.pieces > 1 ? serializeLine(v as object) : text;
-          if (parsed.pieces > 1) contiguous = false;
-          else if (run === null) run = { buf, from: lineStart, to: start };
-          else if (run.buf === buf && run.to === lineStart) run.to = start;
-          else contiguous = false;
-          out.lines.push(line);
-          out.ids.push(id);
-          out.bytes += (parsed.pieces > 1 ? Buffer.byteLength(line) : lineBytes) + 1;
-        }
-        if (out.lines.length >= LIMITS.maxEntriesPerBatch) return done();
-      }
-      if (!progressed) {
-        if (bytesRead === len && pos + len < size) {
-          // A line longer than a read: far over the entry limit. Skipped (and reported) so later entries still go.
-          const nl = nextNewline(fd, pos + len, size);
-          if (nl < 0) return finish(); // still being written: the next push looks again
-          out.skipped.push({ offset: pos, reason: `entry of ${nl - pos} bytes is over the ${LIMITS.maxEntryBytes}-byte limit` });
-          out.end = nl + 1;
-          pos = nl + 1;
-          continue;
-        }
-        return done(); // only an unfinished last line remains
-      }
-      if (pos + start >= size || out.lines.length >= LIMITS.maxEntriesPerBatch) return done();
-      pos += start;
-    }
-    return finish();
+    return sliceOf(fd, from, size, skipIds).slice;
   } finally {
     closeSync(fd);
   }
+}
+
+/** A first push's read: the file from its start (one open, its size from the open file) and its header from the same bytes. */
+export function readFirst(path: string, skipIds: ReadonlySet<string>): FirstRead {
+  const fd = openSessionSync(path);
+  try {
+    const size = fstatSync(fd).size;
+    const r = sliceOf(fd, 0, size, skipIds);
+    const header = r.first ? parseHeaderPrefix(r.first.buf, Math.min(r.first.bytesRead, HEADER_PREFIX_BYTES)) : readHeaderSync(path);
+    return { slice: r.slice, header, size, wholeChain: r.plain && r.chain && r.first?.bytesRead === size && r.slice.end === size };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+interface SliceRead {
+  slice: Slice;
+  /** The first read (from offset 0 only): its buffer and how much of it was filled. */
+  first?: { buf: Buffer; bytesRead: number };
+  /** Every line after the header went into the slice as one entry (none skipped, split, glued or already pushed). */
+  plain: boolean;
+  /** Each entry of the slice names the one before it as its parent. */
+  chain: boolean;
+}
+
+/** readSlice on an open file. */
+function sliceOf(fd: number, from: number, size: number, skipIds: ReadonlySet<string>): SliceRead {
+  const out: Slice = { count: 0, bytes: 0, end: from, skipped: [] };
+  let first: SliceRead['first'];
+  let plain = true;
+  let chain = true;
+  let lastId: string | undefined;
+  /** The bytes of the lines taken so far, while they are one run of one read: their text is not kept. */
+  let run: { buf: Buffer; from: number; to: number } | null = null;
+  /** The lines' text, once they are not one run (the run's lines decoded again then: it happens rarely). */
+  let lines: string[] | null = null;
+  const asLines = (): string[] => (lines ??= run ? linesOf(run.buf, run.from, run.to) : []);
+  const finish = (): SliceRead => {
+    if (lines === null && run && out.count > 0) out.raw = run.buf.subarray(run.from, run.to);
+    else out.lines = asLines();
+    return { slice: out, ...(first ? { first } : {}), plain: plain && out.skipped.length === 0, chain };
+  };
+  let pos = from;
+  while (pos < size && out.count < LIMITS.maxEntriesPerBatch) {
+    const len = Math.min(READ_CHUNK, size - pos);
+    const buf = Buffer.allocUnsafe(len); // filled by the read; only its first bytesRead bytes are looked at
+    const bytesRead = readSync(fd, buf, 0, len, pos);
+    if (pos === 0) first = { buf, bytesRead };
+    let start = 0;
+    let progressed = false;
+    const done = (): SliceRead => {
+      // The hash a later push checks the offset by, from this read when it holds the bytes (no open of its own).
+      const at = out.end - pos;
+      if (at >= TAIL_BYTES || (pos === 0 && at > 0)) out.tailHash = hashTail(buf.subarray(Math.max(0, at - TAIL_BYTES), at));
+      return finish();
+    };
+    for (;;) {
+      const nl = buf.indexOf(0x0a, start);
+      if (nl < 0 || nl >= bytesRead) break;
+      const lineBytes = nl - start;
+      const lineOffset = pos + start;
+      if (out.bytes + lineBytes + 1 > BATCH_BYTES && out.count > 0) {
+        return done(); // batch full: this line starts the next one
+      }
+      const lineStart = start;
+      start = nl + 1;
+      progressed = true;
+      out.end = pos + start;
+      if (lineBytes === 0 || (buf[lineStart] !== 0x7b && buf.toString('utf8', lineStart, nl).trim() === '')) continue;
+      const isHeader = lineOffset === 0; // the header goes in the session meta, not in a batch
+      if (!isHeader && lineBytes > LIMITS.maxEntryBytes) {
+        out.skipped.push({ offset: lineOffset, reason: `entry of ${lineBytes} bytes is over the ${LIMITS.maxEntryBytes}-byte limit` });
+        continue;
+      }
+      const text = buf.toString('utf8', lineStart, nl);
+      // Depth on the text first (one cheap scan); only a line too deep as a whole has its values looked at.
+      // The server refuses a whole batch over one such entry: left out here, or the session never gets through.
+      const deepLine = findTooDeepText(text, LIMITS.maxJsonDepth) !== null;
+      // A line holding several values (two writers raced) is sent as one line per value, as readers load it.
+      const parsed = parseJsonLine(text);
+      if (!isHeader) for (const e of parsed.errors) out.skipped.push({ offset: lineOffset, reason: `not JSON (${e})` });
+      if (parsed.pieces > 1 || (isHeader && parsed.values.length > 1)) plain = false;
+      // An entry glued onto the header line still goes.
+      for (const v of isHeader ? parsed.values.slice(1) : parsed.values) {
+        if (deepLine && (parsed.pieces === 1 || findTooDeepValue(v, LIMITS.maxJsonDepth))) {
+          out.skipped.push({ offset: lineOffset, reason: `entry nests JSON deeper than ${LIMITS.maxJsonDepth} levels, the server's limit` });
+          continue;
+        }
+        const why = checkEntry(v);
+        if (why) {
+          out.skipped.push({ offset: lineOffset, reason: why });
+          continue;
+        }
+        const e = v as SessionEntry;
+        if (!ENTRY_ID_RE.test(e.id)) {
+          // The server refuses the whole batch over one such id: left out here, or the session never gets through.
+          out.skipped.push({ offset: lineOffset, reason: `entry id "${e.id.slice(0, 80)}" is not one the server accepts (letters, digits, _ . : - only, at most 128)` });
+          continue;
+        }
+        if (skipIds.has(e.id)) {
+          plain = false;
+          continue; // pulled from the server: it has it
+        }
+        if (out.count > 0 && e.parentId !== lastId) chain = false;
+        lastId = e.id;
+        if (parsed.pieces > 1) {
+          const line = serializeLine(e);
+          asLines().push(line);
+          out.bytes += Buffer.byteLength(line) + 1;
+        } else {
+          if (lines === null && run === null) run = { buf, from: lineStart, to: start };
+          else if (lines === null && run!.buf === buf && run!.to === lineStart) run!.to = start;
+          else asLines().push(text);
+          out.bytes += lineBytes + 1;
+        }
+        out.count++;
+      }
+      if (out.count >= LIMITS.maxEntriesPerBatch) return done();
+    }
+    if (!progressed) {
+      if (bytesRead === len && pos + len < size) {
+        // A line longer than a read: far over the entry limit. Skipped (and reported) so later entries still go.
+        const nl = nextNewline(fd, pos + len, size);
+        if (nl < 0) return finish(); // still being written: the next push looks again
+        out.skipped.push({ offset: pos, reason: `entry of ${nl - pos} bytes is over the ${LIMITS.maxEntryBytes}-byte limit` });
+        out.end = nl + 1;
+        pos = nl + 1;
+        continue;
+      }
+      return done(); // only an unfinished last line remains
+    }
+    if (pos + start >= size || out.count >= LIMITS.maxEntriesPerBatch) return done();
+    pos += start;
+  }
+  return finish();
+}
+
+/** The lines of bytes [from, to) of `buf` (each ending in '\n'), decoded as they were parsed. */
+function linesOf(buf: Buffer, from: number, to: number): string[] {
+  const out: string[] = [];
+  for (let at = from; at < to; ) {
+    const nl = buf.indexOf(0x0a, at);
+    out.push(buf.toString('utf8', at, nl));
+    at = nl + 1;
+  }
+  return out;
 }
 
 /** Offset of the first '\n' at or after `from` (before `size`), or -1. */

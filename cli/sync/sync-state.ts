@@ -1,5 +1,6 @@
 // Sync state beside the session files (never inside them): host id, per-session offsets, seqs, cursors, pending batches.
 import { readFile, rm, readdir, stat } from 'node:fs/promises';
+import { readdirSync } from 'node:fs';
 import { createHash, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { SessyncError } from '../../shared/errors.js';
@@ -125,6 +126,18 @@ interface HostFile {
   copiedFrom?: string;
 }
 
+/** Sessions with a state file in `dir` (none when it does not exist yet). */
+function stateFileNames(dir: string): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw e;
+  }
+  return names.filter((n) => n.endsWith('.json')).map((n) => n.slice(0, -5));
+}
+
 /** All sync state of one SESSYNC_HOME: machine-wide parts in sync/, per-server parts in sync/servers/<key>/. */
 export class SyncState {
   /** Machine-wide: host id, project map, the run lock. */
@@ -134,6 +147,12 @@ export class SyncState {
 
   /** Open while a run pushes many sessions: saves are gathered there and made durable once per request. */
   private journal: StateJournal<SessionSyncState> | null = null;
+  /**
+   * While the journal is open: the sessions that had a state file when it opened. Until it closes, states go to the
+   * journal and no file is made, so a session not named here has no file, and its load reads none (a first push of
+   * a thousand sessions asks for a thousand files that are not there).
+   */
+  private files: ReadonlySet<string> | null = null;
 
   constructor(home: string, server: string) {
     this.dir = join(home, 'sync');
@@ -149,7 +168,9 @@ export class SyncState {
    * that carries batches) makes them durable together: one fsync per request, however many sessions it carries.
    */
   openJournal(): void {
-    if (!this.journal) this.journal = new StateJournal(this.journalPath());
+    if (this.journal) return;
+    this.journal = new StateJournal(this.journalPath());
+    this.files = new Set(stateFileNames(join(this.serverDir, 'sessions')));
   }
 
   /** One durable write of every state saved since the last flush (nothing when no journal is open). */
@@ -167,6 +188,7 @@ export class SyncState {
     const j = this.journal;
     if (!j) return;
     this.journal = null;
+    this.files = null;
     await j.close();
     await this.writeOut(j.latest);
     await StateJournal.remove(j.path);
@@ -192,7 +214,7 @@ export class SyncState {
       while (next < items.length) {
         const [session, s] = items[next++]!;
         const file = join(serverDir, 'sessions', `${session}.json`);
-        if (s) await writeFileAtomic(file, JSON.stringify(s) + '\n', { dirExists: true });
+        if (s) await writeFileAtomic(file, JSON.stringify(s) + '\n', { dirExists: true, syncCalls: true });
         else await rm(file, { force: true });
         killPoint('compacted-one');
       }
@@ -282,7 +304,7 @@ export class SyncState {
 
   async load(session: string): Promise<SessionSyncState | null> {
     const j = this.journal?.latest;
-    const s = j?.has(session) ? j.get(session)! : await readJson<SessionSyncState>(this.sessionPath(session));
+    const s = j?.has(session) ? j.get(session)! : this.files && !this.files.has(session) ? null : await readJson<SessionSyncState>(this.sessionPath(session));
     if (s && (typeof s.pushedOffset !== 'number' || typeof s.nextSeq !== 'number' || typeof s.path !== 'string')) {
       throw new SessyncError('corrupt', `sync state of session ${session} lacks fields; move ${this.sessionPath(session)} away to rebuild it`);
     }

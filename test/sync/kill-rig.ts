@@ -21,10 +21,14 @@ export function runUntilKilled(m: Machine, args: string[], point: string): Promi
   return new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal, err })));
 }
 
-/** `sessync <args> --json --cwd <project>` under strace (fsyncs, writes, sends) into `trace`; its exit code and output. */
-export function tracedRun(m: Machine, args: string[], trace: string): Promise<{ code: number | null; out: string; err: string }> {
+/**
+ * `sessync <args> --json --cwd <project>` under strace (fsyncs, writes, sends, or `o.calls`; strings cut at `o.strings`
+ * characters) into `trace`; its exit code and output.
+ */
+export function tracedRun(m: Machine, args: string[], trace: string, o: { calls?: string; strings?: number } = {}): Promise<{ code: number | null; out: string; err: string }> {
   const cmd = [process.execPath, CLI_BIN, ...args, '--json', '--cwd', m.project];
-  const child = spawn('strace', ['-f', '-qq', '-y', '-s', '40', '-e', 'trace=fsync,fdatasync,write,writev,sendto,sendmsg', '-o', trace, ...cmd], {
+  const calls = o.calls ?? 'fsync,fdatasync,write,writev,sendto,sendmsg';
+  const child = spawn('strace', ['-f', '-qq', '-y', '-s', String(o.strings ?? 40), '-e', `trace=${calls}`, '-o', trace, ...cmd], {
     cwd: REPO_ROOT,
     env: { ...process.env, ...m.env },
     stdio: ['ignore', 'pipe', 'pipe'],
