@@ -221,17 +221,29 @@ interface ContextPlan {
   from: number;
   /** The compaction entry, read whole (null without one). */
   compaction: SessionEntry | null;
+  /** Messages and custom messages on the branch from `from` on. */
+  messages: number;
+  /** Branch positions of the branch summaries from `from` on. */
+  summaries: number[];
 }
 
 function planContext(read: (at: readonly number[]) => SessionEntry[], c: EntryColumns, path: readonly number[]): ContextPlan {
   let comp = -1;
   let think = -1;
   let model = -1;
+  // Counted in the same walk (indexedInfo's count): every message, and how many came before the latest compaction.
+  let messages = 0;
+  let beforeComp = 0;
+  const summaries: number[] = [];
   for (let i = 0; i < path.length; i++) {
     const k = c.kind[path[i]!]!;
-    if (k === KIND.compaction) comp = i;
-    else if (k === KIND.thinking) think = i;
+    if (k === KIND.compaction) {
+      comp = i;
+      beforeComp = messages;
+    } else if (k === KIND.thinking) think = i;
     else if (k === KIND.model || k === KIND.assistantModel) model = i;
+    if (k === KIND.message || k === KIND.assistantModel || k === KIND.customMessage) messages++;
+    else if (k === KIND.branchSummary) summaries.push(i);
   }
   let kept = -1;
   let from = 0;
@@ -242,15 +254,20 @@ function planContext(read: (at: readonly number[]) => SessionEntry[], c: EntryCo
     // Ids are unique here (a repeated one is read whole), so searching back from the compaction finds the same
     // entry as buildContext's forward search, sooner; the hash column spares making an id string per entry.
     const h = typeof first === 'string' ? hashId(first) : -1;
+    let keptMessages = 0;
     for (let i = comp - 1; i >= 0 && h >= 0; i--) {
-      if (c.idHash[path[i]!] === h && c.id(path[i]!) === first) {
+      const e = path[i]!;
+      const k = c.kind[e]!;
+      if (k === KIND.message || k === KIND.assistantModel || k === KIND.customMessage) keptMessages++;
+      if (c.idHash[e] === h && c.id(e) === first) {
         kept = i;
         break;
       }
     }
     from = kept >= 0 ? kept : comp;
+    messages = messages - beforeComp + (kept >= 0 ? keptMessages : 0);
   }
-  return { comp, think, model, kept, from, compaction };
+  return { comp, think, model, kept, from, compaction, messages, summaries: summaries.filter((i) => i >= from) };
 }
 
 /**
@@ -287,15 +304,9 @@ function indexedContext(read: (at: readonly number[]) => SessionEntry[], c: Entr
  * thinking level come from the projection of the two entries that set them. Reads a handful of entries.
  */
 function indexedInfo(read: (at: readonly number[]) => SessionEntry[], c: EntryColumns, header: SessionHeader, path: readonly number[]): ContextInfo {
-  const { comp, think, model, from, compaction } = planContext(read, c, path);
-  let messageCount = compaction === null ? 0 : 1; // the compaction's summary message
-  const summaries: number[] = [];
-  for (let i = from; i < path.length; i++) {
-    const k = c.kind[path[i]!]!;
-    if (k === KIND.message || k === KIND.assistantModel || k === KIND.customMessage) messageCount++;
-    else if (k === KIND.branchSummary) summaries.push(path[i]!);
-  }
-  for (const e of read(summaries)) if (typeof e.summary === 'string' && e.summary !== '') messageCount++;
+  const { think, model, compaction, messages, summaries } = planContext(read, c, path);
+  let messageCount = messages + (compaction === null ? 0 : 1); // and the compaction's summary message
+  for (const e of read(summaries.map((i) => path[i]!))) if (typeof e.summary === 'string' && e.summary !== '') messageCount++;
   const setters = [think, model].filter((i) => i >= 0).sort((a, b) => a - b);
   const ctx = contextOfBranch(read(setters.map((i) => path[i]!)), header);
   return { model: ctx.model, thinkingLevel: ctx.thinkingLevel, messageCount };
