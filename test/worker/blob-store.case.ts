@@ -145,6 +145,17 @@ export function describeBlobStore(name: string, make: () => Promise<StoreUnderTe
       expect(dec.decode((await store().get(`${p}k`))!.body)).toBe('two, longer');
     });
 
+    it('an etag tags the content that was read: asked for after an overwrite, an earlier read keeps its own', async () => {
+      // A backend may compute it lazily (the file store hashes on first use); it must still be the tag of those bytes.
+      const p = fresh();
+      await store().put(`${p}k`, enc.encode('one'));
+      const a = (await store().get(`${p}k`))!;
+      await store().put(`${p}k`, enc.encode('two'));
+      const b = (await store().get(`${p}k`))!;
+      expect(a.etag).not.toBe(b.etag);
+      expect(dec.decode(a.body)).toBe('one');
+    });
+
     it(`lists ${LIST_KEYS} keys in pages of at most 1,000: sorted, no duplicate, no gap; prefix, startAfter and limit hold`, async () => {
       const p = fresh();
       const inside = Array.from({ length: LIST_KEYS }, (_, i) => `${p}list/g${i % 7}/${String(i).padStart(5, '0')}`);

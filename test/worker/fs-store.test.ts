@@ -1,7 +1,7 @@
 // The BlobStore conformance suite on the file-system store, plus what only a file system can get wrong:
 // racing processes, keys that try to leave the root, case-insensitive names, crash leftovers.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { afterAll, describe, expect, it, vi } from 'vitest';
@@ -223,7 +223,22 @@ describe('FsStore, file-system specifics', () => {
     expect(await store.putIfAbsent('a/b/c/d', enc.encode('z'))).toBe(true);
   });
 
-  it('reads objects around its first read\'s size (16 KiB) whole: one byte under, at, over, and several times over', async () => {
+  it('lists a directory of one block (read at once) and a larger one (read on the thread pool) alike: all keys, in order', async () => {
+    const root = join(t.dir, 'dir-sizes');
+    const store = new FsStore(root);
+    const few = ['h/few/a', 'h/few/b', 'h/few/c'];
+    const many = Array.from({ length: 600 }, (_, i) => `h/many/${String(i).padStart(12, '0')}`);
+    await store.writeMany([...few, ...many].map((key) => ({ key, body: enc.encode(key) })));
+    // Both sides of the size the store lists synchronously (one 4 KiB block), on this file system.
+    expect(statSync(join(root, 'h', 'few')).size).toBeLessThanOrEqual(4096);
+    expect(statSync(join(root, 'h', 'many')).size).toBeGreaterThan(4096);
+    expect((await store.list({ prefix: 'h/few/' })).keys).toEqual(few);
+    expect((await store.list({ prefix: 'h/many/' })).keys).toEqual(many);
+    const all = await store.list({ prefix: 'h/' });
+    expect(all.keys).toEqual([...few, ...many]);
+  });
+
+  it('reads objects whole whatever their size (around 16 KiB, and several times over), each owning its own bytes', async () => {
     const store = new FsStore(join(t.dir, 'sizes'));
     for (const n of [16 * 1024 - 1, 16 * 1024, 16 * 1024 + 1, 5 * 16 * 1024 + 7]) {
       const body = Uint8Array.from({ length: n }, (_, i) => (i * 31 + n) % 251);
@@ -231,6 +246,8 @@ describe('FsStore, file-system specifics', () => {
       const got = (await store.get(`sizes/${n}`))!.body;
       expect(got.length).toBe(n);
       expect(Buffer.compare(Buffer.from(got), Buffer.from(body))).toBe(0);
+      // Not a view into a buffer shared with other data (Node's pool): its ArrayBuffer holds this object only.
+      expect([got.byteOffset, got.buffer.byteLength]).toEqual([0, n]);
     }
   });
 
