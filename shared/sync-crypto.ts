@@ -8,9 +8,16 @@ import { toBase64Url } from './share-crypto.js';
  * - Sub-keys come from HKDF-SHA-256 over it (empty salt: the input is uniformly random already), one per `info`:
  *   "sessync/check" (HMAC key of the server-side key check), "sessync/wrap" (AES-KW key wrapping session keys),
  *   "sessync/project" (HMAC key of project keys). One key never serves two purposes.
- * - Each session has its own random 256-bit AES-GCM data key, wrapped with AES-KW (RFC 3394, its own integrity check).
- * - Batch bodies and the meta are AES-256-GCM with a fresh 96-bit random nonce, stored as base64(nonce ‖ ciphertext ‖ tag);
- *   the associated data binds what the server must not be able to move (see batchAad, metaAad).
+ * - Each session has its own 256-bit AES-GCM data key, derived by HKDF from the account key with info
+ *   "sessync/session/<session id>" and wrapped with AES-KW (RFC 3394, its own integrity check) for the meta. Both
+ *   steps are deterministic, so two machines that make the same session id make the same key and the same wrapped
+ *   key (the server sees no mismatch), and a machine that crashed before its first batch derives it again. The meta's
+ *   wrapped key stays the truth: sessions made by older clients hold a random key, and after a rotation a session
+ *   keeps its key (re-wrapped); only sessions made since derive from the current account key.
+ * - Batch bodies and the meta are AES-256-GCM with a fresh 96-bit random nonce, stored as nonce ‖ ciphertext ‖ tag (raw,
+ *   or base64 in JSON); the associated data binds what the server must not be able to move (see batchAad, metaAad).
+ *   A resend after a crash re-makes a batch's very bytes with the nonce it drew (resealBatchBytes): the same message
+ *   again, never another one under that nonce.
  */
 const KEY_BYTES = 32;
 const NONCE_BYTES = 12;
@@ -111,6 +118,8 @@ export async function importAccountKey(text: string): Promise<AccountKey> {
 /** The account key's sub-keys, derived once per process and key. */
 export interface DerivedKeys {
   keyId: string;
+  /** The account key as HKDF input, for the per-session data keys. */
+  base: CryptoKey;
   check: CryptoKey;
   wrap: CryptoKey;
   project: CryptoKey;
@@ -126,7 +135,7 @@ export async function deriveKeys(key: AccountKey): Promise<DerivedKeys> {
     crypto.subtle.deriveKey(hkdf('sessync/wrap'), base, { name: 'AES-KW', length: 256 }, false, ['wrapKey', 'unwrapKey']),
     crypto.subtle.deriveKey(hkdf('sessync/project'), base, hmac, false, ['sign']),
   ]);
-  return { keyId: key.keyId, check, wrap, project };
+  return { keyId: key.keyId, base, check, wrap, project };
 }
 
 /** The key check the server keeps: base64url of HMAC-SHA-256("sessync key check v1") under the check sub-key. */
@@ -147,9 +156,19 @@ export interface SessionKey {
   keyId: string;
 }
 
-export async function newSessionKey(keys: DerivedKeys): Promise<SessionKey> {
-  const key = await crypto.subtle.generateKey({ name: 'AES-GCM', length: 256 }, true, ['encrypt', 'decrypt']);
+async function wrapped(key: CryptoKey, keys: DerivedKeys): Promise<SessionKey> {
   return { key, wrappedKey: toBase64(new Uint8Array(await crypto.subtle.wrapKey('raw', key, keys.wrap, 'AES-KW'))), keyId: keys.keyId };
+}
+
+/** The data key of a session made now: HKDF of the account key for this session id, the same on every machine. */
+export async function deriveSessionKey(keys: DerivedKeys, session: string): Promise<SessionKey> {
+  const info = { name: 'HKDF', hash: 'SHA-256', salt: EMPTY, info: utf8.encode(`sessync/session/${session}`) };
+  return wrapped(await crypto.subtle.deriveKey(info, keys.base, { name: 'AES-GCM', length: 256 }, true, ['encrypt', 'decrypt']), keys);
+}
+
+/** A random data key, as older clients made one per session (their metas still hold them; tests make such sessions). */
+export async function newSessionKey(keys: DerivedKeys): Promise<SessionKey> {
+  return wrapped(await crypto.subtle.generateKey({ name: 'AES-GCM', length: 256 }, true, ['encrypt', 'decrypt']), keys);
 }
 
 /** Unwraps a stored session key; a key wrapped under another account key, or altered, is `corrupt`. */
@@ -189,10 +208,10 @@ export function metaAad(account: string, session: string): Uint8Array {
   return utf8.encode(`sessync meta v1\n${account}\n${session}\nmeta`);
 }
 
-/** nonce ‖ ciphertext ‖ tag. */
-async function sealBytes(key: CryptoKey, plaintext: Uint8Array, aad: Uint8Array): Promise<Uint8Array> {
-  const nonce = crypto.getRandomValues(new Uint8Array(NONCE_BYTES));
-  const ct = new Uint8Array(await crypto.subtle.encrypt({ name: 'AES-GCM', iv: nonce, additionalData: buf(aad) }, key, buf(plaintext)));
+/** nonce ‖ ciphertext ‖ tag; the nonce fresh and random unless given (resealBatchBytes). */
+async function sealBytes(key: CryptoKey, plaintext: Uint8Array, aad: Uint8Array, given?: Uint8Array): Promise<Uint8Array> {
+  const nonce = given ?? crypto.getRandomValues(new Uint8Array(NONCE_BYTES));
+  const ct = new Uint8Array(await crypto.subtle.encrypt({ name: 'AES-GCM', iv: buf(nonce), additionalData: buf(aad) }, key, buf(plaintext)));
   const out = new Uint8Array(NONCE_BYTES + ct.length);
   out.set(nonce, 0);
   out.set(ct, NONCE_BYTES);
@@ -222,9 +241,23 @@ export function sealBatch(sessionKey: SessionKey, binding: BatchBinding, body: s
   return seal(sessionKey.key, utf8.encode(body), batchAad(binding));
 }
 
-/** A batch body sealed as bytes (nonce ‖ ciphertext ‖ tag): for callers with a faster base64 of their own. */
-export function sealBatchBytes(sessionKey: SessionKey, binding: BatchBinding, body: string): Promise<Uint8Array> {
-  return sealBytes(sessionKey.key, utf8.encode(body), batchAad(binding));
+/**
+ * A batch body sealed as bytes (nonce ‖ ciphertext ‖ tag): for callers with a faster base64 of their own. `body` is
+ * the JSONL text, or its UTF-8 bytes as they are (a file's own bytes: no string is made of them to be encoded again).
+ */
+export function sealBatchBytes(sessionKey: SessionKey, binding: BatchBinding, body: string | Uint8Array): Promise<Uint8Array> {
+  return sealBytes(sessionKey.key, typeof body === 'string' ? utf8.encode(body) : body, batchAad(binding));
+}
+
+/**
+ * The very bytes sealBatchBytes made of this same body under this key and binding, given the nonce it drew (the first
+ * 12 bytes of its output): a resend after a crash re-makes them instead of storing them. AES-GCM is deterministic in
+ * (key, nonce, associated data, plaintext), so the same message sealed again reveals nothing new; the caller must have
+ * checked that the body is the one first sealed (a nonce with another body under one key would break GCM).
+ */
+export function resealBatchBytes(sessionKey: SessionKey, binding: BatchBinding, body: Uint8Array, nonce: Uint8Array): Promise<Uint8Array> {
+  if (nonce.length !== NONCE_BYTES) throw new SessyncError('corrupt', `a batch nonce is ${NONCE_BYTES} bytes`);
+  return sealBytes(sessionKey.key, body, batchAad(binding), nonce);
 }
 
 /** The JSONL text of a sealed batch, or null when it fails authentication (tampered, spliced, replayed, wrong key). */

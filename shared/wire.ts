@@ -208,9 +208,10 @@ export type PushBatchItem = Omit<PushBatchRequest, 'body'> & { body: string | Ui
 
 /**
  * `created`: stored now; `exists`: the identical batch was already stored (a retry). A different batch at that seq is 409 conflict.
- * `metaMismatch`: the push carried a sealed meta whose wrappedKey differs from the stored one (two machines created the
- * same session id). The batch was handled as usual and the stored meta kept as first pushed: the client re-reads the
- * meta, unwraps the stored key and encrypts its later batches under it.
+ * `metaMismatch`: the push carried a sealed meta whose wrappedKey differs from the stored one (the session was made
+ * elsewhere under another data key). Only an empty batch is answered so (stored as usual, the stored meta kept as
+ * first pushed; a batch of entries is refused before any write, 409 conflict with `details.metaMismatch`): the client
+ * re-reads the meta, unwraps the stored key and encrypts its batches under it.
  */
 export const PushBatchResponseSchema = z.object({
   status: z.enum(['created', 'exists']),

@@ -1,6 +1,6 @@
 // What an account takes given its key record: an encrypted account only ciphertext and sealed meta, a plaintext one no sealed meta.
 import { SessyncError } from '../shared/errors.js';
-import { isSealedMetaInput, type PushBatchRequest, type SealedMeta } from '../shared/wire.js';
+import { isSealedMetaInput, type BatchEnvelope, type PushBatchRequest, type SealedMeta } from '../shared/wire.js';
 import { keyMismatch, type StoredAccountKey } from './account-key.js';
 
 export function encryptionRequired(what: string): SessyncError {
@@ -45,4 +45,19 @@ export function checkPushEncryption(accountKey: StoredAccountKey | null, req: Pi
   if (req.envelope.encoding !== 'aes-256-gcm') throw encryptionRequired('plaintext batches (encoding "jsonl")');
   if (req.meta && !sealed) throw encryptionRequired('plaintext session meta (header, project key)');
   if (sealed) requireCurrentKey(accountKey, sealed, 'the session meta');
+}
+
+/**
+ * Throws, before anything is written, for a batch of entries whose sealed meta wraps another data key than the stored
+ * meta's: the session was made elsewhere under another key (by an older client, with a random one, or before a
+ * rotation), so these entries are sealed under a key no other machine reads. The client seals them again under the
+ * stored key. An empty batch (an older client's announcement) is stored and answered `metaMismatch`, as it always was.
+ */
+export function refuseOtherDataKey(session: string, env: Pick<BatchEnvelope, 'host' | 'seq' | 'entryCount'>, sealed: Pick<SealedMeta, 'keyId' | 'wrappedKey'>, stored: { keyId: unknown; wrappedKey: unknown }): void {
+  if (env.entryCount === 0 || (stored.keyId === sealed.keyId && stored.wrappedKey === sealed.wrappedKey)) return;
+  throw new SessyncError(
+    'conflict',
+    `session ${session} is stored under another data key than batch ${env.seq} of host ${env.host} was sealed with; nothing of it was stored: seal it again under the key of the stored meta (GET /v1/sessions/${session}) and push it again`,
+    { details: { metaMismatch: true } },
+  );
 }

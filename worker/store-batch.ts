@@ -5,7 +5,7 @@ import { keys, parseHeadKey } from '../shared/keys.js';
 import { isSealedMetaInput, LIMITS, type AnySessionMetaInput, type BatchEnvelope, type PushBatchResponse } from '../shared/wire.js';
 import type { StoredAccountKey } from './account-key.js';
 import { validateBatch, validateMeta, type BatchPush } from './batch-validate.js';
-import { checkPushEncryption } from './encryption-policy.js';
+import { checkPushEncryption, refuseOtherDataKey } from './encryption-policy.js';
 import { guardPush } from './push-guard.js';
 import { batchRecordParts, encodeJson, isDamaged, keyExists, listAll, rawSealedBytes, readBatch, type StoredBatchRecord, type StoredMeta } from './session-data.js';
 import { sha256Hex } from './sha256.js';
@@ -93,10 +93,15 @@ function storedMetaKind(body: Uint8Array): { kind: 'sealed'; keyId: unknown; wra
 /**
  * Throws for a sealed meta pushed onto a session whose stored meta is still plaintext: the account is being converted
  * and the converting machine has not sealed this session yet, so no session key exists on the server; a key this
- * push made up would not be the one the conversion seals, and its batches would be unreadable.
+ * push made up would not be the one the conversion seals, and its batches would be unreadable. Also for entries
+ * sealed under another data key than the stored meta's (refuseOtherDataKey).
  */
-function checkMetaState(session: string, meta: AnySessionMetaInput | undefined, stored: BlobObject | null): void {
-  if (!meta || !stored || !isSealedMetaInput(meta) || storedMetaKind(stored.body).kind !== 'plain') return;
+function checkMetaState(session: string, req: Pick<BatchPush, 'envelope' | 'meta'>, stored: BlobObject | null): void {
+  const meta = req.meta;
+  if (!meta || !stored || !isSealedMetaInput(meta)) return;
+  const was = storedMetaKind(stored.body);
+  if (was.kind === 'sealed') refuseOtherDataKey(session, req.envelope, meta.sealed, was);
+  if (was.kind !== 'plain') return;
   throw new SessyncError(
     'conflict',
     `session ${session} is still plaintext on this server: the account's conversion to end-to-end encryption has not sealed it yet; run \`sessync key init\` again to finish the conversion, then push`,
@@ -142,7 +147,7 @@ export async function storeOneBatch(store: BlobStore, account: string, session: 
   // seq's, which the stored meta usually makes unnecessary to write. Both reads go out together.
   const readMetaFirst = req.meta !== undefined && (isSealedMetaInput(req.meta) || env.seq > 1);
   const [storedMeta, listed] = await Promise.all([readMetaFirst ? store.get(metaKey) : null, listHeads(store, account, env)]);
-  checkMetaState(session, req.meta, storedMeta);
+  checkMetaState(session, req, storedMeta);
   const heads = listed.host;
 
   // Gapless per host: a pull walks seqs 1..head, so a hole would stall every reader. The head usually proves

@@ -6,7 +6,7 @@ import type { SyncContext } from '../sync/sync-context.js';
 import { sealedBody, sealedMeta } from './seal-push.js';
 import { createAccountKey, type KeyScope } from './key-actions.js';
 import { loadKey } from './key-store.js';
-import { savedOrNewKey, verifyKey, type E2eKeys } from './sync-keys.js';
+import { savedOrDerivedKey, verifyKey, type E2eKeys } from './sync-keys.js';
 
 export interface ConvertResult {
   /** The export string when this run created the account key (shown once). */
@@ -22,9 +22,10 @@ export interface ConvertResult {
 
 /**
  * Order, so that a kill -9 anywhere and a re-run lose nothing and leave no plaintext: the key is saved here, then
- * sent (the account then refuses plaintext pushes); per session, its data key is written down here before anything
- * is sealed with it, its batches are sealed in place (host and seq kept, so other machines' cursors stay valid), and
- * its meta last, which marks the session done. A re-run skips what is sealed and reuses the written-down keys.
+ * sent (the account then refuses plaintext pushes); per session, its data key is the one derived for its id (a
+ * re-run, here or on another machine, derives it again; one written down by an older client's run is reused), its
+ * batches are sealed in place (host and seq kept, so other machines' cursors stay valid), and its meta last, which
+ * marks the session done. A re-run skips what is sealed.
  */
 export async function convertAccount(s: KeyScope, ctx: SyncContext, note: (t: string) => void): Promise<ConvertResult> {
   let remote = await s.api.accountKey();
@@ -54,7 +55,7 @@ export async function convertAccount(s: KeyScope, ctx: SyncContext, note: (t: st
     }
     result.sessions++;
     if (meta.sealed) continue; // done by an earlier run: its batches were sealed before its meta
-    const key = await savedOrNewKey(ctx, e2e, session);
+    const key = await savedOrDerivedKey(ctx, e2e, session);
     let cursor: Cursor = {};
     for (;;) {
       const page = await s.api.pull(session, cursor);

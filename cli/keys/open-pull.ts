@@ -1,7 +1,7 @@
 // Pulled batches of an encrypted account, opened and authenticated before any of them is merged.
 import { isUtf8 } from 'node:buffer';
 import { SessyncError } from '../../shared/errors.js';
-import { openBatchPlain } from '../../shared/sync-crypto.js';
+import { deriveSessionKey, openBatchPlain, type SessionKey } from '../../shared/sync-crypto.js';
 import type { PulledBatchIn, SessionMetaResponse } from '../../shared/wire.js';
 import type { BatchProblem } from '../sync/sync-state.js';
 import type { SyncContext } from '../sync/sync-context.js';
@@ -21,6 +21,9 @@ export type OpenedBatch = PulledBatchIn & { authenticated?: true };
 export async function openPulled(ctx: SyncContext, e2e: E2eKeys, session: string, batches: readonly PulledBatchIn[], meta?: SessionMetaResponse): Promise<OpenedBatch[]> {
   if (batches.length === 0) return [];
   const key = await sessionKey(ctx, e2e, session, { create: false, ...(meta ? { meta } : {}) });
+  /** The key derived for this session's id, when it is not the meta's: tried only on a batch that fails under that. */
+  let derived: Promise<SessionKey | null> | undefined;
+  const otherKey = () => (derived ??= deriveSessionKey(e2e.keys, session).then((d) => (d.wrappedKey === key.wrappedKey && d.keyId === key.keyId ? null : d)));
   const out: OpenedBatch[] = [];
   const failed: BatchProblem[] = [];
   for (const b of batches) {
@@ -33,17 +36,25 @@ export async function openPulled(ctx: SyncContext, e2e: E2eKeys, session: string
       failed.push({ host, seq, reason: 'a plaintext batch on an end-to-end encrypted account (not written by sessync)' });
       continue;
     }
+    const binding = { account: e2e.account, session, host, seq, batchId, entryCount };
     // Bytes, not text: the pull decodes them once for its parse and writes them as they are (never encoded again).
     let text: Uint8Array | null;
     try {
-      text = await openBatchPlain(key, { account: e2e.account, session, host, seq, batchId, entryCount }, sealedBytes(b));
+      const bytes = sealedBytes(b);
+      text = await openBatchPlain(key, binding, bytes);
+      // Entries sealed under the key derived for the session while its meta holds another (a push that raced an older
+      // client's, or met a server that stores before it compares): only a holder of the account key could derive it.
+      if (text === null && entryCount > 0) {
+        const other = await otherKey();
+        if (other) text = await openBatchPlain(other, binding, bytes);
+      }
       if (text !== null && !isUtf8(text)) text = null; // authenticated bytes that are not UTF-8 were never written by sessync
     } catch {
       text = null; // not even base64: as unauthenticated as a flipped byte
     }
     if (text === null && entryCount === 0) {
-      // An empty batch sealed under another key: the announcement of a machine that made the same session id and
-      // lost (see push). It holds nothing, so it is reported and passed over instead of refusing the session; a
+      // An empty batch sealed under another key: the announcement of an older client that made the same session id
+      // under a random key and lost. It holds nothing, so it is reported and passed over instead of refusing the session; a
       // server that hid a batch this way could as well have withheld it.
       ctx.note?.(`session ${session}: empty batch ${seq} of host ${host} fails authentication (sealed under another data key?); it holds no entries, passed over`);
       out.push({ envelope: { ...b.envelope, encoding: 'jsonl' }, body: '', authenticated: true });

@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import { SessyncError, isSessyncError } from '../../shared/errors.js';
 import {
   deriveKeys,
+  deriveSessionKey,
   keyCheck,
-  newSessionKey,
   openMeta,
   unwrapSessionKey,
   type AccountKey,
@@ -89,7 +89,11 @@ interface WrappedKeyFile {
   wrappedKey: string;
 }
 
-/** The wrapped key of a session this machine created: written before its first sealed batch, so a resend after a crash seals under the same key. */
+/**
+ * The wrapped key of a session, written down by this machine when the server's meta said another one than this
+ * machine's (so a push started again seals under the stored key without asking), and by older clients before the
+ * first sealed batch of a session they made (their random key: a batch pending since then is sealed under it).
+ */
 function wrappedKeyPath(ctx: SyncContext, session: string): string {
   return join(ctx.state.serverDir, 'session-keys', `${session}.json`);
 }
@@ -106,17 +110,19 @@ async function serverMeta(ctx: SyncContext, session: string): Promise<SessionMet
 interface KeyLookup {
   create: boolean;
   meta?: SessionMetaResponse;
+  /** The wrapped key this machine wrote down for the session (its sync state's dataKey): no meta asked for. */
+  known?: { keyId: string; wrappedKey: string } | undefined;
   /**
-   * The caller is about to announce the session (its first batch carries the sealed meta): the server's answer says
-   * whose key the session has (metaMismatch) or that its meta is still plaintext (a refusal, before any write), so
-   * the meta is not asked for first. That saves a round trip per new session.
+   * The caller sends the session's sealed meta with its first batch: the server refuses it when the stored meta
+   * wraps another key (metaMismatch) or is still plaintext, before any write, so the meta is not asked for first.
+   * That saves a round trip per new session.
    */
   announcing?: boolean;
 }
 
 /**
  * The data key of a session: in memory, else the server's meta (the truth once it is stored), else the one this
- * machine wrote down for it, else (create) a new one written down first.
+ * machine wrote down for it, else (create) the one derived for its id.
  */
 export function sessionKey(ctx: SyncContext, e2e: E2eKeys, session: string, o: KeyLookup): Promise<SessionKey> {
   let p = e2e.sessionKeys.get(session);
@@ -129,7 +135,15 @@ export function sessionKey(ctx: SyncContext, e2e: E2eKeys, session: string, o: K
 }
 
 async function findSessionKey(ctx: SyncContext, e2e: E2eKeys, session: string, o: KeyLookup): Promise<SessionKey> {
-  if (o.announcing && o.create && !o.meta) return savedOrNewKey(ctx, e2e, session);
+  if (!o.meta && o.known?.keyId === e2e.keys.keyId) {
+    try {
+      return await unwrapSessionKey(e2e.keys, o.known.wrappedKey, o.known.keyId, session);
+    } catch (e) {
+      // A state file altered on disk: AES-KW's own check says so; the server's meta (asked below) is the truth.
+      ctx.note?.(`session ${session}: the data key in its sync state does not unwrap (${(e as Error).message}); asking the server`);
+    }
+  }
+  if (o.announcing && o.create && !o.meta) return savedOrDerivedKey(ctx, e2e, session);
   let meta = o.meta;
   if (!meta) {
     meta = (await serverMeta(ctx, session)) ?? undefined;
@@ -147,20 +161,23 @@ async function findSessionKey(ctx: SyncContext, e2e: E2eKeys, session: string, o
   if (!o.create) {
     throw new SessyncError('corrupt', `session ${session}: the server holds no sealed meta for it, so its data key is unknown; its batches cannot be opened`);
   }
-  return savedOrNewKey(ctx, e2e, session);
+  return savedOrDerivedKey(ctx, e2e, session);
 }
 
-/** The key this machine wrote down for a session whose meta is not sealed on the server yet, else a new one, written down first. */
-export async function savedOrNewKey(ctx: SyncContext, e2e: E2eKeys, session: string): Promise<SessionKey> {
-  const file = wrappedKeyPath(ctx, session);
-  const saved = await readJsonOrNull<WrappedKeyFile>(file);
+/**
+ * The key of a session whose meta is not sealed on the server yet: the one written down for it, else the one derived
+ * for its id. Nothing is written: the derivation gives the same key again after a crash, and on every machine.
+ */
+export async function savedOrDerivedKey(ctx: SyncContext, e2e: E2eKeys, session: string): Promise<SessionKey> {
+  const saved = await readJsonOrNull<WrappedKeyFile>(wrappedKeyPath(ctx, session));
   if (saved && saved.keyId === e2e.keys.keyId && typeof saved.wrappedKey === 'string') return unwrapSessionKey(e2e.keys, saved.wrappedKey, saved.keyId, session);
-  const fresh = await newSessionKey(e2e.keys);
-  await writeJsonAtomic(file, { keyId: fresh.keyId, wrappedKey: fresh.wrappedKey } satisfies WrappedKeyFile);
-  return fresh;
+  return deriveSessionKey(e2e.keys, session);
 }
 
-/** The server said the stored meta has another wrapped key (two machines made the same session): use the stored one from now on. */
+/**
+ * The server said the stored meta has another wrapped key (the session was made by an older client, with a random
+ * key, or before a rotation): use the stored one from now on.
+ */
 export async function adoptStoredKey(ctx: SyncContext, e2e: E2eKeys, session: string): Promise<SessionKey> {
   e2e.sessionKeys.delete(session);
   const meta = await serverMeta(ctx, session);

@@ -19,7 +19,7 @@ import { leafAgrees } from './first-leaf.js';
 import type { SyncContext } from './sync-context.js';
 import { ownValue } from '../../shared/own-keys.js';
 import { adoptStoredKey, sessionKey, type E2eKeys } from '../keys/sync-keys.js';
-import { sealedBytes, sealedMeta } from '../keys/seal-push.js';
+import { resealFrom, resealedBytes, sealedBytes, sealedMeta } from '../keys/seal-push.js';
 import { killPoint } from './kill-point.js';
 
 /** Sealed bodies up to this size ride inside the state file (which is rewritten per batch anyway). */
@@ -180,21 +180,19 @@ async function pushHolding(ctx: SyncContext, target: PushTarget, turn: ReadTurn)
   let plainProjectKey: string | undefined;
   const wireMeta = async (): Promise<AnySessionMetaInput> => {
     const plain = await metaFor(target, header);
-    header = undefined; // a later announcement (after a restart) reads the file as it is then
+    header = undefined; // a later first batch (after a restart) reads the file as it is then
     plainProjectKey = plain.projectKey;
-    return e2e ? sealedMeta(e2e, await sessionKey(ctx, e2e, session, { create: true, announcing: true }), session, plain) : plain;
+    return e2e ? sealedMeta(e2e, await sessionKey(ctx, e2e, session, { create: true, announcing: true, known: st.dataKey }), session, plain) : plain;
   };
   let meta: AnySessionMetaInput | undefined = st.metaSent ? undefined : await wireMeta();
 
   let rereadRefused = false;
-  /** The slice read when a new session was announced: sealed once the announcement is answered, not read again. */
-  let announced: { from: number; slice: Slice } | undefined;
   /** The body of the batch built in this run (its state does not hold a plaintext one): not read again to send it. */
   let built: { seq: number; batchId: string; body: string | Uint8Array; tail?: string } | undefined;
   for (let conflicts = 0; ; ) {
     if (st.pending) {
       const mine = built?.seq === st.pending.seq && built.batchId === st.pending.batchId ? built : undefined;
-      const body = mine?.body ?? (st.pending.fromFile ? await bodyFromFile(path, st, st.pending) : await ctx.state.pendingBody(session, st.pending));
+      const body = mine?.body ?? (st.pending.fromFile ? await bodyFromFile(ctx, e2e, path, st, st.pending) : await ctx.state.pendingBody(session, st.pending));
       if (body === null) {
         // State says pending but its body is gone (removed by hand, or the file changed below the batch's end):
         // rebuild from the file at the same seq (a server that took the first one answers a conflict, handled below).
@@ -215,7 +213,6 @@ async function pushHolding(ctx: SyncContext, target: PushTarget, turn: ReadTurn)
         mismatch = (await (ctx.pushBatch ? ctx.pushBatch(req) : ctx.api.pushBatch(req))).metaMismatch === true;
         killPoint('batch-acknowledged');
       } catch (e) {
-        announced = undefined; // refused: what follows (a restart, a reseal, a skip) reads the file again
         if (isSessyncError(e, 'bad_input') && !e.retryable) {
           if (!rereadRefused) {
             // Written down by an older sessync (or a file changed since): build it again from the file with today's checks.
@@ -236,8 +233,19 @@ async function pushHolding(ctx: SyncContext, target: PushTarget, turn: ReadTurn)
           continue;
         }
         if (!isSessyncError(e, 'conflict') || ++conflicts > 3) throw e;
-        // The announcement met a meta not sealed yet (the account's conversion is unfinished): no seq helps; the message says what to run.
-        if ((e.details as { server?: { metaPlaintext?: unknown } } | undefined)?.server?.metaPlaintext === true) throw e;
+        // The first batch met a meta not sealed yet (the account's conversion is unfinished): no seq helps; the message says what to run.
+        const server = (e.details as { server?: { metaPlaintext?: unknown; metaMismatch?: unknown } } | undefined)?.server;
+        if (server?.metaPlaintext === true) throw e;
+        if (e2e && server?.metaMismatch === true) {
+          // The session was made elsewhere under another data key (by an older sessync, with a random one, or before
+          // a key rotation): the server stored nothing of this batch. It is sealed again, at the same seq, under the
+          // stored key; the meta is the stored one.
+          await adoptStoredKey(ctx, e2e, session);
+          ctx.note?.(`session ${session}: the server holds it under another data key; batch ${p.seq} is sealed again under that key`);
+          st = await dropPending(ctx, { ...st, metaSent: true, ...(plainProjectKey !== undefined ? { projectKey: plainProjectKey } : {}) });
+          meta = undefined;
+          continue;
+        }
         // Our seq disagrees with the server (state restored from a backup, or a gap): continue after its head.
         const head = await serverHead(ctx, session);
         if (head < p.seq - 1) {
@@ -266,8 +274,9 @@ async function pushHolding(ctx: SyncContext, target: PushTarget, turn: ReadTurn)
         continue;
       }
       if (mismatch && e2e) {
-        // Another machine made this session id first, under its own key: its meta stays. This batch is sealed under
-        // ours, so no one can open it; the same entries go again in the next seq, under the stored key.
+        // The stored meta wraps another key (a server that stores first and compares after, or one that raced this
+        // push): the stored meta stays, and the same entries go again in the next seq, under the stored key. (Pull
+        // opens this batch too: it is sealed under the key derived for the session, see open-pull.)
         await adoptStoredKey(ctx, e2e, session);
         ctx.note?.(`session ${session}: another machine created it under another data key; batch ${p.seq} is sent again under that key`);
         st = { ...st, nextSeq: p.seq + 1, pending: null, metaSent: true };
@@ -278,12 +287,11 @@ async function pushHolding(ctx: SyncContext, target: PushTarget, turn: ReadTurn)
       }
       st = { ...st, pushedOffset: Math.max(st.pushedOffset, p.endOffset), nextSeq: p.seq + 1, pending: null, metaSent: true };
       if (meta && plainProjectKey !== undefined) st.projectKey = plainProjectKey;
+      if (e2e && p.encoding) await keepDataKey(e2e, st);
       // The tail hash of the new offset, from the bytes read to build the batch: no read and no save more.
       if (mine?.tail !== undefined && st.pushedOffset === p.endOffset) st.tail = { offset: p.endOffset, hash: mine.tail };
       built = undefined;
-      // An acknowledged announcement is written down with the entries' pending batch, sealed next (one fsync less
-      // per new session): a crash in between resends the announcement, which the server answers as a retry.
-      if (!announced) await ctx.state.save(st);
+      await ctx.state.save(st);
       if (bodyFileOf(p)) await ctx.state.dropPendingBody(session, p.seq);
       meta = undefined;
       result.batches++;
@@ -305,21 +313,17 @@ async function pushHolding(ctx: SyncContext, target: PushTarget, turn: ReadTurn)
       }
       break;
     }
-    // The slice read before an announcement is the one sealed after it (read, parsed and its skipped lines reported once).
-    if (announced?.from !== st.pushedOffset) await turn.hold();
-    const slice = announced?.from === st.pushedOffset ? announced.slice : (ahead?.slice ?? (await readSlice(path, st.pushedOffset, size, new Set(st.skipIds))));
-    if (announced?.slice !== slice) {
-      for (const s of slice.skipped) ctx.note?.(`session ${session}: line at byte ${s.offset} not pushed: ${s.reason}`);
-      result.skipped.push(...slice.skipped);
-    }
-    announced = undefined;
+    await turn.hold();
+    const slice = ahead?.slice ?? (await readSlice(path, st.pushedOffset, size, new Set(st.skipIds)));
+    for (const s of slice.skipped) ctx.note?.(`session ${session}: line at byte ${s.offset} not pushed: ${s.reason}`);
+    result.skipped.push(...slice.skipped);
     if (slice.end === st.pushedOffset) break; // only an unfinished line: the next push takes it
     if (slice.count === 0) {
       const done = slice.end >= size;
       if (done && !st.metaSent && st.nextSeq === 1 && st.pending === null) {
         // Only a header so far (`sessync new` without --model): an empty first batch carries the meta, so the
         // session reaches the other machines now, not only after its first entry.
-        st = { ...st, pending: (await sealIf(ctx, e2e, { seq: 1, batchId: randomUUID(), entryCount: 0, sha256: sha256Hex(''), endOffset: slice.end }, session, '')).pending };
+        st = { ...st, pending: (await sealIf(ctx, e2e, { seq: 1, batchId: randomUUID(), entryCount: 0, sha256: sha256Hex(''), endOffset: slice.end }, st, '')).pending };
         await ctx.state.save(st);
         continue;
       }
@@ -328,18 +332,12 @@ async function pushHolding(ctx: SyncContext, target: PushTarget, turn: ReadTurn)
       await ctx.state.save(st);
       continue;
     }
-    if (e2e && !st.metaSent) {
-      // A new session on an encrypted account is announced by an empty batch carrying its meta: another machine may
-      // have made the same session id under its own data key (a copied file pushed from both), and only the answer
-      // says whose key the session has. Entries are sealed after it, under the key that won, so none is sealed
-      // under a key no other machine can get; a lost announcement holds nothing (pull reports and passes it).
-      st = { ...st, pending: (await sealIf(ctx, e2e, { seq: st.nextSeq, batchId: randomUUID(), entryCount: 0, sha256: '', endOffset: st.pushedOffset }, session, '')).pending };
-      await ctx.state.save(st);
-      announced = { from: st.pushedOffset, slice };
-      continue;
-    }
+    // A new session's first batch carries its meta and its entries together, sealed under the key derived for its id:
+    // every machine that makes the same id derives the same key, so no answer is awaited first. A session the server
+    // holds under another key (made by an older sessync, or before a rotation) is refused whole, before any write:
+    // the batch is then sealed again under the stored key (the metaMismatch conflict above).
     const plain = bodyOf(slice);
-    const made = await sealIf(ctx, e2e, { seq: st.nextSeq, batchId: randomUUID(), entryCount: slice.count, sha256: plain.sha256, endOffset: slice.end }, session, plain.bytes);
+    const made = await sealIf(ctx, e2e, { seq: st.nextSeq, batchId: randomUUID(), entryCount: slice.count, sha256: plain.sha256, endOffset: slice.end }, st, plain.bytes);
     const pending = made.pending;
     built = { seq: pending.seq, batchId: pending.batchId, body: made.body, ...(slice.tailHash !== undefined ? { tail: slice.tailHash } : {}) };
     if (!pending.encoding) {
@@ -363,15 +361,30 @@ async function pushHolding(ctx: SyncContext, target: PushTarget, turn: ReadTurn)
 
 /**
  * The pending batch with its body: sealed once here on an encrypted account (a resend after a crash sends these
- * same bytes, so the server sees a retry, not another batch at that seq), else the JSONL as it is.
+ * same bytes, so the server sees a retry, not another batch at that seq), else the JSONL as it is. Entries sealed
+ * from the file's bytes are not stored either: the pending batch keeps their nonce and plaintext hash (`p.sha256`,
+ * as the caller hashed them), and a resend seals the same lines again into the same bytes (no body file, no fsync).
  */
-async function sealIf(ctx: SyncContext, e2e: E2eKeys | null, p: PendingBatch, session: string, plain: string | Uint8Array): Promise<{ pending: PendingBatch; body: string | Uint8Array }> {
+async function sealIf(ctx: SyncContext, e2e: E2eKeys | null, p: PendingBatch, st: SessionSyncState, plain: string | Uint8Array): Promise<{ pending: PendingBatch; body: string | Uint8Array }> {
   // A caller that hashed the bytes passes the hash; bytes (the file's) are not kept in the state, text may be.
   if (!e2e) return { pending: { ...p, sha256: p.sha256 || sha256Hex(plain), ...(typeof plain === 'string' ? { body: plain } : {}) }, body: plain };
-  const key = await sessionKey(ctx, e2e, session, { create: true });
+  const session = st.session;
+  const key = await sessionKey(ctx, e2e, session, { create: true, known: st.dataKey });
   // Raw bytes from here to the server's record: nothing is base64'd (only a small inline body, in the JSON state).
-  const sealed = await sealedBytes(e2e, key, { session, host: ctx.hostId, seq: p.seq, batchId: p.batchId, entryCount: p.entryCount }, textOf(plain));
-  return { pending: await keepSealed(ctx, session, { ...p, sha256: sealed.sha256, encoding: 'aes-256-gcm', raw: true }, sealed.body), body: sealed.body };
+  // The file's bytes are sealed as they are: no text is made of them to be encoded again.
+  const sealed = await sealedBytes(e2e, key, { session, host: ctx.hostId, seq: p.seq, batchId: p.batchId, entryCount: p.entryCount }, plain);
+  const kept: PendingBatch = { ...p, sha256: sealed.sha256, encoding: 'aes-256-gcm', raw: true };
+  if (typeof plain !== 'string' && p.entryCount > 0) return { pending: { ...kept, fromFile: true, ...resealFrom(sealed.body, p.sha256 || sha256Hex(plain)) }, body: sealed.body };
+  return { pending: await keepSealed(ctx, session, kept, sealed.body), body: sealed.body };
+}
+
+/**
+ * Writes down in the state (saved with the acknowledgement, so no write more) the data key the session's batches
+ * were just acknowledged under: the server's meta wraps it, so a later push needs no GET of the meta to find it.
+ */
+async function keepDataKey(e2e: E2eKeys, st: SessionSyncState): Promise<void> {
+  const k = await e2e.sessionKeys.get(st.session);
+  if (k && st.dataKey?.wrappedKey !== k.wrappedKey) st.dataKey = { keyId: k.keyId, wrappedKey: k.wrappedKey };
 }
 
 /**
@@ -388,10 +401,11 @@ async function keepSealed(ctx: SyncContext, session: string, p: PendingBatch, bo
 }
 
 /**
- * A plaintext pending batch's body, read again from the file: the lines from the pushed offset to its end, with
- * today's checks. null when they are not the batch written down (the file changed below its end).
+ * A pending batch's body, read again from the file: the lines from the pushed offset to its end, with today's
+ * checks, and sealed again when it was sealed. null when they are not the batch written down (the file changed
+ * below its end, or the session's key is another by now).
  */
-async function bodyFromFile(path: string, st: SessionSyncState, p: PendingBatch): Promise<Uint8Array | null> {
+async function bodyFromFile(ctx: SyncContext, e2e: E2eKeys | null, path: string, st: SessionSyncState, p: PendingBatch): Promise<Uint8Array | null> {
   let slice: Slice;
   try {
     slice = await readSlice(path, st.pushedOffset, p.endOffset, new Set(st.skipIds));
@@ -401,6 +415,12 @@ async function bodyFromFile(path: string, st: SessionSyncState, p: PendingBatch)
   }
   if (slice.end !== p.endOffset || slice.count !== p.entryCount || p.entryCount === 0) return null;
   const body = bodyOf(slice);
+  if (p.encoding) {
+    if (!e2e || p.nonce === undefined || p.plainSha256 === undefined) return null;
+    const key = await sessionKey(ctx, e2e, st.session, { create: true, known: st.dataKey });
+    const b = { session: st.session, host: ctx.hostId, seq: p.seq, batchId: p.batchId, entryCount: p.entryCount };
+    return resealedBytes(e2e, key, b, body.bytes, { nonce: p.nonce, plainSha256: p.plainSha256 }, p.sha256);
+  }
   return body.sha256 === p.sha256 ? body.bytes : null;
 }
 

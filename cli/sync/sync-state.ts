@@ -26,10 +26,15 @@ export interface PendingBatch {
   /** A small body is kept in the state itself (one durable write instead of two); a large one in pending/. */
   body?: string;
   /**
-   * Plaintext only: the body is not stored; it is the file's lines from the pushed offset to `endOffset`, read and
-   * checked again (a resend after a crash checks them against `sha256`: a file changed below there builds it anew).
+   * The body is not stored; it is the file's lines from the pushed offset to `endOffset`, read and checked again (a
+   * resend after a crash checks them against `sha256`, or sealed against `plainSha256`: a file changed below there
+   * builds it anew). Sealed, they are sealed again with `nonce`, which gives the same bytes (see resealBatchBytes).
    */
   fromFile?: true;
+  /** Sealed and fromFile: the nonce the body was sealed with (base64, 12 bytes). */
+  nonce?: string;
+  /** Sealed and fromFile: the sha-256 of the plaintext that was sealed. */
+  plainSha256?: string;
   /** Set when the body is sealed (an end-to-end encrypted account): resent as it is, never sealed again. */
   encoding?: 'aes-256-gcm';
   /**
@@ -61,6 +66,12 @@ export interface SessionSyncState {
   tail?: { offset: number; hash: string };
   /** The session metadata went with an acknowledged batch. */
   metaSent: boolean;
+  /**
+   * Encrypted: the session's data key as its stored meta wraps it (a meta's wrapped key never changes under one
+   * account key id), written down with an acknowledged batch so a later push opens it here instead of asking for
+   * the meta. Under another key id (a rotation since), the server's meta is asked again.
+   */
+  dataKey?: { keyId: string; wrappedKey: string };
   projectKey?: string;
   /** The session was deleted on the server (its tombstone): not pushed or pulled until `push --undelete`. */
   deleted?: { at: string; host: string };

@@ -1,6 +1,7 @@
-// The first encrypted push of several sessions: the announcements ride in the shared multi-session requests, no
-// session's meta is asked for first, and each file is read once (a bad line reported once, not once per round).
-import { mkdirSync, writeFileSync } from 'node:fs';
+// The first encrypted push of several sessions: each new session's sealed meta rides with its entries (no announcement
+// round: its data key is derived from its id) in the shared multi-session requests, no session's meta is asked for
+// first, and each file is read once (a bad line reported once).
+import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ApiClient } from '../../cli/api-client.js';
@@ -35,7 +36,7 @@ async function twoHomes(server: TestServer, root: string): Promise<{ cwd: string
 }
 
 describe('first encrypted push of several sessions', () => {
-  it('sends announcements and entries in shared POST /v1/batches requests, asks for no session meta, and reports a bad line once', async () => {
+  it('sends each session\'s meta with its entries in one shared POST /v1/batches request, asks for no session meta (then or on a later push), and reports a bad line once', async () => {
     const { server, root } = ctx;
     const { cwd, laptop, desktop, account } = await twoHomes(server, root);
     const made = await createAccountKey({ api: new ApiClient({ url: server.url, token: server.token, account }), account, env: laptop });
@@ -51,10 +52,12 @@ describe('first encrypted push of several sessions', () => {
     };
     const push = await runSync({ mode: 'push', all: true, cwd, env: laptop, api: new ApiClient({ url: server.url, token: server.token, account, fetch: counting }) });
     expect(push).toMatchObject({ failed: 0, pushedSessions: 3, pushedEntries: 15, skippedLines: 1 });
-    // The announcement's answer says whose data key a session has: no GET of its meta before it.
+    // Each session's key is derived from its id (the server refuses a batch under another key): no GET of its meta.
     expect(seen.filter((r) => r.startsWith('GET /v1/sessions/'))).toEqual([]);
-    // Three announcements in one request, then three sessions' entries in another; none by the one-session route.
-    expect(seen.filter((r) => r === 'POST /v1/batches').length).toBeLessThanOrEqual(2);
+    // Three sessions' metas and entries in one request, no announcement round first; none by the one-session route.
+    expect(seen.filter((r) => r === 'POST /v1/batches')).toHaveLength(1);
+    // One batch per session: its meta and entries, no empty batch before them.
+    for (const id of ids) expect(Object.values((await new ApiClient({ url: server.url, token: server.token }).sessionMeta(id)).hosts)).toEqual([1]);
     expect(seen.filter((r) => /^POST \/v1\/sessions\/.+\/batches$/.test(r))).toEqual([]);
 
     seen.length = 0;
@@ -63,6 +66,19 @@ describe('first encrypted push of several sessions', () => {
     // No meta request per new session: its first page carries the sealed meta, which gives its key and places its file.
     expect(seen.filter((r) => r.startsWith('GET /v1/sessions/'))).toEqual([]);
     expect(seen.filter((r) => r === 'POST /v1/pulls')).toHaveLength(1);
+
+    // A later push of the same sessions: their data keys were written down with the acknowledgements, so none is
+    // asked for again; one request carries the new entries.
+    for (const id of ids) {
+      const file = join(projectDir(join(laptop.SESSYNC_HOME, 'sessions'), cwd), sessionFileName('2026-01-01T00:00:00.000Z', id));
+      appendFileSync(file, serializeLine({ type: 'message', id: `${id.slice(0, 8)}-5`, parentId: `${id.slice(0, 8)}-4`, timestamp: '2026-01-01T00:01:00.000Z', message: { role: 'user', content: [{ type: 'text', text: 'later' }] } } as never) + '\n');
+    }
+    seen.length = 0;
+    const later = await runSync({ mode: 'push', all: true, cwd, env: laptop, api: new ApiClient({ url: server.url, token: server.token, account, fetch: counting }) });
+    expect(later).toMatchObject({ failed: 0, pushedSessions: 3, pushedEntries: 3 });
+    expect(seen.filter((r) => r.startsWith('GET /v1/sessions/'))).toEqual([]);
+    expect(seen.filter((r) => r === 'POST /v1/batches')).toHaveLength(1);
+    expect(await runSync({ mode: 'pull', all: true, cwd, env: desktop, api: new ApiClient({ url: server.url, token: server.token, account }) })).toMatchObject({ failed: 0, pulledEntries: 3 });
   }, 60_000);
 });
 

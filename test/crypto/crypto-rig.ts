@@ -1,7 +1,7 @@
 // Rig of the end-to-end encryption tests: encrypted machines, every stored object of a server (file store or S3), forged key files.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
 import { createInterface } from 'node:readline';
 import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { expect } from 'vitest';
@@ -23,6 +23,19 @@ export async function encryptedPair(root: string, server: TestServer, names: [st
   await b.login(server, { encrypt: true });
   await b.ok(['key', 'import', '--json'], login.key);
   return { a, b, key: login.key as string, account: login.account as string };
+}
+
+/**
+ * A session file of `from` copied to `to` (a copy of the sessions folder, never synced there), placed as `sessync`
+ * places a pulled session: its folder and header name `to`'s checkout. Returns the copy's path.
+ */
+export function copySession(from: Machine, to: Machine, id: string): string {
+  const src = from.fileOf(id);
+  const enc = (p: string) => p.replace(/[/\\:]/g, '-');
+  const dst = join(to.home, 'sessions', relative(join(from.home, 'sessions'), src).replace(enc(from.project), enc(to.project)));
+  mkdirSync(dirname(dst), { recursive: true });
+  writeFileSync(dst, readFileSync(src, 'utf8').replaceAll(JSON.stringify(from.project), JSON.stringify(to.project)));
+  return dst;
 }
 
 /** A key file holding another key under the account's key id: what a machine with a wrong key has. */

@@ -45,9 +45,9 @@ describe('tampering on the Node server', () => {
     await a.say(id, 'third');
     await a.ok(['push', '--json']);
     const { host, files } = batchFiles(rig.server, account, id);
-    // Seq 1 is the empty batch that announced the session (with its meta); the entries are in 2, 3 and 4.
-    expect(files).toHaveLength(4);
-    const [, , f2, f3] = files as [string, string, string, string];
+    // Seq 1 carries the meta and the first entry; the later entries are in 2 and 3.
+    expect(files).toHaveLength(3);
+    const [, f2, f3] = files as [string, string, string];
     const orig2 = readFileSync(f2);
     const orig3 = readFileSync(f3);
     const before = readFileSync(local);
@@ -71,20 +71,20 @@ describe('tampering on the Node server', () => {
     const bytes = Buffer.from(s2.body);
     bytes[20]! ^= 0x01;
     writeFileSync(f2, withBody(s2, bytes));
-    await pullRefused([3]);
+    await pullRefused([2]);
     writeFileSync(f2, orig2);
 
-    // Batches 3 and 4 swapped: each body under the other's envelope.
+    // Batches 2 and 3 swapped: each body under the other's envelope.
     const s3 = read(f3);
     writeFileSync(f2, withBody(s2, s3.body));
     writeFileSync(f3, withBody(s3, s2.body));
-    await pullRefused([3, 4]);
+    await pullRefused([2, 3]);
     writeFileSync(f2, orig2);
     writeFileSync(f3, orig3);
 
-    // Batch 3 replayed at seq 4.
+    // Batch 2 replayed at seq 3.
     writeFileSync(f3, withBody(s3, s2.body));
-    await pullRefused([4]);
+    await pullRefused([3]);
     writeFileSync(f3, orig3);
 
     // The store made whole again: the same pull now merges both entries (so the refusals above were the tampering).

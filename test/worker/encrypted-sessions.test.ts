@@ -43,11 +43,18 @@ describe('pushes to an encrypted account', () => {
     expect(r.status, r.text).toBe(201);
   });
 
-  it('the same session id made on two machines: the first meta stays, the second push is stored and flagged metaMismatch', async () => {
+  it('the same session id under another data key: entries are refused before any write, an empty announcement is stored and flagged metaMismatch', async () => {
     const { client } = await newAccount('k1');
     const mine = sealedMeta('k1');
     expect((await client.push(await makeSealedBatch({ session: 'twin', host: 'a', seq: 1, meta: mine }))).status).toBe(201);
-    const theirs = await client.push(await makeSealedBatch({ session: 'twin', host: 'b', seq: 1, meta: sealedMeta('k1') }));
+    // Entries sealed under another key than the stored meta's: nobody else could read them, so nothing is stored.
+    const before = await storeSnapshot(rig.fs);
+    const refused = await client.push(await makeSealedBatch({ session: 'twin', host: 'b', seq: 1, meta: sealedMeta('k1') }));
+    expect(refused.status, refused.text).toBe(409);
+    expect(refused.json.error).toMatchObject({ code: 'conflict', details: { metaMismatch: true } });
+    expect(await storeSnapshot(rig.fs)).toEqual(before);
+    // An older client announces a session by an empty batch with its meta: stored, and told whose key won.
+    const theirs = await client.push(await makeSealedBatch({ session: 'twin', host: 'b', seq: 1, count: 0, meta: sealedMeta('k1') }));
     expect(theirs.status, theirs.text).toBe(201);
     expect(theirs.json.metaMismatch).toBe(true);
     // The same meta again (a client sends it with every push) is no mismatch.

@@ -53,9 +53,11 @@ export function describeSealing(name: string, open: () => Promise<SealingTarget>
     it('an encrypted account stores no plaintext meta or batch: plaintext pushes are refused, sealed ones kept as sent', async () => {
       const { client, account } = await newAccount();
       await putAccountKey(client, 'k1');
+      // One sealed meta (one wrapped data key) for the session, sent with every push as a client may.
+      const meta = sealedMeta('k1', { projectKey: randomHex64() });
       for (const host of ['laptop', 'desk']) {
         for (let seq = 1; seq <= 3; seq++) {
-          const r = await client.push(await makeSealedBatch({ session: 'enc', host, seq, meta: sealedMeta('k1', { projectKey: randomHex64() }) }));
+          const r = await client.push(await makeSealedBatch({ session: 'enc', host, seq, meta }));
           expect(r.status, r.text).toBe(201);
           // What an old or misconfigured client would send: refused whole.
           expect((await client.push(await makeBatch({ session: 'enc', host, seq: seq + 1, meta: metaFor('enc') }))).status).toBe(400);

@@ -32,11 +32,15 @@ describe('end-to-end encrypted accounts in workerd on R2', () => {
     expect(got.hosts).toEqual({ h: 1 });
   });
 
-  it('a second machine that made the same session id is told metaMismatch; a jsonl push is encryption_required', async () => {
+  it('entries under another data key than the stored meta are refused (metaMismatch), an empty announcement is flagged; a jsonl push is encryption_required', async () => {
     const client = await newClient();
     await putAccountKey(client, 'k1');
     await client.push(await makeSealedBatch({ session: 'twin', host: 'a', seq: 1, meta: sealedMeta('k1') }));
-    const second = await client.push(await makeSealedBatch({ session: 'twin', host: 'b', seq: 1, meta: sealedMeta('k1') }));
+    const refused = await client.push(await makeSealedBatch({ session: 'twin', host: 'b', seq: 1, meta: sealedMeta('k1') }));
+    expect(refused.status, refused.text).toBe(409);
+    expect(refused.json.error).toMatchObject({ code: 'conflict', details: { metaMismatch: true } });
+    expect((await client.call('GET', '/v1/sessions/twin')).json.hosts).toEqual({ a: 1 });
+    const second = await client.push(await makeSealedBatch({ session: 'twin', host: 'b', seq: 1, count: 0, meta: sealedMeta('k1') }));
     expect(second.status).toBe(201);
     expect(second.json.metaMismatch).toBe(true);
     const plain = await client.push(await makeBatch({ session: 'twin', host: 'a', seq: 2 }));
