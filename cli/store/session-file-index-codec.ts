@@ -174,6 +174,23 @@ export class EntryColumns {
     let repeated: Set<number> | null = null;
     for (let k = 1; k < sorted.length; k++) if (sorted[k] === sorted[k - 1]) (repeated ??= new Set()).add(sorted[k]!);
     if (repeated === null) return -1;
+    if (repeated.size <= FEW_REPEATS) {
+      // A few hashes repeat (a chance collision, 32 bits over many ids): their positions by the column's own search,
+      // which costs less than one more pass over every entry in script.
+      let first = -1;
+      const hashes = this.idHash.subarray(0, this.n);
+      for (const h of repeated) {
+        const at: number[] = [];
+        for (let j = hashes.indexOf(h); j >= 0 && (first < 0 || j < first); j = hashes.indexOf(h, j + 1)) {
+          if (at.some((i) => this.idIs(i, this.id(j)))) {
+            first = j;
+            break;
+          }
+          at.push(j);
+        }
+      }
+      return first;
+    }
     const seen = new Map<number, number[]>();
     for (let j = 0; j < this.n; j++) {
       const h = this.idHash[j]!;
@@ -304,6 +321,9 @@ export class EntryColumns {
     for (const m of [this.parentText, this.tsText]) for (const k of [...m.keys()]) if (k >= n) m.delete(k);
   }
 }
+
+/** Up to this many repeated hashes, firstRepeat finds their positions one hash at a time. */
+const FEW_REPEATS = 16;
 
 /** Digits of `s` from `at` to `at + n` as a number, or -1 when one is not a digit. */
 function digits(s: string, at: number, n: number): number {

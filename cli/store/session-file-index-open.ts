@@ -8,7 +8,7 @@ import { SessionTree, type TreeProblem } from '../../shared/tree.js';
 import { hashId, KIND, KIND_TYPES, NO_PARENT, OTHER_PARENT, type EntryColumns, type IndexState } from './session-file-index-codec.js';
 import { clip, decode, indexPath, kindOf, readAt, sameEntry, sessionFileIndex, type IndexOptions } from './session-file-index.js';
 import { readSession } from './session-reader.js';
-import { tailStateFromIndex } from './session-file-index-tail.js';
+import { shapeOf, tailStateFromIndex, type ColumnShape } from './session-file-index-tail.js';
 import type { TailState } from './tail-state.js';
 
 /** What the commands that continue or show one branch need of a session. */
@@ -65,6 +65,8 @@ interface Opened {
   tail: SessionEntry | null;
   leaf: number;
   treeProblems: TreeProblem[];
+  /** shapeOf the committed entries (the unterminated last one not counted). */
+  shape: ColumnShape;
 }
 
 function timeAt(c: EntryColumns, i: number): number {
@@ -72,23 +74,23 @@ function timeAt(c: EntryColumns, i: number): number {
   return Number.isNaN(t) ? -Infinity : t;
 }
 
-/** SessionTree's leaf rule on the columns: the newest tip; equal times by timestamp text, then id. */
-function leafOf(c: EntryColumns): number {
-  const hasChild = new Uint8Array(c.n);
-  for (let i = 0; i < c.n; i++) {
-    const p = c.parent[i]!;
-    if (p >= 0) hasChild[p] = 1;
-  }
+/**
+ * SessionTree's leaf rule on the columns: the newest tip; equal times by timestamp text, then id. The tips are those
+ * of the committed entries (`shape`), less the parent of an unterminated last entry at `tailAt`, plus that entry.
+ */
+function leafOf(c: EntryColumns, shape: ColumnShape, tailAt: number): number {
+  const tailParent = tailAt >= 0 ? c.parent[tailAt]! : -1;
   let best = -1;
   let bestTime = 0;
-  for (let i = 0; i < c.n; i++) {
-    if (hasChild[i]) continue;
+  const consider = (i: number) => {
     const t = timeAt(c, i);
     if (best < 0 || t > bestTime || (t === bestTime && laterTie(c, i, best))) {
       best = i;
       bestTime = t;
     }
-  }
+  };
+  for (const i of shape.tips) if (i !== tailParent) consider(i);
+  if (tailAt >= 0) consider(tailAt);
   return best;
 }
 
@@ -144,7 +146,8 @@ function open(path: string, s: IndexState): Opened | null {
     const treeProblems: TreeProblem[] = [];
     // In file order: the map is filled in file order.
     for (const [i, p] of c.parentText) treeProblems.push({ entryId: c.id(i), reason: `dangling parent: ${p} is not in this session (entry kept as a root)` });
-    return { header, c, problems, tailAt, tail, leaf: leafOf(c), treeProblems };
+    const shape = shapeOf(c, tailAt >= 0 ? tailAt : c.n);
+    return { header, c, problems, tailAt, tail, leaf: leafOf(c, shape, tailAt), treeProblems, shape };
   } finally {
     closeSync(fd);
   }
@@ -218,17 +221,29 @@ interface ContextPlan {
   from: number;
   /** The compaction entry, read whole (null without one). */
   compaction: SessionEntry | null;
+  /** Messages and custom messages on the branch from `from` on. */
+  messages: number;
+  /** Branch positions of the branch summaries from `from` on. */
+  summaries: number[];
 }
 
 function planContext(read: (at: readonly number[]) => SessionEntry[], c: EntryColumns, path: readonly number[]): ContextPlan {
   let comp = -1;
   let think = -1;
   let model = -1;
+  // Counted in the same walk (indexedInfo's count): every message, and how many came before the latest compaction.
+  let messages = 0;
+  let beforeComp = 0;
+  const summaries: number[] = [];
   for (let i = 0; i < path.length; i++) {
     const k = c.kind[path[i]!]!;
-    if (k === KIND.compaction) comp = i;
-    else if (k === KIND.thinking) think = i;
+    if (k === KIND.compaction) {
+      comp = i;
+      beforeComp = messages;
+    } else if (k === KIND.thinking) think = i;
     else if (k === KIND.model || k === KIND.assistantModel) model = i;
+    if (k === KIND.message || k === KIND.assistantModel || k === KIND.customMessage) messages++;
+    else if (k === KIND.branchSummary) summaries.push(i);
   }
   let kept = -1;
   let from = 0;
@@ -239,15 +254,20 @@ function planContext(read: (at: readonly number[]) => SessionEntry[], c: EntryCo
     // Ids are unique here (a repeated one is read whole), so searching back from the compaction finds the same
     // entry as buildContext's forward search, sooner; the hash column spares making an id string per entry.
     const h = typeof first === 'string' ? hashId(first) : -1;
+    let keptMessages = 0;
     for (let i = comp - 1; i >= 0 && h >= 0; i--) {
-      if (c.idHash[path[i]!] === h && c.id(path[i]!) === first) {
+      const e = path[i]!;
+      const k = c.kind[e]!;
+      if (k === KIND.message || k === KIND.assistantModel || k === KIND.customMessage) keptMessages++;
+      if (c.idHash[e] === h && c.id(e) === first) {
         kept = i;
         break;
       }
     }
     from = kept >= 0 ? kept : comp;
+    messages = messages - beforeComp + (kept >= 0 ? keptMessages : 0);
   }
-  return { comp, think, model, kept, from, compaction };
+  return { comp, think, model, kept, from, compaction, messages, summaries: summaries.filter((i) => i >= from) };
 }
 
 /**
@@ -284,15 +304,9 @@ function indexedContext(read: (at: readonly number[]) => SessionEntry[], c: Entr
  * thinking level come from the projection of the two entries that set them. Reads a handful of entries.
  */
 function indexedInfo(read: (at: readonly number[]) => SessionEntry[], c: EntryColumns, header: SessionHeader, path: readonly number[]): ContextInfo {
-  const { comp, think, model, from, compaction } = planContext(read, c, path);
-  let messageCount = compaction === null ? 0 : 1; // the compaction's summary message
-  const summaries: number[] = [];
-  for (let i = from; i < path.length; i++) {
-    const k = c.kind[path[i]!]!;
-    if (k === KIND.message || k === KIND.assistantModel || k === KIND.customMessage) messageCount++;
-    else if (k === KIND.branchSummary) summaries.push(path[i]!);
-  }
-  for (const e of read(summaries)) if (typeof e.summary === 'string' && e.summary !== '') messageCount++;
+  const { think, model, compaction, messages, summaries } = planContext(read, c, path);
+  let messageCount = messages + (compaction === null ? 0 : 1); // and the compaction's summary message
+  for (const e of read(summaries.map((i) => path[i]!))) if (typeof e.summary === 'string' && e.summary !== '') messageCount++;
   const setters = [think, model].filter((i) => i >= 0).sort((a, b) => a - b);
   const ctx = contextOfBranch(read(setters.map((i) => path[i]!)), header);
   return { model: ctx.model, thinkingLevel: ctx.thinkingLevel, messageCount };
@@ -370,6 +384,6 @@ export async function openSessionView(path: string, opts: IndexOptions = {}, ret
       for (let i = 0; i < c.n; i++) if (c.kind[i] === KIND.label) at.push(i);
       return again(() => read(at), (v) => v.labels());
     },
-    tailState: () => again(() => tailStateFromIndex(s, o.tailAt, (i) => read([i])[0]!), (v) => v.tailState()),
+    tailState: () => again(() => tailStateFromIndex(s, o.tailAt, (i) => read([i])[0]!, o.shape), (v) => v.tailState()),
   };
 }

@@ -2,24 +2,29 @@
 import { closeSync, openSync } from 'node:fs';
 import type { SessionEntry } from '../../shared/entry.js';
 import { nullRecord } from '../../shared/own-keys.js';
-import { KIND, type IndexState } from './session-file-index-codec.js';
+import { KIND, type EntryColumns, type IndexState } from './session-file-index-codec.js';
 import { tailHashAt } from './session-file-index.js';
 import { emptyState, pickLeaf, type TailState } from './tail-state.js';
 
 /**
- * What tailStateOf would compute from the file the index describes, replaying its rule (addEntry) on the columns:
- * complete lines only (`end`: the first position not to count), tips, pending parents, bad lines, and the name
- * from the last named session_info, the one entry read (`read` returns it whole). The index holds no parent
- * written after its child, so no entry's id is ever pending when it arrives.
+ * What one pass over the first n entries of the columns tells: which have a child (so the tips), the parents named
+ * a second time or not in the columns (the tail state's pending), the messages and the last session name. The leaf
+ * rule and the append cache both start from it, so a first open walks every entry once for both.
  */
-export function tailStateFromIndex(s: IndexState, end: number, read: (i: number) => SessionEntry): TailState {
-  const c = s.entries;
-  const n = end >= 0 ? end : c.n;
-  const t = emptyState(s.path);
-  t.headerId = s.headerId;
-  t.version = s.version;
+export interface ColumnShape {
+  n: number;
+  /** Positions with no child, in file order. */
+  tips: number[];
+  pending: Set<string>;
+  messageCount: number;
+  /** The last named session_info, or -1. */
+  named: number;
+}
+
+export function shapeOf(c: EntryColumns, n: number): ColumnShape {
   const childSeen = new Uint8Array(n);
   const pending = new Set<string>();
+  let messageCount = 0;
   let named = -1;
   for (let i = 0; i < n; i++) {
     const p = c.parent[i]!;
@@ -30,17 +35,38 @@ export function tailStateFromIndex(s: IndexState, end: number, read: (i: number)
       pending.add(c.parentText.get(i)!);
     }
     const k = c.kind[i]!;
-    if (k === KIND.message || k === KIND.assistantModel) t.messageCount++;
+    if (k === KIND.message || k === KIND.assistantModel) messageCount++;
     else if (k === KIND.sessionName) named = i;
   }
+  // The typed array's own search finds the few tips (in script this would be a second pass over every entry).
+  const tips: number[] = [];
+  for (let i = childSeen.indexOf(0); i >= 0; i = childSeen.indexOf(0, i + 1)) tips.push(i);
+  return { n, tips, pending, messageCount, named };
+}
+
+/**
+ * What tailStateOf would compute from the file the index describes, replaying its rule (addEntry) on the columns:
+ * complete lines only (`end`: the first position not to count), tips, pending parents, bad lines, and the name
+ * from the last named session_info, the one entry read (`read` returns it whole). The index holds no parent
+ * written after its child, so no entry's id is ever pending when it arrives. `shape`: shapeOf those entries, when
+ * the caller has it.
+ */
+export function tailStateFromIndex(s: IndexState, end: number, read: (i: number) => SessionEntry, shape?: ColumnShape): TailState {
+  const c = s.entries;
+  const n = end >= 0 ? end : c.n;
+  const t = emptyState(s.path);
+  t.headerId = s.headerId;
+  t.version = s.version;
+  const sh = shape !== undefined && shape.n === n ? shape : shapeOf(c, n);
+  t.messageCount = sh.messageCount;
   const tips = nullRecord<string>();
-  for (let i = 0; i < n; i++) if (!childSeen[i]) tips[c.id(i)] = c.timestamp(i);
+  for (const i of sh.tips) tips[c.id(i)] = c.timestamp(i);
   t.tips = tips;
-  t.pending = [...pending];
+  t.pending = [...sh.pending];
   t.leafId = pickLeaf(tips);
   t.lastId = n > 0 ? c.id(n - 1) : null;
   t.entryCount = n;
-  if (named >= 0) t.name = read(named).name as string;
+  if (sh.named >= 0) t.name = read(sh.named).name as string;
   t.badLines = s.problems.length;
   t.offset = s.covered;
   t.size = s.size;

@@ -108,7 +108,7 @@ function fileIn(dir: string): string {
 describe('session index: same result as the full read', () => {
   it('same context, leaf, branch, problems and labels on random trees with compactions and branch summaries, indexed after every chunk', async () => {
     await fc.assert(
-      fc.asyncProperty(sessionArb, fc.array(fc.integer({ min: 1, max: 9 }), { minLength: 1, maxLength: 6 }), fc.boolean(), async (lines, cuts, tornEnd) => {
+      fc.asyncProperty(sessionArb, fc.array(fc.integer({ min: 1, max: 9 }), { minLength: 1, maxLength: 6 }), fc.integer({ min: 0, max: 2 }), async (lines, cuts, end) => {
         const file = fileIn(home.dir);
         writeFileSync(file, HEADER);
         for (let i = 0, k = 0; i < lines.length; k++) {
@@ -117,8 +117,10 @@ describe('session index: same result as the full read', () => {
           i += n;
           await expectSame(file);
         }
-        // A last line without its newline: an entry when it parses, a torn write when not.
-        appendFileSync(file, tornEnd ? '{"type":"message","id":"to' : JSON.stringify(makeEntry(0, 999, null, 99, 0)));
+        // A last line without its newline: an entry when it parses (a new root, or an older child of the last line,
+        // which is then no tip), a torn write when not.
+        const lastId = id(lines.length - 1); // the last line's id, unless that line is a bad one
+        appendFileSync(file, end === 0 ? '{"type":"message","id":"to' : JSON.stringify(end === 1 ? makeEntry(0, 999, null, 99, 0) : makeEntry(0, 999, lastId, 0, 0)));
         await expectSame(file);
       }),
       { numRuns: 120 },
