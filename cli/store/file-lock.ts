@@ -1,5 +1,5 @@
 // An exclusive lock beside a file (`<file>.lock`, O_EXCL with the holder's pid) so two sessync processes never write at once.
-import { link, open, readFile, rename, stat, unlink } from 'node:fs/promises';
+import { open, readFile, stat, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { SessyncError } from '../../shared/errors.js';
 import { PRIVATE_FILE } from './private-fs.js';
@@ -66,27 +66,39 @@ async function isStale(lock: string, cur: { raw: string; info: LockInfo | null }
 }
 
 /**
- * Removes a stale lock without racing another taker: the stale file is renamed to a unique name first (only one
- * process's rename can succeed), and the renamed file is checked to still hold the stale content. If a live lock
- * replaced the stale one in between, it is put back with link(), which never replaces a file. (Left: if a third
- * process creates a lock in the microseconds between that rename and link, two holders exist; it needs a dead
- * holder plus three-way contention within one such window.)
+ * Removes a stale lock without racing another taker. Only the process that holds the break guard (`<lock>.break`,
+ * made with O_EXCL) may remove a stale lock, and it removes it only if it still holds the stale content: a live
+ * holder's lock is never removed, since nobody else removes a lock while the guard is held (its dead holder cannot
+ * release it). (A rename-aside-then-link-back scheme let two holders exist when three processes met a dead holder's
+ * lock at once.) Returns false when another process holds the guard: the caller waits a little and looks again.
+ * A guard older than a few seconds was left by a breaker that died in its few-millisecond window, and is cleared.
  */
-async function breakStale(lock: string, raw: string): Promise<void> {
-  const aside = `${lock}.stale-${process.pid}-${Math.random().toString(36).slice(2)}`;
+async function breakStale(lock: string, raw: string): Promise<boolean> {
+  const guard = `${lock}.break`;
   try {
-    await rename(lock, aside);
+    await (await open(guard, 'wx', PRIVATE_FILE)).close();
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return;
-    throw e;
+    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    const s = await stat(guard).catch(() => null);
+    if (s && Date.now() - s.mtimeMs > 5_000) await unlinkIfThere(guard);
+    return false;
   }
-  const moved = await readFile(aside, 'utf8').catch(() => null);
-  if (moved !== null && moved !== raw) {
-    await link(aside, lock).catch((e: NodeJS.ErrnoException) => {
-      if (e.code !== 'EEXIST') throw e;
+  try {
+    const now = await readFile(lock, 'utf8').catch((e: NodeJS.ErrnoException) => {
+      if (e.code === 'ENOENT') return null;
+      throw e;
     });
+    if (now === raw) await unlinkIfThere(lock);
+  } finally {
+    await unlinkIfThere(guard);
   }
-  await unlink(aside).catch(() => undefined);
+  return true;
+}
+
+async function unlinkIfThere(path: string): Promise<void> {
+  await unlink(path).catch((e: NodeJS.ErrnoException) => {
+    if (e.code !== 'ENOENT') throw e;
+  });
 }
 
 async function tryCreate(lock: string): Promise<boolean> {
@@ -120,7 +132,7 @@ export async function withFileLock<T>(path: string, fn: () => Promise<T>, opts: 
     if (cur === null) continue; // released between our attempt and the read
     holder = cur.info;
     if (await isStale(lock, cur)) {
-      await breakStale(lock, cur.raw);
+      if (!(await breakStale(lock, cur.raw))) await sleep(delay);
       continue;
     }
     if (Date.now() >= deadline) {

@@ -193,6 +193,20 @@ describe('append', () => {
     expect(existsSync(`${s.path}.lock`)).toBe(false);
   });
 
+  it('eight waiters meeting a dead holder\'s lock, three times over: never two holders at once, the chain stays linear', async () => {
+    const s = await t.json(['new']);
+    for (let round = 0; round < 3; round++) {
+      const dead = spawn(process.execPath, ['-e', '0']);
+      await new Promise((r) => dead.on('close', r));
+      writeFileSync(`${s.path}.lock`, JSON.stringify({ pid: dead.pid, host: hostname(), at: new Date().toISOString() }));
+      const results = await Promise.all([0, 1, 2, 3, 4, 5, 6, 7].map((w) => exited(worker(['append', s.path, '3', `r${round}w${w}`]))));
+      for (const r of results) expect(r.code, r.stderr).toBe(0);
+    }
+    expectLinearChain(s.path, 72);
+    expect(existsSync(`${s.path}.lock`)).toBe(false);
+    expect(existsSync(`${s.path}.lock.break`)).toBe(false);
+  });
+
   it('a process SIGKILLed while holding the lock does not block others; a live holder makes append fail clearly', async () => {
     const s = await t.json(['new']);
     const holder = worker(['hold', s.path]);
