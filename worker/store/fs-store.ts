@@ -301,6 +301,7 @@ export class FsStore implements BlobStore {
 
   private init(): Promise<void> {
     this.ready ??= (async () => {
+      this.layout(); // a marker this version cannot read refuses the store before anything is made in it
       await fs.mkdir(join(this.root, TMP_DIR), { recursive: true, mode: DIR_MODE });
       // An existing root (made by hand, or by an older version) is narrowed: that closes everything below it.
       await narrowToOwner(this.root);
