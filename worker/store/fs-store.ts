@@ -105,9 +105,9 @@ export class FsStore implements BlobStore {
   /** The layout, once the marker (or an older version's objects) told it; unset while the store is empty and unopened. */
   private settled: FsLayout | undefined;
   /**
-   * Folders this process made or found there, so a write into one neither tries mkdir (EEXIST) nor fails a link
-   * (ENOENT) first. A folder pruned behind its back (a delete in another process) costs one failed link, then it is
-   * made again.
+   * Folders this process made or found there, and whose own entry it made durable, so a write into one neither tries
+   * mkdir (EEXIST) nor fails a link (ENOENT) first. A folder pruned behind its back (a delete in another process)
+   * costs one failed link, then it is made again.
    */
   private readonly known = new Set<string>();
 
@@ -240,6 +240,9 @@ export class FsStore implements BlobStore {
     const dirs = new Set(paths.map((p) => dirname(p)));
     for (const d of ensured) if (d !== this.root) dirs.add(dirname(d));
     await Promise.all([...dirs].map((d) => this.syncDir(d).catch((e) => Promise.reject(unavailable('write', d, e)))));
+    // Only now are they known: a folder whose entry a failed sync may have left undurable is made (found) again.
+    if (this.known.size + ensured.size > MAX_KNOWN_DIRS) this.known.clear();
+    for (const d of ensured) this.known.add(d);
   }
 
   async list(opts: ListOptions = {}): Promise<ListPage> {
@@ -410,12 +413,13 @@ export class FsStore implements BlobStore {
     const dir = dirname(path);
     for (let attempt = 0; ; attempt++) {
       try {
-        if (!this.known.has(dir)) this.ensureDir(dir, ensured);
+        if (!this.known.has(dir) && !ensured.has(dir)) this.ensureDir(dir, ensured);
         place();
         return;
       } catch (e) {
         if (errno(e) !== 'ENOENT' || attempt >= MAX_DIR_RACES) throw e;
         this.known.delete(dir);
+        ensured.delete(dir);
       }
     }
   }
@@ -431,8 +435,6 @@ export class FsStore implements BlobStore {
         this.makeDirAgain(dir);
       } else if (errno(e) !== 'EEXIST') throw e;
     }
-    if (this.known.size >= MAX_KNOWN_DIRS) this.known.clear();
-    this.known.add(dir);
     ensured.add(dir);
   }
 
