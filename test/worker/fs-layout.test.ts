@@ -195,6 +195,22 @@ describe('file store layout', () => {
     expect(readdirSync(root)).toEqual(['.layout']);
   });
 
+  it('a folder this store knows, pruned by another store\'s delete, is made again by the next write into it', async () => {
+    const root = join(t.dir, 'pruned');
+    const [a, b] = [new FsStore(root), new FsStore(root)]; // two stores: two processes' memories of which folders exist
+    const key = (n: number) => `a/acct/s/sess/b/h1/00000000000${n}`;
+    expect(await a.putIfAbsent(key(1), enc.encode('one'))).toBe(true); // a now knows the session's folder
+    await b.delete(key(1)); // its last file: b prunes the folder, up to the root
+    expect(existsSync(join(root, 'a'))).toBe(false);
+    expect(await a.putIfAbsent(key(2), enc.encode('two'))).toBe(true);
+    expect(await a.writeMany([{ key: key(3), body: enc.encode('three') }, { key: 'a/acct/heads/sess/h1/000000000003', body: enc.encode('head') }])).toEqual([true, true]);
+    await b.delete(key(2));
+    await b.delete(key(3));
+    await a.put(key(4), enc.encode('four'));
+    expect(await storedKeys(b, 'a/')).toEqual(['a/acct/heads/sess/h1/000000000003', key(4)]);
+    expect(dec.decode((await b.get(key(4)))!.body)).toBe('four');
+  });
+
   describe('keys whose end does not fit one file name below the layout\'s levels', () => {
     const root = join(t.dir, 'long');
     const p = 'x/y/z/w/';
