@@ -14,6 +14,12 @@ import { StateJournal, type JournalReplay } from './state-journal.js';
 import { StatePack, packLine } from './state-pack.js';
 import { killPoint } from './kill-point.js';
 
+/**
+ * A journal of at most this many sessions (a single-session pull, a push of two) is compacted into their own files:
+ * no more fsyncs than the pack's (its file and its folder), and the other sessions' states are not rewritten.
+ */
+const OWN_FILES_AT_MOST = 2;
+
 /** A batch written down before it is sent: after a crash the SAME batch (seq, batchId, body) is resent. */
 export interface PendingBatch {
   seq: number;
@@ -229,27 +235,51 @@ export class SyncState {
     return this.journal?.fsyncs ?? 0;
   }
 
-  /** Compaction: the run's states into the pack (one durable write), then the journal is removed. */
+  /** Compaction: the run's states into the pack (one durable write) or a few own files, then the journal is removed. */
   async closeJournal(): Promise<void> {
     const j = this.journal;
     if (!j) return;
     this.journal = null;
     this.files = null;
     await j.close();
-    if (j.latest.size > 0) await this.compact(j.latest, j.id);
+    if (j.latest.size > 0) await this.writeOut(j.latest, j.id);
     await StateJournal.remove(j.path);
   }
 
   /**
    * Under the sync lock, before anything reads state to act on it: a journal left by a killed run holds states
-   * newer than the pack and the files; they are compacted into the pack, then the journal goes.
+   * newer than the pack and the files; they are written out (see closeJournal), then the journal goes.
    */
   async recover(): Promise<void> {
     this.packRead = undefined; // another process may have compacted since this instance read it (it held no lock then)
     const found = await StateJournal.replay<SessionSyncState>(this.journalPath());
     if (!found) return;
-    await this.compact(await this.newerThanPack(found), found.id);
+    await this.writeOut(await this.newerThanPack(found), found.id);
     await StateJournal.remove(this.journalPath());
+  }
+
+  /**
+   * A journal's states made durable outside it: a few to their sessions' own files (each durable; a kill between
+   * leaves the journal, which the next recover replays over them), more into the pack.
+   */
+  private async writeOut(newer: ReadonlyMap<string, SessionSyncState | null>, journal: string | null): Promise<void> {
+    if (newer.size > OWN_FILES_AT_MOST) return this.compact(newer, journal);
+    await Promise.all(
+      [...newer].map(async ([session, s]) => {
+        if (s) await writeFileAtomic(this.sessionPath(session), JSON.stringify(s) + '\n');
+        else await this.dropStored(session);
+        killPoint('compacted-one');
+      }),
+    );
+  }
+
+  /** The session's stored state gone: its own file removed, or, while the pack holds a line of it, a mark put there. */
+  private async dropStored(session: string): Promise<void> {
+    // The mark hides the line until the next compaction drops both. A pack that cannot be read gets the mark all the
+    // same (harmless where it has no line).
+    const inPack = await this.pack().then((p) => p?.has(session) ?? false, () => true);
+    if (inPack) await writeFileAtomic(this.sessionPath(session), JSON.stringify({ session, forgotten: true } satisfies ForgottenMark) + '\n');
+    else await rm(this.sessionPath(session), { force: true });
   }
 
   /**
@@ -458,11 +488,7 @@ export class SyncState {
       await rm(this.sessionPath(session), { force: true });
     } else {
       await this.recover(); // a killed run's record of it would bring it back too
-      // In the pack: a mark in the session's own file hides its line until the next compaction drops both. A pack
-      // that cannot be read gets the mark all the same (harmless where it has no line).
-      const inPack = await this.pack().then((p) => p?.has(session) ?? false, () => true);
-      if (inPack) await writeFileAtomic(this.sessionPath(session), JSON.stringify({ session, forgotten: true } satisfies ForgottenMark) + '\n');
-      else await rm(this.sessionPath(session), { force: true });
+      await this.dropStored(session);
     }
     if (st && bodyFileOf(st.pending)) await this.dropPendingBody(session, st.pending.seq);
   }
