@@ -80,7 +80,7 @@ export class StateJournal<S extends { session: string }> {
     }
   }
 
-  /** Waits for flushes under way and closes the file (kept: it is removed once its states are in the pack). */
+  /** Waits for flushes under way and closes the file (kept: it is removed once its states are written out, in the pack or own files). */
   async close(): Promise<void> {
     await this.chain;
     await this.fh?.close();

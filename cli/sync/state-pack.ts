@@ -1,6 +1,6 @@
 // Many sessions' sync states in one file, rewritten whole at the end of a run: one durable write, however many sessions.
-import { SessyncError } from '../../shared/errors.js';
 import { dirname } from 'node:path';
+import { SessyncError } from '../../shared/errors.js';
 import { readTextIfExists, writeFileAtomic } from '../store/atomic-json.js';
 import { fsyncPath } from '../store/session-writer.js';
 import { killPoint } from './kill-point.js';
