@@ -4,6 +4,7 @@ import { SessyncError } from '../shared/errors.js';
 import { findTooDeepText, findTooDeepValue, formatTooDeep } from '../shared/json-limits.js';
 import { ENTRY_ID_RE, LIMITS, type AnySessionMetaInput, type BatchEnvelope, type SessionMetaInput } from '../shared/wire.js';
 import { sha256Hex } from './sha256.js';
+import { scanEntry } from '../shared/entry-line-scan.js';
 
 const encoder = new TextEncoder();
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -95,6 +96,9 @@ export async function validateBatch(pathSession: string, push: BatchPush): Promi
     if (env.seq !== 1 || !push.meta) throw bad('an empty batch is only a new session\'s first batch (seq 1, with meta); later batches hold at least one entry');
     return 0;
   }
+  // Most bodies are lines every check below accepts, which one scan of the bytes shows without decoding them or
+  // building a value; a body with any line that scan is not certain of gets the full checks (and their wording).
+  if (allLinesCertain(bytes, env.entryCount)) return bytes.byteLength;
   let text: string;
   try {
     text = utf8.decode(bytes);
@@ -130,6 +134,23 @@ export async function validateBatch(pathSession: string, push: BatchPush): Promi
     if (!ENTRY_ID_RE.test(id)) throw bad(`${where}: entry id "${id.slice(0, 80)}" is not valid (letters, digits, _ . : - only, at most 128)`);
   }
   return bytes.byteLength;
+}
+
+/**
+ * Whether the body is `entryCount` lines (a final '\n' optional) that the line checks of validateBatch certainly
+ * accept: none over LIMITS.maxEntryBytes, each one an entry scanEntryLine is certain of. false is "not certain", and
+ * the full checks decide.
+ */
+function allLinesCertain(bytes: Uint8Array, entryCount: number): boolean {
+  if (entryCount > LIMITS.maxEntriesPerBatch) return false;
+  let lines = 0;
+  for (let start = 0; start < bytes.length; ) {
+    // The scan finds where the line ends (the '\n' after its value), so the body is walked once.
+    const nl = scanEntry(bytes, start, bytes.length, LIMITS.maxJsonDepth);
+    if (nl < 0 || ++lines > entryCount || nl - start > LIMITS.maxEntryBytes) return false;
+    start = nl + 1;
+  }
+  return lines === entryCount;
 }
 
 /**
