@@ -65,7 +65,7 @@ export function splitLines(body: string): string[] {
  * (`aes-256-gcm`) get only the envelope, size and hash checks (a raw body is never decoded or copied: the server
  * cannot read it); a jsonl body is decoded from UTF-8 once for its line checks.
  */
-export async function validateBatch(pathSession: string, push: BatchPush): Promise<number> {
+export async function validateBatch(pathSession: string, push: BatchPush, lineCheck: 'scan' | 'parse' = 'scan'): Promise<number> {
   const env = push.envelope;
   const bytes = push.body;
   if (env.session !== pathSession) {
@@ -98,7 +98,8 @@ export async function validateBatch(pathSession: string, push: BatchPush): Promi
   }
   // Most bodies are lines every check below accepts, which one scan of the bytes shows without decoding them or
   // building a value; a body with any line that scan is not certain of gets the full checks (and their wording).
-  if (allLinesCertain(bytes, env.entryCount)) return bytes.byteLength;
+  // ('parse': the full checks on every body, the reference the scan is tested against.)
+  if (lineCheck === 'scan' && allLinesCertain(bytes, env.entryCount)) return bytes.byteLength;
   let text: string;
   try {
     text = utf8.decode(bytes);
