@@ -87,7 +87,7 @@ export function scanEntryLine(b: Uint8Array, start: number, end: number, depthLi
  */
 export function scanEntry(b: Uint8Array, start: number, end: number, depthLimit: number = LIMITS.maxJsonDepth): number {
   if (depthLimit > LIMITS.maxJsonDepth) return -1;
-  kind.fill(0);
+  for (let k = 1; k < KEY_COUNT; k++) kind[k] = 0;
   roleKind = 0;
   roleSeen = false;
   let i = skipWs(b, start, end);
@@ -265,8 +265,9 @@ function scanString(b: Uint8Array, i: number, end: number): number {
   }
 }
 
-/** The Int32Array over the ArrayBuffer of the bytes last scanned (one view per buffer, not per string). */
+/** The Int32Array over the ArrayBuffer of the bytes last scanned (one view per buffer, not per string), and those bytes. */
 let words: Int32Array = new Int32Array(0);
+let wordsOf: Uint8Array | null = null;
 
 /**
  * Skips from `i` (inside a string) whole aligned 4-byte words that hold no '"', '\\', control char or non-ASCII byte
@@ -280,7 +281,11 @@ function skipPlain(b: Uint8Array, i: number, end: number): number {
     if (at - base >= end || STR[b[at - base]!] !== 0) return at - base;
     at++;
   }
-  if (words.buffer !== b.buffer) words = new Int32Array(b.buffer, 0, b.buffer.byteLength >> 2);
+  // Checked by the array's identity first: reading `.buffer` costs more than the words it skips in a short string.
+  if (wordsOf !== b) {
+    if (words.buffer !== b.buffer) words = new Int32Array(b.buffer, 0, b.buffer.byteLength >> 2);
+    wordsOf = b;
+  }
   const w = words;
   let k = at >> 2;
   const stop = (base + end) >> 2;
@@ -345,12 +350,29 @@ function scanNumber(b: Uint8Array, i: number, end: number): number {
   return i;
 }
 
-/** Which key of interest bytes [from, to) spell (0: none). */
+/** Which key of interest bytes [from, to) spell (0: none): picked by length and a letter, then compared. */
 function keyOf(b: Uint8Array, from: number, to: number): number {
-  const n = to - from;
-  if (n < 2 || n > 16) return 0;
-  for (let k = 1; k < KEY_COUNT; k++) if (KEY_BYTES[k]!.length === n && same(b, from, KEY_BYTES[k]!)) return k;
-  return 0;
+  let k: number;
+  switch (to - from) {
+    case 2: k = K_ID; break;
+    case 4: k = K_TYPE; break;
+    case 7: {
+      const c = b[from];
+      k = c === 0x6d /* m */ ? (b[from + 1] === 0x65 ? K_MESSAGE : K_MODEL_ID) : c === 0x73 /* s */ ? K_SUMMARY : K_CONTENT;
+      break;
+    }
+    case 8: {
+      const c = b[from];
+      k = c === 0x74 /* t */ ? K_TARGET : b[from + 1] === 0x61 /* a */ ? K_PARENT : K_PROVIDER;
+      break;
+    }
+    case 9: k = K_TIMESTAMP; break;
+    case 10: k = K_CUSTOM_TYPE; break;
+    case 13: k = K_THINKING; break;
+    case 16: k = K_FIRST_KEPT; break;
+    default: return 0;
+  }
+  return same(b, from, KEY_BYTES[k]!) ? k : 0;
 }
 
 function same(b: Uint8Array, from: number, word: Uint8Array): boolean {
@@ -392,10 +414,20 @@ function noBackslash(b: Uint8Array, from: number, to: number): boolean {
   return true;
 }
 
-/** Index of the type in TYPE_NAMES, or -1 for a type checkEntry has no rule for. */
+/** Index of the type in TYPE_NAMES, or -1 for a type checkEntry has no rule for: picked by length and a letter, then compared. */
 function typeIndex(b: Uint8Array, from: number, n: number): number {
-  for (let k = 0; k < TYPE_BYTES.length; k++) if (TYPE_BYTES[k]!.length === n && same(b, from, TYPE_BYTES[k]!)) return k;
-  return -1;
+  let k: number;
+  switch (n) {
+    case 7: k = b[from] === 0x73 /* s */ ? 0 : 1; break;
+    case 12: k = 2; break;
+    case 21: k = 3; break;
+    case 10: k = 4; break;
+    case 14: k = b[from] === 0x62 /* b */ ? 5 : 7; break;
+    case 6: k = 6; break;
+    case 5: k = 8; break;
+    default: return -1;
+  }
+  return same(b, from, TYPE_BYTES[k]!) ? k : -1;
 }
 
 /** checkKnownFields of shared/entry.ts, on the recorded kinds. */
@@ -422,6 +454,15 @@ function knownFieldsAccepted(type: number): boolean {
     default:
       return true;
   }
+}
+
+/**
+ * Drops the scan's hold on the bytes it scanned last (its word view of their buffer): a caller that scanned a body or
+ * a read calls it when done, so that buffer is not kept alive until the next scan.
+ */
+export function releaseScanned(): void {
+  words = new Int32Array(0);
+  wordsOf = null;
 }
 
 /** Whether bytes [aFrom, aTo) of `a` and [bFrom, bTo) of `b` are the same (ids compared without making strings of them). */

@@ -4,7 +4,7 @@ import { SessyncError } from '../shared/errors.js';
 import { findTooDeepText, findTooDeepValue, formatTooDeep } from '../shared/json-limits.js';
 import { ENTRY_ID_RE, LIMITS, type AnySessionMetaInput, type BatchEnvelope, type SessionMetaInput } from '../shared/wire.js';
 import { sha256Hex } from './sha256.js';
-import { scanEntry } from '../shared/entry-line-scan.js';
+import { releaseScanned, scanEntry } from '../shared/entry-line-scan.js';
 
 const encoder = new TextEncoder();
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -145,11 +145,15 @@ export async function validateBatch(pathSession: string, push: BatchPush, lineCh
 function allLinesCertain(bytes: Uint8Array, entryCount: number): boolean {
   if (entryCount > LIMITS.maxEntriesPerBatch) return false;
   let lines = 0;
-  for (let start = 0; start < bytes.length; ) {
-    // The scan finds where the line ends (the '\n' after its value), so the body is walked once.
-    const nl = scanEntry(bytes, start, bytes.length, LIMITS.maxJsonDepth);
-    if (nl < 0 || ++lines > entryCount || nl - start > LIMITS.maxEntryBytes) return false;
-    start = nl + 1;
+  try {
+    for (let start = 0; start < bytes.length; ) {
+      // The scan finds where the line ends (the '\n' after its value), so the body is walked once.
+      const nl = scanEntry(bytes, start, bytes.length, LIMITS.maxJsonDepth);
+      if (nl < 0 || ++lines > entryCount || nl - start > LIMITS.maxEntryBytes) return false;
+      start = nl + 1;
+    }
+  } finally {
+    releaseScanned(); // the body is the request's: not kept alive until the next push
   }
   return lines === entryCount;
 }

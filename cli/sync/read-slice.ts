@@ -6,7 +6,7 @@ import { HEADER_PREFIX_BYTES, openSessionSync, parseHeaderPrefix, readHeaderSync
 import { parseJsonLine, serializeLine } from '../../shared/jsonl.js';
 import { ENTRY_ID_RE, LIMITS } from '../../shared/wire.js';
 import { findTooDeepText, findTooDeepValue } from '../../shared/json-limits.js';
-import { sameBytes, scanEntryLine, scanned } from '../../shared/entry-line-scan.js';
+import { releaseScanned, sameBytes, scanEntryLine, scanned } from '../../shared/entry-line-scan.js';
 
 /** Body bytes per batch: JSON escaping can double a body, and the whole request must stay under maxRequestBytes. */
 const MAX_BATCH_BYTES = Math.min(LIMITS.maxBatchBytes, Math.floor((LIMITS.maxRequestBytes - 256 * 1024) / 2));
@@ -106,6 +106,7 @@ function sliceOf(fd: number, from: number, size: number, skipIds: ReadonlySet<st
   let lines: string[] | null = null;
   const asLines = (): string[] => (lines ??= run ? linesOf(run.buf, run.from, run.to) : []);
   const finish = (): SliceRead => {
+    releaseScanned(); // the scan's view of the last read goes: the slice keeps what it needs of it
     if (lines === null && run && out.count > 0) out.raw = run.buf.subarray(run.from, run.to);
     else out.lines = asLines();
     return { slice: out, ...(first ? { first } : {}), plain: plain && out.skipped.length === 0, chain };
