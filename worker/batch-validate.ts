@@ -63,7 +63,8 @@ export function splitLines(body: string): string[] {
 /**
  * Throws a 4xx SessyncError for anything wrong with the batch; returns the body's size in bytes. Ciphertext batches
  * (`aes-256-gcm`) get only the envelope, size and hash checks (a raw body is never decoded or copied: the server
- * cannot read it); a jsonl body is decoded from UTF-8 once for its line checks.
+ * cannot read it); a jsonl body is scanned as bytes (shared/entry-line-scan.ts), and decoded from UTF-8 once for the
+ * full line checks only when the scan is not certain of every line.
  */
 export async function validateBatch(pathSession: string, push: BatchPush, lineCheck: 'scan' | 'parse' = 'scan'): Promise<number> {
   const env = push.envelope;
