@@ -288,7 +288,9 @@ function skipPlain(b: Uint8Array, i: number, end: number): number {
   }
   const w = words;
   let k = at >> 2;
-  const stop = (base + end) >> 2;
+  // Never past the view's own end: a resizable buffer may have grown since the view was made, and a word read
+  // beyond it would be undefined and pass the test below as plain text (the byte loop takes the rest).
+  const stop = Math.min((base + end) >> 2, w.length);
   while (k < stop) {
     const x = w[k]!;
     const q = x ^ 0x22222222;

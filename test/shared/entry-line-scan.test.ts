@@ -145,6 +145,26 @@ describe('scanEntryLine', () => {
     for (const good of ['é', '€', '𝄞', '\u{10ffff}', '\ud7ff', '\ue000']) expect(scan(line(entry({ n: good })))).not.toBeNull();
   });
 
+  it('is not certain of bytes past the view it scanned before, when a resizable buffer grew since', () => {
+    // Length-tracking view over a resizable buffer: the first scan makes the word view, the buffer then grows.
+    const Resizable = ArrayBuffer as unknown as new (n: number, o: { maxByteLength: number }) => ArrayBuffer & { resize(n: number): void };
+    const buf = new Resizable(102, { maxByteLength: 4096 });
+    const view = new Uint8Array(buf);
+    const first = enc.encode(`{"type":"x","id":"a","parentId":null,"timestamp":"t","pad":"${'p'.repeat(40)}"}`);
+    view.set(first);
+    expect(scanEntryLine(view, 0, first.length)).toBe(true);
+    buf.resize(402);
+    const head = enc.encode('{"type":"x","id":"a","parentId":null,"timestamp":"t","pad":"');
+    view.fill(0x61, 0, 400);
+    view.set(head);
+    view[200] = 0x00; // a raw control character, an invalid byte and a quote that ends the string early,
+    view[201] = 0xff; // all past the first view's end
+    view[202] = 0x22;
+    view.set(enc.encode('"}'), 400);
+    expect(view.length).toBe(402);
+    expect(scanEntryLine(view, 0, 402)).toBe(false);
+  });
+
   it('agrees with the full check on every byte inside a string, after a backslash, and as a value', () => {
     const [pre, post] = JSON.stringify(entry({ n: '@' })).split('@') as [string, string];
     const at = (mid: number[]) => Uint8Array.from([...enc.encode(pre), ...mid, ...enc.encode(post)]);
