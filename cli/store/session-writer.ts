@@ -94,6 +94,34 @@ function tempBeside(path: string): string {
   return join(dirname(path), `.${basename(path)}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`);
 }
 
+/** Runs at most `limit` of the calls it is given at once; the others wait their turn in order. */
+class Turns {
+  private running = 0;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(private readonly limit: number) {}
+
+  async run<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.running >= this.limit) await new Promise<void>((r) => this.waiting.push(r));
+    else this.running++;
+    try {
+      return await fn();
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next(); // the turn passes on: running stays as it is
+      else this.running--;
+    }
+  }
+}
+
+/**
+ * New session files' fsyncs in the thread pool at once: fewer than its threads (4 unless UV_THREADPOOL_SIZE says
+ * otherwise). A pull writes up to 128 files at a time; were all their fsyncs queued in the pool, the journal's one
+ * fsync that must precede the next pull request would wait behind all of them (the pool's queue is first come, first
+ * served), and the server would idle meanwhile. One thread is left for it and the other calls.
+ */
+const newFileFsyncs = new Turns(Math.max(1, (Number(process.env.UV_THREADPOOL_SIZE) || 4) - 1));
+
 /**
  * A new file's pieces written to a temp file beside `path` (one writev, no joined copy), fsynced; its folder made
  * only when the open finds it missing (a pull creating 1,000 files in one folder asks once, not 1,000 times).
@@ -119,7 +147,7 @@ async function writeTempPieces(path: string, data: readonly Uint8Array[]): Promi
     for (const d of data) size += d.byteLength;
     const written = writevSync(fd, data as Uint8Array[]);
     if (written !== size) throw new SessyncError('internal', `${tmp}: wrote ${written} of ${size} bytes`);
-    await new Promise<void>((resolve, reject) => fsync(fd, (e) => (e ? reject(e) : resolve())));
+    await newFileFsyncs.run(() => new Promise<void>((resolve, reject) => fsync(fd, (e) => (e ? reject(e) : resolve()))));
     mtimeMs = fstatSync(fd).mtimeMs;
   } catch (e) {
     closeSync(fd);
