@@ -1,6 +1,5 @@
 // Files written atomically (temp + rename): a reader sees the old or the new file, never half of one.
 import { open, readFile, rename, writeFile } from 'node:fs/promises';
-import { closeSync, fsync, openSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { PRIVATE_FILE, mkdirPrivate } from './private-fs.js';
 
@@ -43,22 +42,9 @@ export async function readJsonOrNull<T>(file: string): Promise<T | null> {
  * fsync, rename. The folder is not fsynced: after a power cut the old file may come back, which every
  * caller tolerates (sync state: a batch resent or entries re-pulled, both idempotent).
  */
-export async function writeFileAtomic(path: string, data: string | Uint8Array, o: { dirExists?: boolean; syncCalls?: boolean } = {}): Promise<void> {
-  if (!o.dirExists) await mkdirPrivate(dirname(path)); // a caller writing many files into one folder makes it once
+export async function writeFileAtomic(path: string, data: string | Uint8Array): Promise<void> {
+  await mkdirPrivate(dirname(path));
   const tmp = `${path}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
-  if (o.syncCalls) {
-    // For a caller writing hundreds of small files and doing nothing else meanwhile: open, write, close and rename
-    // are page-cache calls of microseconds, a thread-pool round trip each when async; only the fsync waits there.
-    const fd = openSync(tmp, 'w', PRIVATE_FILE);
-    try {
-      writeFileSync(fd, data);
-      await new Promise<void>((resolve, reject) => fsync(fd, (e) => (e ? reject(e) : resolve())));
-    } finally {
-      closeSync(fd);
-    }
-    renameSync(tmp, path);
-    return;
-  }
   const fh = await open(tmp, 'w', PRIVATE_FILE);
   try {
     await fh.writeFile(data);

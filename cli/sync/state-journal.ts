@@ -1,13 +1,23 @@
 // One append-only file of session states for a run that pushes many sessions: one fsync per request, not per save.
 import { open, rm, type FileHandle } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
 import { readTextIfExists } from '../store/atomic-json.js';
 import { dirname } from 'node:path';
 import { SessyncError } from '../../shared/errors.js';
 import { mkdirPrivate, PRIVATE_FILE } from '../store/private-fs.js';
 import { killPoint } from './kill-point.js';
 
-/** A journal line: a session's whole state (the last one of a session wins), or that its state was forgotten. */
-export type JournalRecord<S> = { state: S } | { forget: string };
+/**
+ * A journal line: a session's whole state (the last one of a session wins), or that its state was forgotten. The
+ * first line names the journal (`{"journal":<id>}`): the pack its compaction writes says which journal it folded in.
+ */
+export type JournalRecord<S> = { state: S } | { forget: string } | { journal: string };
+
+/** What a killed run's journal holds: the last record of each session, and the journal's id (null: an older sessync's). */
+export interface JournalReplay<S> {
+  states: Map<string, S | null>;
+  id: string | null;
+}
 
 /**
  * While it is open, saves land in memory and `flush` appends the states saved since the last flush as one write and
@@ -25,6 +35,9 @@ export class StateJournal<S extends { session: string }> {
   private chain: Promise<void> = Promise.resolve();
   /** Durable writes (fsyncs) made: tests and benches count them per request. */
   fsyncs = 0;
+  /** Names this journal in its first line and in the pack its compaction writes. */
+  readonly id = randomUUID();
+  private named = false;
 
   constructor(readonly path: string) {}
 
@@ -44,7 +57,7 @@ export class StateJournal<S extends { session: string }> {
     if (this.dirty.size === 0) return;
     const names = [...this.dirty];
     this.dirty.clear();
-    let text = '';
+    let text = this.named ? '' : JSON.stringify({ journal: this.id }) + '\n';
     for (const n of names) {
       const s = this.latest.get(n);
       const rec: JournalRecord<S> = s ? { state: s } : { forget: n };
@@ -58,6 +71,7 @@ export class StateJournal<S extends { session: string }> {
       await this.fh.write(text);
       killPoint('journal-written');
       await this.fh.sync();
+      this.named = true;
       this.fsyncs++;
       killPoint('journal-synced');
     } catch (e) {
@@ -66,7 +80,7 @@ export class StateJournal<S extends { session: string }> {
     }
   }
 
-  /** Waits for flushes under way and closes the file (kept: it is removed once its states are in their own files). */
+  /** Waits for flushes under way and closes the file (kept: it is removed once its states are written out, in the pack or own files). */
   async close(): Promise<void> {
     await this.chain;
     await this.fh?.close();
@@ -74,10 +88,11 @@ export class StateJournal<S extends { session: string }> {
   }
 
   /** The journal left by a run that did not finish: the last record of each session, in file order; null when none. */
-  static async replay<S extends { session: string }>(path: string): Promise<Map<string, S | null> | null> {
+  static async replay<S extends { session: string }>(path: string): Promise<JournalReplay<S> | null> {
     const text = await readTextIfExists(path);
     if (text === null) return null;
     const out = new Map<string, S | null>();
+    let id: string | null = null;
     const lines = text.split('\n');
     // The piece after the last '\n' is empty, or torn by a kill in the middle of an append: the states in it were
     // never sent (a request leaves only after its flush), so dropping it loses nothing.
@@ -88,12 +103,16 @@ export class StateJournal<S extends { session: string }> {
       try {
         rec = JSON.parse(line) as JournalRecord<S>;
       } catch {
+        rec = null as unknown as JournalRecord<S>;
+      }
+      if (!rec || typeof rec !== 'object') {
         throw new SessyncError('corrupt', `sync journal ${path} has a damaged line ${i + 1}; move it away (the next sync re-sends what the server lacks, without duplicates)`);
       }
-      if ('forget' in rec) out.set(rec.forget, null);
+      if ('journal' in rec) id ??= typeof rec.journal === 'string' ? rec.journal : null;
+      else if ('forget' in rec) out.set(rec.forget, null);
       else if (rec.state && typeof rec.state.session === 'string') out.set(rec.state.session, rec.state);
     }
-    return out;
+    return { states: out, id };
   }
 
   static remove(path: string): Promise<void> {

@@ -2,18 +2,23 @@
 import { readFile, rm, readdir, stat } from 'node:fs/promises';
 import { readdirSync } from 'node:fs';
 import { createHash, randomUUID } from 'node:crypto';
-import { join } from 'node:path';
-import { SessyncError } from '../../shared/errors.js';
+import { dirname, join } from 'node:path';
+import { SessyncError, isSessyncError } from '../../shared/errors.js';
 import { nullRecord, toNullRecord } from '../../shared/own-keys.js';
 import { readTextIfExists, writeFileAtomic } from '../store/atomic-json.js';
+import { fsyncPath } from '../store/session-writer.js';
 import { withFileLock } from '../store/file-lock.js';
 import type { Cursor } from '../../shared/wire.js';
 import { mkdirPrivate } from '../store/private-fs.js';
-import { StateJournal } from './state-journal.js';
+import { StateJournal, type JournalReplay } from './state-journal.js';
+import { StatePack, packLine } from './state-pack.js';
 import { killPoint } from './kill-point.js';
 
-/** Per-session state files written at once when a journal is compacted (their fsyncs overlap). */
-const COMPACT_PARALLEL = 32;
+/**
+ * A journal of at most this many sessions (a single-session pull, a push of two) is compacted into their own files:
+ * no more fsyncs than the pack's (its file and its folder), and the other sessions' states are not rewritten.
+ */
+const OWN_FILES_AT_MOST = 2;
 
 /** A batch written down before it is sent: after a crash the SAME batch (seq, batchId, body) is resent. */
 export interface PendingBatch {
@@ -137,6 +142,28 @@ interface HostFile {
   copiedFrom?: string;
 }
 
+/**
+ * A session's own file saying its state was forgotten while the pack still holds it: the file wins over the pack,
+ * and the next compaction drops both (forgetting one session does not rewrite every session's state).
+ */
+interface ForgottenMark {
+  session: string;
+  forgotten: true;
+}
+
+function isForgotten(s: SessionSyncState | ForgottenMark): s is ForgottenMark {
+  return (s as ForgottenMark).forgotten === true;
+}
+
+function hasFields(s: SessionSyncState): boolean {
+  return typeof s.pushedOffset === 'number' && typeof s.nextSeq === 'number' && typeof s.path === 'string';
+}
+
+/** What a caller gets: skipIds always there, and a null-prototype cursor (host ids are user input). */
+function normalized(s: SessionSyncState): SessionSyncState {
+  return { ...s, skipIds: s.skipIds ?? [], cursor: toNullRecord(s.cursor) };
+}
+
 /** Sessions with a state file in `dir` (none when it does not exist yet). */
 function stateFileNames(dir: string): string[] {
   let names: string[];
@@ -159,19 +186,33 @@ export class SyncState {
   /** Open while a run pushes many sessions: saves are gathered there and made durable once per request. */
   private journal: StateJournal<SessionSyncState> | null = null;
   /**
-   * While the journal is open: the sessions that had a state file when it opened. Until it closes, states go to the
-   * journal and no file is made, so a session not named here has no file, and its load reads none (a first push of
-   * a thousand sessions asks for a thousand files that are not there).
+   * While the journal is open: the sessions that had a state file of their own when it opened. Until it closes,
+   * states go to the journal and no such file is made, so a session not named here has none, and its load reads the
+   * pack only (a first push of a thousand sessions asks for a thousand files that are not there).
    */
   private files: ReadonlySet<string> | null = null;
+  /**
+   * The pack (states compacted at the end of a run), read once per instance: a run that loads each of a thousand
+   * sessions reads and splits it once. Read again by `recover`, which every run calls under the lock before it acts.
+   */
+  private packRead: Promise<StatePack<SessionSyncState> | null> | undefined;
 
   constructor(home: string, server: string) {
     this.dir = join(home, 'sync');
     this.serverDir = join(this.dir, 'servers', server);
   }
 
-  private journalPath(serverDir = this.serverDir): string {
-    return join(serverDir, 'push-journal.jsonl');
+  private journalPath(): string {
+    return join(this.serverDir, 'push-journal.jsonl');
+  }
+
+  /** Every session's state as of the last compaction; a session's own file, when it has one, is newer. */
+  packPath(): string {
+    return join(this.serverDir, 'state-pack.jsonl');
+  }
+
+  private pack(): Promise<StatePack<SessionSyncState> | null> {
+    return (this.packRead ??= StatePack.read<SessionSyncState>(this.packPath()));
   }
 
   /**
@@ -194,43 +235,116 @@ export class SyncState {
     return this.journal?.fsyncs ?? 0;
   }
 
-  /** Compaction: each state of the run to its own file (durably), then the journal is removed. */
+  /** Compaction: the run's states into the pack (one durable write) or a few own files, then the journal is removed. */
   async closeJournal(): Promise<void> {
     const j = this.journal;
     if (!j) return;
     this.journal = null;
     this.files = null;
     await j.close();
-    await this.writeOut(j.latest);
+    if (j.latest.size > 0) await this.writeOut(j.latest, j.id);
     await StateJournal.remove(j.path);
   }
 
   /**
    * Under the sync lock, before anything reads state to act on it: a journal left by a killed run holds states
-   * newer than their files (batches written down, maybe sent); they go to their files, then the journal goes.
+   * newer than the pack and the files; they are written out (see closeJournal), then the journal goes.
    */
-  async recover(serverDir = this.serverDir): Promise<void> {
-    const path = this.journalPath(serverDir);
-    const found = await StateJournal.replay<SessionSyncState>(path);
+  async recover(): Promise<void> {
+    this.packRead = undefined; // another process may have compacted since this instance read it (it held no lock then)
+    const found = await StateJournal.replay<SessionSyncState>(this.journalPath());
     if (!found) return;
-    await this.writeOut(found, serverDir);
-    await StateJournal.remove(path);
+    await this.writeOut(await this.newerThanPack(found), found.id);
+    await StateJournal.remove(this.journalPath());
   }
 
-  private async writeOut(states: ReadonlyMap<string, SessionSyncState | null>, serverDir = this.serverDir): Promise<void> {
-    const items = [...states];
-    let next = 0;
-    if (items.length > 0) await mkdirPrivate(join(serverDir, 'sessions'));
-    const worker = async () => {
-      while (next < items.length) {
-        const [session, s] = items[next++]!;
-        const file = join(serverDir, 'sessions', `${session}.json`);
-        if (s) await writeFileAtomic(file, JSON.stringify(s) + '\n', { dirExists: true, syncCalls: true });
-        else await rm(file, { force: true });
+  /**
+   * A journal's states made durable outside it: a few to their sessions' own files (each durable; a kill between
+   * leaves the journal, which the next recover replays over them), more into the pack.
+   */
+  private async writeOut(newer: ReadonlyMap<string, SessionSyncState | null>, journal: string | null): Promise<void> {
+    if (newer.size > OWN_FILES_AT_MOST) return this.compact(newer, journal);
+    await Promise.all(
+      [...newer].map(async ([session, s]) => {
+        if (s) await writeFileAtomic(this.sessionPath(session), JSON.stringify(s) + '\n');
+        else await this.dropStored(session);
         killPoint('compacted-one');
+      }),
+    );
+  }
+
+  /** The session's stored state gone: its own file removed, or, while the pack holds a line of it, a mark put there. */
+  private async dropStored(session: string): Promise<void> {
+    // The mark hides the line until the next compaction drops both. A pack that cannot be read gets the mark all the
+    // same (harmless where it has no line).
+    const inPack = await this.pack().then((p) => p?.has(session) ?? false, () => true);
+    if (inPack) await writeFileAtomic(this.sessionPath(session), JSON.stringify({ session, forgotten: true } satisfies ForgottenMark) + '\n');
+    else await rm(this.sessionPath(session), { force: true });
+  }
+
+  /**
+   * A killed run's journal states, as they stand over the pack. When the pack was written by that journal's own
+   * compaction (the kill came before the journal was removed), the pack's states of its sessions are the newer: they
+   * hold the acknowledgements no flush wrote to the journal, so nothing acknowledged is sent again.
+   */
+  private async newerThanPack(found: JournalReplay<SessionSyncState>): Promise<Map<string, SessionSyncState | null>> {
+    const pack = await this.pack();
+    if (!pack || found.id === null || pack.journal !== found.id) return found.states;
+    const out = new Map<string, SessionSyncState | null>();
+    for (const [session, s] of found.states) {
+      let packed: SessionSyncState | null = s; // a line damaged since: the journal's record of it stands
+      try {
+        packed = pack.get(session);
+      } catch (e) {
+        if (!isSessyncError(e, 'corrupt')) throw e;
       }
-    };
-    await Promise.all(Array.from({ length: Math.min(COMPACT_PARALLEL, items.length) }, worker));
+      out.set(session, packed);
+    }
+    return out;
+  }
+
+  /**
+   * The end of a run in one durable write: the pack rewritten with `newer` over the sessions' own files over the old
+   * pack, then the files folded in are removed (a crash before that leaves in both what the pack says, or a file the
+   * journal's newer record covers at the next recover). A file that cannot be read stays: it still wins over the
+   * pack, and its load reports it. Pack lines nothing replaces are carried as they are, a damaged one too.
+   */
+  private async compact(newer: ReadonlyMap<string, SessionSyncState | null>, journal: string | null): Promise<void> {
+    const old = await this.pack();
+    const lines = new Map(old?.lines ?? []);
+    const sessionsDir = join(this.serverDir, 'sessions');
+    const superseded: string[] = [];
+    const folded: string[] = [];
+    for (const n of stateFileNames(sessionsDir)) {
+      if (newer.has(n)) {
+        superseded.push(n);
+        continue;
+      }
+      let own: SessionSyncState | ForgottenMark | null;
+      try {
+        own = await readJson<SessionSyncState | ForgottenMark>(this.sessionPath(n));
+      } catch (e) {
+        if (isSessyncError(e, 'corrupt')) continue;
+        throw e;
+      }
+      if (!own || typeof own !== 'object') continue;
+      if (isForgotten(own)) lines.delete(n);
+      else if (hasFields(own)) lines.set(n, packLine(n, own));
+      else continue;
+      folded.push(n);
+    }
+    for (const [n, s] of newer) {
+      if (s) lines.set(n, packLine(n, s));
+      else lines.delete(n);
+    }
+    this.packRead = undefined;
+    await StatePack.write(this.packPath(), lines.values(), journal);
+    this.packRead = Promise.resolve(StatePack.of<SessionSyncState>(this.packPath(), lines, journal));
+    for (const n of superseded) await rm(this.sessionPath(n), { force: true });
+    for (const n of folded) await rm(this.sessionPath(n), { force: true });
+    // An older state's file back after a power cut would win over the pack: its removal is durable before the journal's.
+    if (superseded.length > 0) await fsyncPath(sessionsDir);
+    killPoint('pack-folded');
   }
 
   private sessionPath(session: string): string {
@@ -297,30 +411,45 @@ export class SyncState {
     let count = 0;
     const servers = join(this.dir, 'servers');
     for (const server of await readdir(servers).catch(() => [] as string[])) {
-      await this.recover(join(servers, server)); // a killed run's newest states first
-      const dir = join(servers, server, 'sessions');
-      for (const name of await readdir(dir).catch(() => [] as string[])) {
-        if (!name.endsWith('.json')) continue;
-        const path = join(dir, name);
-        const st = await readJson<SessionSyncState>(path);
-        if (!st || typeof st.nextSeq !== 'number') continue;
-        const moved: SessionSyncState = { ...st, nextSeq: 1, pending: null, cursor: { ...(st.cursor ?? {}), [oldHost]: st.nextSeq - 1 } };
-        await writeFileAtomic(path, JSON.stringify(moved) + '\n');
-        if (bodyFileOf(st.pending)) await rm(join(servers, server, 'pending', `${st.session}.${st.pending.seq}.jsonl`), { force: true });
+      const other = new SyncState(dirname(this.dir), server);
+      await other.recover(); // a killed run's newest states first
+      const states = await other.all();
+      if (states.size === 0) continue;
+      // Every session of the server at once: through the journal, compacted into the pack (one durable write).
+      other.openJournal();
+      for (const st of states.values()) {
+        await other.save({ ...st, nextSeq: 1, pending: null, cursor: { ...st.cursor, [oldHost]: st.nextSeq - 1 } });
         count++;
       }
+      await other.closeJournal();
+      for (const st of states.values()) if (bodyFileOf(st.pending)) await other.dropPendingBody(st.session, st.pending.seq);
     }
     return count;
   }
 
   async load(session: string): Promise<SessionSyncState | null> {
     const j = this.journal?.latest;
-    const s = j?.has(session) ? j.get(session)! : this.files && !this.files.has(session) ? null : await readJson<SessionSyncState>(this.sessionPath(session));
-    if (s && (typeof s.pushedOffset !== 'number' || typeof s.nextSeq !== 'number' || typeof s.path !== 'string')) {
-      throw new SessyncError('corrupt', `sync state of session ${session} lacks fields; move ${this.sessionPath(session)} away to rebuild it`);
+    const s = j?.has(session) ? j.get(session)! : await this.stored(session, this.files ? this.files.has(session) : undefined);
+    return s ? normalized(s) : null;
+  }
+
+  /**
+   * The state as it is stored: the session's own file when it has one (written after the last compaction, so newer),
+   * else its line in the pack. `hasFile` undefined: not known, the file is looked for.
+   */
+  private async stored(session: string, hasFile: boolean | undefined): Promise<SessionSyncState | null> {
+    if (hasFile !== false) {
+      const own = await readJson<SessionSyncState | ForgottenMark>(this.sessionPath(session));
+      if (own && typeof own === 'object') {
+        if (isForgotten(own)) return null;
+        if (!hasFields(own)) throw new SessyncError('corrupt', `sync state of session ${session} lacks fields; move ${this.sessionPath(session)} away to rebuild it`);
+        return own;
+      }
     }
-    // Null-prototype cursor: host ids are user input, and `cursor[host]` must not find Object.prototype's members.
-    return s ? { ...s, skipIds: s.skipIds ?? [], cursor: toNullRecord(s.cursor) } : null;
+    const pack = await this.pack();
+    const s = pack?.get(session) ?? null;
+    if (s && !hasFields(s)) throw new SessyncError('corrupt', `sync state of session ${session} in ${pack!.path} lacks fields; delete its line to rebuild it`);
+    return s;
   }
 
   async save(s: SessionSyncState): Promise<void> {
@@ -331,37 +460,36 @@ export class SyncState {
 
   /** Every session with state, keyed by id. */
   async all(): Promise<Map<string, SessionSyncState>> {
+    // Newer than the files and the pack: the open journal's states, or (read only, for a reader without the lock) a
+    // killed run's.
+    const found = this.journal ? null : await StateJournal.replay<SessionSyncState>(this.journalPath());
+    const newer = this.journal?.latest ?? (found ? await this.newerThanPack(found) : null);
+    const files = new Set(stateFileNames(join(this.serverDir, 'sessions')));
+    const pack = await this.pack();
     const out = new Map<string, SessionSyncState>();
-    let names: string[] = [];
-    try {
-      names = await readdir(join(this.serverDir, 'sessions'));
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+    for (const session of new Set([...files, ...(pack?.lines.keys() ?? [])])) {
+      if (newer?.has(session)) continue;
+      const s = await this.stored(session, files.has(session));
+      if (s) out.set(session, normalized(s));
     }
-    for (const n of names) {
-      if (!n.endsWith('.json')) continue;
-      const s = await this.load(n.slice(0, -5));
-      if (s) out.set(s.session, s);
-    }
-    // Newer than the files: the open journal's states, or (read only, for a reader without the lock) a killed run's.
-    const newer = this.journal?.latest ?? (await StateJournal.replay<SessionSyncState>(this.journalPath()));
-    for (const [session, s] of newer ?? []) {
-      if (s) out.set(session, { ...s, skipIds: s.skipIds ?? [], cursor: toNullRecord(s.cursor) });
-      else out.delete(session);
-    }
+    for (const [session, s] of newer ?? []) if (s) out.set(session, normalized(s));
     return out;
   }
 
   /** Drops the session's state and pending body (the session was removed here). */
   async forget(session: string): Promise<void> {
-    // A corrupt state file is removed all the same (that is the point); only its pending body may then stay behind.
+    // A corrupt state is forgotten all the same (that is the point); only its pending body may then stay behind.
     const st = await this.load(session).catch(() => null);
     if (this.journal) {
-      // Durable at once (rare): a journal record of the session left behind would bring the state back.
+      // Durable at once (rare): a journal record of the session left behind would bring the state back. The pack's
+      // line of it goes at the compaction.
       this.journal.set(session, null);
       await this.journal.flush();
-    } else await this.recover(); // a killed run's record of it would bring it back too
-    await rm(this.sessionPath(session), { force: true });
+      await rm(this.sessionPath(session), { force: true });
+    } else {
+      await this.recover(); // a killed run's record of it would bring it back too
+      await this.dropStored(session);
+    }
     if (st && bodyFileOf(st.pending)) await this.dropPendingBody(session, st.pending.seq);
   }
 

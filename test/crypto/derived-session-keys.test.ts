@@ -86,10 +86,9 @@ describe('a crash before the first batch of a session is sent (Node server)', ()
 
     // The data key written down in a session's sync state, damaged on disk: AES-KW's check refuses it, the server's
     // meta gives the key, and the push goes on under it.
-    const statePath = join(a.serverState(), 'sessions', `${ids[0]}.json`);
-    const state = JSON.parse(readFileSync(statePath, 'utf8')) as { dataKey?: { keyId: string; wrappedKey: string } };
+    const state = (await a.syncState(ids[0]!))!;
     expect(state.dataKey?.wrappedKey).toBe((await deriveSessionKey(keys, ids[0]!)).wrappedKey);
-    writeFileSync(statePath, JSON.stringify({ ...state, dataKey: { ...state.dataKey!, wrappedKey: Buffer.alloc(40, 7).toString('base64') } }));
+    await a.writeSyncState({ ...state, dataKey: { ...state.dataKey!, wrappedKey: Buffer.alloc(40, 7).toString('base64') } });
     plantSession(a, 200, 4, { from: 8 });
     const damaged = await a.run(['push', '--all']);
     expect(damaged.code, damaged.stderr).toBe(0);

@@ -1,6 +1,6 @@
 // Lines the server would refuse never block a session: an invalid entry id, a line too long to read at once,
 // and a pending batch the server refuses are reported and left behind; the entries after them are pushed.
-import { appendFileSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, statSync } from 'node:fs';
 import { createHash, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -37,16 +37,15 @@ describe('lines the server refuses', () => {
     await a.ok(['push', '--json']);
     await a.say(id, 'second');
     // A batch written down (by an older sessync) holding a line the server refuses, not yet acknowledged.
-    const statePath = join(a.serverState(), 'sessions', `${id}.json`);
-    const st = JSON.parse(readFileSync(statePath, 'utf8'));
+    const st = (await a.syncState(id))!;
     const good = readLog(a.fileOf(id)).entries.at(-1)!;
     const body = line({ ...good, id: 'bad id' }) + line(good);
     st.pending = { seq: st.nextSeq, batchId: randomUUID(), entryCount: 2, sha256: createHash('sha256').update(body).digest('hex'), endOffset: statSync(a.fileOf(id)).size, body };
-    writeFileSync(statePath, JSON.stringify(st));
+    await a.writeSyncState(st);
     const r = await a.run(['push', '--json']);
     expect(r.code, r.stderr).toBe(0);
     expect(r.json()).toMatchObject({ pushedEntries: 1, failed: 0 });
-    expect(JSON.parse(readFileSync(statePath, 'utf8')).pending).toBeNull();
+    expect((await a.syncState(id))?.pending).toBeNull();
     const b = new Machine(rig.root, 'p2');
     await b.login(rig.server);
     await b.ok(['pull', '--all', '--json']);

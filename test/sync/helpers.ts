@@ -2,13 +2,14 @@
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { appendFileSync, mkdirSync, readFileSync, readdirSync, realpathSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll } from 'vitest';
 import { CLI_BIN, REPO_ROOT, runCli, tempDir, type CliResult } from '../helpers/cli.js';
 import { canonicalJson } from '../../shared/merge.js';
 import { projectDir, sessionFileName } from '../../cli/store/paths.js';
 import { serializeLine } from '../../shared/jsonl.js';
+import { SyncState, type SessionSyncState } from '../../cli/sync/sync-state.js';
 
 export interface TestServer {
   url: string;
@@ -211,6 +212,24 @@ export class Machine {
     }
     if (names.length !== 1) throw new Error(`expected state for one server in ${base}, found ${names.length}`);
     return join(base, names[0]!);
+  }
+
+  /**
+   * A session's sync state on the one server, read as the CLI reads it: the pack, the session's own file over it, a
+   * killed run's journal over both. A test that changes it uses writeSyncState.
+   */
+  async syncState(session: string): Promise<SessionSyncState | null> {
+    return (await new SyncState(this.home, basename(this.serverState())).all()).get(session) ?? null;
+  }
+
+  /** Writes a session's state as a single-session run does: to the session's own file, which wins over the pack. */
+  async writeSyncState(state: SessionSyncState): Promise<void> {
+    await new SyncState(this.home, basename(this.serverState())).save(state);
+  }
+
+  /** The session's own state file (written by a single-session run; newer than the pack while it is there). */
+  ownStatePath(session: string): string {
+    return join(this.serverState(), 'sessions', `${session}.json`);
   }
 
   /** Every session file under this machine's sessions root. */

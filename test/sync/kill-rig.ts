@@ -61,6 +61,25 @@ export function stateFsyncsByPullRequest(trace: string, stateDir: string): { win
   return { windows, others, journal };
 }
 
+/** The calls a trace needs for stateWritesAfter: tracedRun's own, and file opens (which show the files made). */
+export const STATE_WRITE_CALLS = 'fsync,fdatasync,write,writev,sendto,sendmsg,openat';
+
+/**
+ * From a tracedRun trace with STATE_WRITE_CALLS: what the run did to files under `stateDir` after the last line
+ * matching `request` (its last request): fsyncs, and files created (opened with O_CREAT: each temp file of a write).
+ */
+export function stateWritesAfter(trace: string, stateDir: string, request: RegExp): { fsyncs: number; creates: number } {
+  let fsyncs = 0;
+  let creates = 0;
+  for (const line of readFileSync(trace, 'utf8').split('\n')) {
+    if (request.test(line)) fsyncs = creates = 0;
+    else if (!line.includes(stateDir)) continue;
+    else if (/\b(fsync|fdatasync)\(\d+</.test(line)) fsyncs++;
+    else if (/\bopenat\(.*O_CREAT/.test(line) && !/= -1 /.test(line)) creates++;
+  }
+  return { fsyncs, creates };
+}
+
 /** strace is installed (the tests that count a real process's fsyncs skip without it). */
 export function hasStrace(): boolean {
   try {
@@ -93,31 +112,53 @@ export function runAndKill(m: Machine, args: string[], delayMs: number): Promise
 }
 
 /**
- * Did the killed run leave a batch written down but unacknowledged? Looks for per-session state files
- * (`.../sessions/<id>.json` anywhere under sync/, whichever per-server layout the state uses) with a pending batch,
- * and for a many-session push's journal (`push-journal.jsonl`) whose newest record of a session has one.
+ * Did the killed run leave a batch written down but unacknowledged? Reads each server's state as the CLI does (read
+ * here, synchronously, to keep the check a plain expression): the pack (`state-pack.jsonl`), over it the sessions' own
+ * files (`sessions/<id>.json`), over those a many-session run's journal (`push-journal.jsonl`); any newest state with
+ * a pending batch.
  */
 export function pendingLeft(m: Machine): boolean {
-  const walk = (d: string): boolean => {
-    if (!existsSync(d)) return false;
-    for (const n of readdirSync(d)) {
-      const p = join(d, n);
-      if (statSync(p).isDirectory()) {
-        if (walk(p)) return true;
-      } else if (d.endsWith('sessions') && n.endsWith('.json')) {
-        if ((JSON.parse(readFileSync(p, 'utf8')) as { pending?: unknown }).pending != null) return true;
-      } else if (n === 'push-journal.jsonl') {
-        const last = new Map<string, unknown>();
-        for (const line of readFileSync(p, 'utf8').split('\n').slice(0, -1)) {
-          const r = JSON.parse(line) as { state?: { session: string; pending?: unknown }; forget?: string };
-          if (r.state) last.set(r.state.session, r.state.pending);
-        }
-        if ([...last.values()].some((x) => x != null)) return true;
+  const servers = join(m.home, 'sync', 'servers');
+  if (!existsSync(servers)) return false;
+  for (const server of readdirSync(servers)) {
+    const dir = join(servers, server);
+    const newest = new Map<string, unknown>();
+    const pack = join(dir, 'state-pack.jsonl');
+    let packed: string | null = null; // the journal the pack folded in (a kill before its removal leaves it behind)
+    const inPack = new Map<string, unknown>();
+    if (existsSync(pack)) {
+      const lines = readFileSync(pack, 'utf8').split('\n');
+      packed = (JSON.parse(lines[0]!) as { journal: string | null }).journal;
+      for (const line of lines.slice(1, -1)) {
+        const r = JSON.parse(line) as { session: string; state: { pending?: unknown } };
+        inPack.set(r.session, r.state.pending);
+        newest.set(r.session, r.state.pending);
       }
     }
-    return false;
-  };
-  return walk(join(m.home, 'sync'));
+    const own = join(dir, 'sessions');
+    for (const n of existsSync(own) ? readdirSync(own) : []) {
+      if (!n.endsWith('.json')) continue;
+      const st = JSON.parse(readFileSync(join(own, n), 'utf8')) as { pending?: unknown; forgotten?: true };
+      if (st.forgotten) newest.delete(n.slice(0, -5));
+      else newest.set(n.slice(0, -5), st.pending);
+    }
+    const journal = join(dir, 'push-journal.jsonl');
+    if (existsSync(journal)) {
+      let folded = false;
+      for (const line of readFileSync(journal, 'utf8').split('\n').slice(0, -1)) {
+        const r = JSON.parse(line) as { state?: { session: string; pending?: unknown }; forget?: string; journal?: string };
+        if (r.journal !== undefined) folded = r.journal === packed;
+        const session = r.state?.session ?? r.forget;
+        if (session === undefined) continue;
+        // Folded in already: the pack's state of the session is the newer (it has acknowledgements never journaled).
+        const now = folded ? (inPack.has(session) ? { pending: inPack.get(session) } : null) : r.state ?? null;
+        if (now) newest.set(session, now.pending);
+        else newest.delete(session);
+      }
+    }
+    if ([...newest.values()].some((x) => x != null)) return true;
+  }
+  return false;
 }
 
 /**

@@ -10,9 +10,12 @@ const SESSIONS = 20;
 const ENTRIES = 90;
 /**
  * Where the pull kills itself: in the first round of pages (new files written, no state durable yet), in the second
- * (cursors in the journal's memory, not flushed), after the journal's second flush, and half-way through compaction.
+ * (cursors in the journal's memory, not flushed), after the journal's second flush, once the compaction wrote the
+ * pack (the journal not yet removed), and once it removed the files it folded in.
  */
-const POINTS = ['pull-merged:10', 'pull-merged:30', 'journal-synced:2', 'compacted-one:5'];
+const POINTS = ['pull-merged:10', 'pull-merged:30', 'journal-synced:2', 'pack-written:1', 'pack-folded:1'];
+/** Kills after the pack holds every cursor: the re-run pulls nothing again. */
+const COMPACTED = new Set(['pack-written:1', 'pack-folded:1']);
 
 describe('kill -9 of a many-session pull', () => {
   const rig = useServer(startNodeServer, 'sessync-kill-pull-');
@@ -33,7 +36,7 @@ describe('kill -9 of a many-session pull', () => {
       const run = await runUntilKilled(b, ['pull', '--all'], point);
       expect(run.signal, `pull with ${point}: ${run.err}`).toBe('SIGKILL');
       // The next run recovers the journal (if the kill left one), pulls again what it had lost, and finishes.
-      const done = (await b.ok(['pull', '--all', '--json'])) as { failed: number };
+      const done = (await b.ok(['pull', '--all', '--json'])) as { failed: number; pulledEntries: number; requests: number };
       expect(done.failed).toBe(0);
       expect(existsSync(join(b.serverState(), 'push-journal.jsonl')), 'journal compacted away').toBe(false);
       for (const id of ids) {
@@ -43,8 +46,10 @@ describe('kill -9 of a many-session pull', () => {
         expect([...entrySet(b.fileOf(id)).entries()].sort()).toEqual([...entrySet(a.fileOf(id)).entries()].sort());
       }
       // And the state says so: another pull has nothing to add.
-      const again = (await b.ok(['pull', '--all', '--json'])) as { pulledEntries: number };
+      const again = (await b.ok(['pull', '--all', '--json'])) as { pulledEntries: number; requests: number };
       expect(again.pulledEntries, `a pull after the recovery from ${point}`).toBe(0);
+      // Killed once the pack held every cursor: the recovery was a pull with nothing to fetch, as this one is.
+      if (COMPACTED.has(point)) expect(done.requests, `requests of the pull after the kill at ${point}`).toBe(again.requests);
     }
   }, 240_000);
 });
@@ -55,7 +60,8 @@ describe('kill -9 of a single-session pull (`resume <id>` of a session only on t
   const MANY = 200;
   /**
    * The new file written, no state durable; a later page merged with its cursor only in the journal's memory; just
-   * after the journal's second flush; and after the compaction wrote the state, before the journal was removed.
+   * after the journal's second flush; and after the compaction wrote the state (to the session's own file: one
+   * session's journal), before the journal was removed.
    */
   const ONE_POINTS = ['pull-merged:1', 'pull-merged:3', 'journal-synced:2', 'compacted-one:1'];
 

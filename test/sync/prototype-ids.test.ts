@@ -58,7 +58,7 @@ describe('prototype names as ids, through a real server', () => {
       const s = await m.ok(['sync', '--json']);
       expect(s, `${host}: ${JSON.stringify(s)}`).toMatchObject({ pulledEntries: 1, failed: 0 });
       expect(texts(m.fileOf(id))).toEqual([`from ${host} 1`, `from ${host} 2`, 'from b']);
-      const st = JSON.parse(readFileSync(join(m.serverState(), 'sessions', `${id}.json`), 'utf8'));
+      const st = (await m.syncState(id))!;
       expect(st.nextSeq, host).toBe(2);
       expect(await m.ok(['sync', '--json'])).toMatchObject({ pulledEntries: 0, pushedEntries: 0 });
     }

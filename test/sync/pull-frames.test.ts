@@ -133,6 +133,7 @@ describe('a hostile server\'s frames answer', () => {
     const states = join(desktop.SESSYNC_HOME, 'sync', 'servers');
     const stateFiles = existsSync(states) ? readdirSync(states).flatMap((s) => (existsSync(join(states, s, 'sessions')) ? readdirSync(join(states, s, 'sessions')) : [])) : [];
     expect(stateFiles).toEqual([]);
+    expect(existsSync(states) ? readdirSync(states).filter((s) => existsSync(join(states, s, 'state-pack.jsonl'))) : [], 'a state pack').toEqual([]);
 
     // The same pull from the real server afterwards creates every session: nothing half-done stood in the way.
     // (The account holds the earlier cases' sessions too: they land under their own folders.)

@@ -1,7 +1,6 @@
 // A session re-created here from the server over several pull pages continues after the highest of this host's
 // own seqs, not after the first page's.
-import { readFileSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { LIMITS } from '../../shared/wire.js';
 import { Machine, readLog, useServer } from './helpers.js';
@@ -26,11 +25,11 @@ describe('pull over several pages', () => {
     await b.ok(['push', '--json']);
 
     // a loses its copy and the session's state; the pull brings the file back from the server.
-    const statePath = join(a.serverState(), 'sessions', `${id}.json`);
+    const statePath = a.ownStatePath(id); // a single-session push wrote it
     rmSync(a.fileOf(id));
     rmSync(statePath);
     expect(await a.ok(['pull', '--json'])).toMatchObject({ createdSessions: 1, pulledEntries: n + 1 });
-    expect(JSON.parse(readFileSync(statePath, 'utf8')).nextSeq).toBe(n + 1);
+    expect((await a.syncState(id))?.nextSeq).toBe(n + 1);
     // b's entry came on an earlier page than its parent, so the last line is not the leaf: a checkout marker
     // (written by the pull, pushed by the next push) makes pi's leaf sessync's again.
     const log = readLog(a.fileOf(id));

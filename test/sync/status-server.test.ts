@@ -1,7 +1,5 @@
 // `sessync status` for this project: sessions only the server has (matched by project key), and a server that
 // holds fewer of this machine's batches than the state says (restored from a backup), which the next sync repairs.
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Machine, readLog, useServer } from './helpers.js';
 
@@ -29,8 +27,7 @@ describe('status against the server', () => {
     expect(bRows).toEqual([expect.objectContaining({ session: id, remoteOnly: true, waitingBatches: 1 })]);
 
     // The server restored from an older backup, seen from a's side: its state thinks 4 batches were acknowledged.
-    const statePath = join(a.serverState(), 'sessions', `${id}.json`);
-    writeFileSync(statePath, JSON.stringify({ ...JSON.parse(readFileSync(statePath, 'utf8')), nextSeq: 5 }));
+    await a.writeSyncState({ ...(await a.syncState(id))!, nextSeq: 5 });
     const aRows: Row[] = (await a.ok(['status', '--json'])).sessions;
     expect(aRows.find((r) => r.session === id)).toMatchObject({ serverBehind: true });
     expect(await a.ok(['status'])).toContain('the server has fewer of my batches');
@@ -51,8 +48,7 @@ describe('status against the server', () => {
     const id = await a.newSession();
     await a.say(id, 'one', 'two');
     await a.ok(['push', '--json']);
-    const statePath = join(a.serverState(), 'sessions', `${id}.json`);
-    writeFileSync(statePath, JSON.stringify({ ...JSON.parse(readFileSync(statePath, 'utf8')), nextSeq: 5 }));
+    await a.writeSyncState({ ...(await a.syncState(id))!, nextSeq: 5 });
     await a.say(id, 'three');
     expect(await a.ok(['push', '--json'])).toMatchObject({ pushedEntries: 3, failed: 0 });
     await b.ok(['pull', '--json']);

@@ -1,7 +1,6 @@
 // Damaged batches an older server stored (a line nested 100,000 deep, a line that is not JSON, a body that fails its
 // sha-256) are skipped and named by host and seq, the good batches after them merged, the other sessions untouched.
 import { createHash, randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FsStore } from '../../worker/store/fs-store.js';
@@ -79,7 +78,7 @@ describe('damaged batches stored by an older server', () => {
     expect(again.code, again.stderr).toBe(0);
     expect(again.json()).toMatchObject({ failed: 0, damagedBatches: 0, skippedLines: 0, pulledEntries: 0 });
     expect(again.json().sessions.some((s: { badBatches?: unknown }) => s.badBatches)).toBe(false);
-    const st = JSON.parse(readFileSync(join(b.serverState(), 'sessions', `${poisoned}.json`), 'utf8'));
+    const st = (await b.syncState(poisoned))!;
     expect(st.cursor[OLD_HOST]).toBe(3);
     expect((st.badBatches as Problem[]).map((p) => [p.seq, p.line ?? null])).toEqual([[1, 2], [1, 3], [2, null]]);
     // ...which status shows, so they are not forgotten once reported.

@@ -1,4 +1,4 @@
-// The push journal of SyncState on real files: saves gathered and fsynced per flush, compaction, a killed run's journal replayed (torn last line, damaged line).
+// The push journal of SyncState on real files: saves gathered and fsynced per flush, compaction into the pack, a killed run's journal replayed (torn last line, damaged line).
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
@@ -15,7 +15,7 @@ function state(): { st: SyncState; journal: string; file: (s: string) => string 
 const pending = { seq: 1, batchId: 'b1', entryCount: 2, sha256: 'h', endOffset: 90, fromFile: true as const };
 
 describe('SyncState push journal', () => {
-  it('gathers saves in memory, writes them with one fsync per flush, and compacts them into the session files', async () => {
+  it('gathers saves in memory, writes them with one fsync per flush, and compacts them into the pack', async () => {
     const { st, journal, file } = state();
     st.openJournal();
     for (const s of ['s1', 's2', 's3']) await st.save({ ...newSessionState(s, `/p/${s}.jsonl`), pending });
@@ -24,12 +24,16 @@ describe('SyncState push journal', () => {
     await st.flushJournal();
     await st.flushJournal(); // nothing new: no write
     expect(st.journalFsyncs()).toBe(1);
-    expect(readFileSync(journal, 'utf8').trim().split('\n')).toHaveLength(3);
+    expect(readFileSync(journal, 'utf8').trim().split('\n')).toHaveLength(1 + 3); // its name, then the states
     await st.save({ ...newSessionState('s1', '/p/s1.jsonl'), pushedOffset: 90, nextSeq: 2 });
     await st.closeJournal();
     expect(existsSync(journal)).toBe(false);
-    expect(JSON.parse(readFileSync(file('s1'), 'utf8'))).toMatchObject({ pushedOffset: 90, nextSeq: 2, pending: null });
-    expect(JSON.parse(readFileSync(file('s3'), 'utf8'))).toMatchObject({ pending: { batchId: 'b1' } });
+    // One file for all of them, no file of their own; a reader of its own sees what the run saved last.
+    expect(readFileSync(st.packPath(), 'utf8').trim().split('\n')).toHaveLength(1 + 3);
+    for (const s of ['s1', 's2', 's3']) expect(existsSync(file(s))).toBe(false);
+    const reader = new SyncState(join(st.dir, '..'), 'srv');
+    expect(await reader.load('s1')).toMatchObject({ pushedOffset: 90, nextSeq: 2, pending: null });
+    expect(await reader.load('s3')).toMatchObject({ pending: { batchId: 'b1' } });
   });
 
   it("a killed run's journal: read (not written) by a reader without the lock, replayed by recover; a torn last line is dropped", async () => {
@@ -54,8 +58,12 @@ describe('SyncState push journal', () => {
 
     await reader.recover();
     expect(existsSync(journal)).toBe(false);
-    expect(JSON.parse(readFileSync(file('s1'), 'utf8')).pending).toMatchObject({ seq: 2 });
-    expect(JSON.parse(readFileSync(file('s2'), 'utf8')).pending).toMatchObject({ batchId: 'b1' });
+    expect(existsSync(file('s1')), 'the older file of s1 is folded away').toBe(false);
+    const after = new SyncState(join(st.dir, '..'), 'srv');
+    expect((await after.load('s1'))?.pending).toMatchObject({ seq: 2 });
+    expect((await after.load('s2'))?.pending).toMatchObject({ batchId: 'b1' });
+    expect(await after.load('gone')).toBeNull();
+    expect([...(await after.all()).keys()].sort()).toEqual(['s1', 's2']);
     expect(existsSync(file('gone'))).toBe(false);
   });
 
