@@ -1,7 +1,7 @@
 // Writes session files: create (temp + fsync + link, never over an existing file) and append (locked, one line
 // per entry, a torn last line ended first, fsync before returning; nothing already written is ever rewritten).
 import { constants, open, unlink } from 'node:fs/promises';
-import { closeSync, fstatSync, fsync, linkSync, openSync, unlinkSync, writevSync } from 'node:fs';
+import { closeSync, fstatSync, fsync, linkSync, open as openFd, unlinkSync, writev } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { CURRENT_VERSION } from '../../shared/entry.js';
 import type { SessionEntry, SessionHeader } from '../../shared/entry.js';
@@ -81,6 +81,11 @@ export async function writeTemp(path: string, data: string | Uint8Array): Promis
   return tmp;
 }
 
+/** A new file, created exclusively (private), opened for writing in the thread pool. */
+function openNew(path: string): Promise<number> {
+  return new Promise((resolve, reject) => openFd(path, 'wx', PRIVATE_FILE, (e, fd) => (e ? reject(e) : resolve(fd))));
+}
+
 /** Removes a temp file, synchronously; one already gone (or not removable) leaves nothing to report: its data is elsewhere. */
 function unlinkQuietly(tmp: string): void {
   try {
@@ -127,25 +132,26 @@ const newFileFsyncs = new Turns(Math.max(1, (Number(process.env.UV_THREADPOOL_SI
  * only when the open finds it missing (a pull creating 1,000 files in one folder asks once, not 1,000 times).
  * Returns the temp path and the written file's mtime (a link to it keeps it).
  *
- * Only the fsync goes to the thread pool: open, write (into the page cache), fstat and close are calls of
- * microseconds, and a pull that creates 1,000 files would spend more on 4,000 thread-pool round trips (a wake-up of a
- * worker and of the loop each) than on the calls themselves. The fsync is the one that waits for the disk.
+ * The calls that can take long go to the thread pool: the create (a millisecond and more where the file system has
+ * many recently deleted inodes to pass over: ext4 looks at each), the write (memory for the page cache may have to be
+ * reclaimed first) and the fsync (the disk). fstat and close are calls of microseconds, and a pull that creates 1,000
+ * files would spend more on their thread-pool round trips (a wake-up of a worker and of the loop each) than on them.
  */
 async function writeTempPieces(path: string, data: readonly Uint8Array[]): Promise<{ tmp: string; mtimeMs: number }> {
   const tmp = tempBeside(path);
   let fd: number;
   try {
-    fd = openSync(tmp, 'wx', PRIVATE_FILE);
+    fd = await openNew(tmp);
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
-    mkdirPrivateSync(dirname(path));
-    fd = openSync(tmp, 'wx', PRIVATE_FILE);
+    mkdirPrivateSync(dirname(path)); // at once: the other files of the pull that found it missing too open after it
+    fd = await openNew(tmp);
   }
   let mtimeMs: number;
   try {
     let size = 0;
     for (const d of data) size += d.byteLength;
-    const written = writevSync(fd, data as Uint8Array[]);
+    const written = await new Promise<number>((resolve, reject) => writev(fd, data as Uint8Array[], (e, n) => (e ? reject(e) : resolve(n))));
     if (written !== size) throw new SessyncError('internal', `${tmp}: wrote ${written} of ${size} bytes`);
     await newFileFsyncs.run(() => new Promise<void>((resolve, reject) => fsync(fd, (e) => (e ? reject(e) : resolve()))));
     mtimeMs = fstatSync(fd).mtimeMs;
