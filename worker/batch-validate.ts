@@ -4,6 +4,7 @@ import { SessyncError } from '../shared/errors.js';
 import { findTooDeepText, findTooDeepValue, formatTooDeep } from '../shared/json-limits.js';
 import { ENTRY_ID_RE, LIMITS, type AnySessionMetaInput, type BatchEnvelope, type SessionMetaInput } from '../shared/wire.js';
 import { sha256Hex } from './sha256.js';
+import { releaseScanned, scanEntry } from '../shared/entry-line-scan.js';
 
 const encoder = new TextEncoder();
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -62,9 +63,10 @@ export function splitLines(body: string): string[] {
 /**
  * Throws a 4xx SessyncError for anything wrong with the batch; returns the body's size in bytes. Ciphertext batches
  * (`aes-256-gcm`) get only the envelope, size and hash checks (a raw body is never decoded or copied: the server
- * cannot read it); a jsonl body is decoded from UTF-8 once for its line checks.
+ * cannot read it); a jsonl body is scanned as bytes (shared/entry-line-scan.ts), and decoded from UTF-8 once for the
+ * full line checks only when the scan is not certain of every line.
  */
-export async function validateBatch(pathSession: string, push: BatchPush): Promise<number> {
+export async function validateBatch(pathSession: string, push: BatchPush, lineCheck: 'scan' | 'parse' = 'scan'): Promise<number> {
   const env = push.envelope;
   const bytes = push.body;
   if (env.session !== pathSession) {
@@ -95,6 +97,10 @@ export async function validateBatch(pathSession: string, push: BatchPush): Promi
     if (env.seq !== 1 || !push.meta) throw bad('an empty batch is only a new session\'s first batch (seq 1, with meta); later batches hold at least one entry');
     return 0;
   }
+  // Most bodies are lines every check below accepts, which one scan of the bytes shows without decoding them or
+  // building a value; a body with any line that scan is not certain of gets the full checks (and their wording).
+  // ('parse': the full checks on every body, the reference the scan is tested against.)
+  if (lineCheck === 'scan' && allLinesCertain(bytes, env.entryCount)) return bytes.byteLength;
   let text: string;
   try {
     text = utf8.decode(bytes);
@@ -130,6 +136,27 @@ export async function validateBatch(pathSession: string, push: BatchPush): Promi
     if (!ENTRY_ID_RE.test(id)) throw bad(`${where}: entry id "${id.slice(0, 80)}" is not valid (letters, digits, _ . : - only, at most 128)`);
   }
   return bytes.byteLength;
+}
+
+/**
+ * Whether the body is `entryCount` lines (a final '\n' optional) that the line checks of validateBatch certainly
+ * accept: none over LIMITS.maxEntryBytes, each one an entry scanEntryLine is certain of. false is "not certain", and
+ * the full checks decide.
+ */
+function allLinesCertain(bytes: Uint8Array, entryCount: number): boolean {
+  if (entryCount > LIMITS.maxEntriesPerBatch) return false;
+  let lines = 0;
+  try {
+    for (let start = 0; start < bytes.length; ) {
+      // The scan finds where the line ends (the '\n' after its value), so the body is walked once.
+      const nl = scanEntry(bytes, start, bytes.length, LIMITS.maxJsonDepth);
+      if (nl < 0 || ++lines > entryCount || nl - start > LIMITS.maxEntryBytes) return false;
+      start = nl + 1;
+    }
+  } finally {
+    releaseScanned(); // the body is the request's: not kept alive until the next push
+  }
+  return lines === entryCount;
 }
 
 /**

@@ -6,6 +6,7 @@ import { HEADER_PREFIX_BYTES, openSessionSync, parseHeaderPrefix, readHeaderSync
 import { parseJsonLine, serializeLine } from '../../shared/jsonl.js';
 import { ENTRY_ID_RE, LIMITS } from '../../shared/wire.js';
 import { findTooDeepText, findTooDeepValue } from '../../shared/json-limits.js';
+import { releaseScanned, sameBytes, scanEntryLine, scanned } from '../../shared/entry-line-scan.js';
 
 /** Body bytes per batch: JSON escaping can double a body, and the whole request must stay under maxRequestBytes. */
 const MAX_BATCH_BYTES = Math.min(LIMITS.maxBatchBytes, Math.floor((LIMITS.maxRequestBytes - 256 * 1024) / 2));
@@ -52,21 +53,21 @@ export interface FirstRead {
  * The file is read with synchronous calls: a many-session push opens thousands of files, and an async open, read
  * and close each cost a thread-pool round trip (tens of microseconds) where the call itself costs a few.
  */
-export async function readSlice(path: string, from: number, size: number, skipIds: ReadonlySet<string>): Promise<Slice> {
+export async function readSlice(path: string, from: number, size: number, skipIds: ReadonlySet<string>, check: LineCheck = 'scan'): Promise<Slice> {
   const fd = openSync(path, 'r');
   try {
-    return sliceOf(fd, from, size, skipIds).slice;
+    return sliceOf(fd, from, size, skipIds, check).slice;
   } finally {
     closeSync(fd);
   }
 }
 
 /** A first push's read: the file from its start (one open, its size from the open file) and its header from the same bytes. */
-export function readFirst(path: string, skipIds: ReadonlySet<string>): FirstRead {
+export function readFirst(path: string, skipIds: ReadonlySet<string>, check: LineCheck = 'scan'): FirstRead {
   const fd = openSessionSync(path);
   try {
     const size = fstatSync(fd).size;
-    const r = sliceOf(fd, 0, size, skipIds);
+    const r = sliceOf(fd, 0, size, skipIds, check);
     const header = r.first ? parseHeaderPrefix(r.first.buf, Math.min(r.first.bytesRead, HEADER_PREFIX_BYTES)) : readHeaderSync(path);
     return { slice: r.slice, header, size, wholeChain: r.plain && r.chain && r.first?.bytesRead === size && r.slice.end === size };
   } finally {
@@ -84,19 +85,28 @@ interface SliceRead {
   chain: boolean;
 }
 
+/**
+ * How each line is checked: 'scan' takes a line scanEntryLine is certain of without parsing it (and parses only the
+ * others); 'parse' parses every line, the reference the scan is tested against (same slice, byte for byte).
+ */
+export type LineCheck = 'scan' | 'parse';
+
 /** readSlice on an open file. */
-function sliceOf(fd: number, from: number, size: number, skipIds: ReadonlySet<string>): SliceRead {
+function sliceOf(fd: number, from: number, size: number, skipIds: ReadonlySet<string>, check: LineCheck): SliceRead {
+  const scan = check === 'scan';
   const out: Slice = { count: 0, bytes: 0, end: from, skipped: [] };
   let first: SliceRead['first'];
   let plain = true;
   let chain = true;
-  let lastId: string | undefined;
+  /** The id of the last entry taken: its bytes (an id scanEntryLine accepted is ASCII), or its text from a full parse. */
+  const last: { buf: Buffer | null; start: number; end: number; text: string | undefined } = { buf: null, start: 0, end: 0, text: undefined };
   /** The bytes of the lines taken so far, while they are one run of one read: their text is not kept. */
   let run: { buf: Buffer; from: number; to: number } | null = null;
   /** The lines' text, once they are not one run (the run's lines decoded again then: it happens rarely). */
   let lines: string[] | null = null;
   const asLines = (): string[] => (lines ??= run ? linesOf(run.buf, run.from, run.to) : []);
   const finish = (): SliceRead => {
+    releaseScanned(); // the scan's view of the last read goes: the slice keeps what it needs of it
     if (lines === null && run && out.count > 0) out.raw = run.buf.subarray(run.from, run.to);
     else out.lines = asLines();
     return { slice: out, ...(first ? { first } : {}), plain: plain && out.skipped.length === 0, chain };
@@ -133,6 +143,29 @@ function sliceOf(fd: number, from: number, size: number, skipIds: ReadonlySet<st
         out.skipped.push({ offset: lineOffset, reason: `entry of ${lineBytes} bytes is over the ${LIMITS.maxEntryBytes}-byte limit` });
         continue;
       }
+      if (scan && !isHeader && scanEntryLine(buf, lineStart, nl)) {
+        // Certainly an entry every check accepts (one object, valid UTF-8, within the depth limit, an id the server
+        // takes): no text, no value made of it. Its id and parent are compared as bytes.
+        const { idStart, idEnd, parentStart, parentEnd } = scanned;
+        if (skipIds.size > 0 && skipIds.has(buf.toString('latin1', idStart, idEnd))) {
+          plain = false;
+          continue; // pulled from the server: it has it
+        }
+        if (out.count > 0) {
+          if (parentStart < 0) chain = false;
+          else if (last.buf) chain &&= sameBytes(buf, parentStart, parentEnd, last.buf, last.start, last.end);
+          else chain &&= buf.toString('utf8', parentStart, parentEnd) === last.text;
+        }
+        last.buf = buf;
+        last.start = idStart;
+        last.end = idEnd;
+        if (lines === null && run === null) run = { buf, from: lineStart, to: start };
+        else if (lines === null && run!.buf === buf && run!.to === lineStart) run!.to = start;
+        else asLines().push(buf.toString('utf8', lineStart, nl));
+        out.bytes += lineBytes + 1;
+        if (++out.count >= LIMITS.maxEntriesPerBatch) return done();
+        continue;
+      }
       const text = buf.toString('utf8', lineStart, nl);
       // Depth on the text first (one cheap scan); only a line too deep as a whole has its values looked at.
       // The server refuses a whole batch over one such entry: left out here, or the session never gets through.
@@ -162,8 +195,9 @@ function sliceOf(fd: number, from: number, size: number, skipIds: ReadonlySet<st
           plain = false;
           continue; // pulled from the server: it has it
         }
-        if (out.count > 0 && e.parentId !== lastId) chain = false;
-        lastId = e.id;
+        if (out.count > 0 && e.parentId !== (last.buf ? last.buf.toString('latin1', last.start, last.end) : last.text)) chain = false;
+        last.buf = null;
+        last.text = e.id;
         if (parsed.pieces > 1) {
           const line = serializeLine(e);
           asLines().push(line);
