@@ -5,7 +5,7 @@ import { SessyncError } from '../../shared/errors.js';
 import { importAccountKey, type AccountKey } from '../../shared/sync-crypto.js';
 import { writeFileAtomic } from '../store/atomic-json.js';
 import { sessyncHome } from '../store/paths.js';
-import { serverKey } from '../sync/sync-state.js';
+import { serverKey } from '../sync/session-sync-state.js';
 
 interface KeyFile {
   version: 1;

@@ -3,7 +3,7 @@ import { isUtf8 } from 'node:buffer';
 import { SessyncError } from '../../shared/errors.js';
 import { deriveSessionKey, openBatchPlain, type SessionKey } from '../../shared/sync-crypto.js';
 import type { PulledBatchIn, SessionMetaResponse } from '../../shared/wire.js';
-import type { BatchProblem } from '../sync/sync-state.js';
+import type { BatchProblem } from '../sync/session-sync-state.js';
 import type { SyncContext } from '../sync/sync-context.js';
 import { sessionKey, type E2eKeys } from './sync-keys.js';
 

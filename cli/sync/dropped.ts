@@ -2,7 +2,7 @@
 // keeps them, and a sync does not bring them back; `sessync restore` does.
 import { stat } from 'node:fs/promises';
 import type { Head } from '../../shared/wire.js';
-import type { SessionSyncState } from './sync-state.js';
+import type { SessionSyncState } from './session-sync-state.js';
 
 export interface DroppedSession {
   session: string;

@@ -9,7 +9,7 @@ import { LIMITS } from '../../shared/wire.js';
 import type { EntryLines } from '../store/session-writer.js';
 import { stateOfChain, stateOfEntries } from '../store/tail-state.js';
 import type { OpenedBatch } from '../keys/open-pull.js';
-import type { BatchProblem } from './sync-state.js';
+import type { BatchProblem } from './session-sync-state.js';
 import type { SyncContext } from './sync-context.js';
 
 /**

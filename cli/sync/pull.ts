@@ -16,7 +16,7 @@ import { alignLeaf } from '../store/leaf-marker.js';
 import { withLocalParent } from '../store/lineage.js';
 import { piLayout } from '../store/pi-folders.js';
 import { projectDir, sessionFileName } from '../store/paths.js';
-import { newSessionState, rememberBadBatches, type BatchProblem, type SessionSyncState } from './sync-state.js';
+import { newSessionState, rememberBadBatches, type BatchProblem, type SessionSyncState } from './session-sync-state.js';
 import type { SyncContext } from './sync-context.js';
 import { PRIVATE_FILE, mkdirPrivate } from '../store/private-fs.js';
 import { openPulled } from '../keys/open-pull.js';

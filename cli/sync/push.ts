@@ -12,7 +12,7 @@ import { migrateFile } from '../store/migrate-file.js';
 import { CURRENT_VERSION } from '../../shared/entry.js';
 import { readHeader, readHeaderSync, type HeaderRead } from '../store/session-reader.js';
 import { alignLeaf } from '../store/leaf-marker.js';
-import { bodyFileOf, newSessionState, type PendingBatch, type SessionSyncState } from './sync-state.js';
+import { bodyFileOf, newSessionState, type PendingBatch, type SessionSyncState } from './session-sync-state.js';
 import { sessionProjectKey } from './project-key.js';
 import { readFirst, readSlice, tailHash, type FirstRead, type Slice } from './read-slice.js';
 import { leafAgrees } from './first-leaf.js';

@@ -22,7 +22,8 @@ import { PullBatcher } from './pull-batcher.js';
 import { pullSession } from './pull.js';
 import { saveQueuedSummaries } from '../store/summary-pending.js';
 import { withPullJournal } from './pull-journal.js';
-import { SyncState, serverKey, type BatchProblem } from './sync-state.js';
+import { SyncState } from './sync-state.js';
+import { serverKey, type BatchProblem } from './session-sync-state.js';
 import { applyTombstones, onPushGone, undelete, type DeletedNote } from './tombstones.js';
 import { e2eLoader } from '../keys/sync-keys.js';
 import type { SyncContext } from './sync-context.js';
@@ -308,7 +309,8 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
       if (op.kind !== 'push' || !ops.some((x) => x !== op && x.session === op.session)) o.progress?.sessionDone();
     };
     try {
-      // Sessions are independent (own state file, own seqs): several at once hide request latency and fsyncs.
+      // Sessions are independent (each its own state record and seqs, wherever the state is kept: own file, journal or
+      // pack): several at once hide request latency and fsyncs.
       // All pushes finish before any pull starts, so a pull never meets this machine's batch still in flight.
       const pushes = ops.filter((x) => x.kind === 'push');
       if (pushes.length > 1) {

@@ -1,146 +1,23 @@
 // Sync state beside the session files (never inside them): host id, per-session offsets, seqs, cursors, pending batches.
-import { readFile, rm, readdir, stat } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import { readdirSync } from 'node:fs';
-import { createHash, randomUUID } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { SessyncError, isSessyncError } from '../../shared/errors.js';
-import { nullRecord, toNullRecord } from '../../shared/own-keys.js';
-import { readTextIfExists, writeFileAtomic } from '../store/atomic-json.js';
+import { toNullRecord } from '../../shared/own-keys.js';
+import { writeFileAtomic } from '../store/atomic-json.js';
 import { fsyncPath } from '../store/session-writer.js';
-import { withFileLock } from '../store/file-lock.js';
-import type { Cursor } from '../../shared/wire.js';
-import { mkdirPrivate } from '../store/private-fs.js';
 import { StateJournal, type JournalReplay } from './state-journal.js';
 import { StatePack, packLine } from './state-pack.js';
 import { killPoint } from './kill-point.js';
+import { hostId as hostIdIn } from './host-id.js';
+import { readStateJson } from './read-state-json.js';
+import { bodyFileOf, type PendingBatch, type SessionSyncState } from './session-sync-state.js';
 
 /**
  * A journal of at most this many sessions (a single-session pull, a push of two) is compacted into their own files:
  * no more fsyncs than the pack's (its file and its folder), and the other sessions' states are not rewritten.
  */
 const OWN_FILES_AT_MOST = 2;
-
-/** A batch written down before it is sent: after a crash the SAME batch (seq, batchId, body) is resent. */
-export interface PendingBatch {
-  seq: number;
-  batchId: string;
-  entryCount: number;
-  sha256: string;
-  /** File offset the pushed offset moves to once the server acknowledges the batch. */
-  endOffset: number;
-  /** A small body is kept in the state itself (one durable write instead of two); a large one in pending/. */
-  body?: string;
-  /**
-   * The body is not stored; it is the file's lines from the pushed offset to `endOffset`, read and checked again (a
-   * resend after a crash checks them against `sha256`, or sealed against `plainSha256`: a file changed below there
-   * builds it anew). Sealed, they are sealed again with `nonce`, which gives the same bytes (see resealBatchBytes).
-   */
-  fromFile?: true;
-  /** Sealed and fromFile: the nonce the body was sealed with (base64, 12 bytes). */
-  nonce?: string;
-  /** Sealed and fromFile: the sha-256 of the plaintext that was sealed. */
-  plainSha256?: string;
-  /** Set when the body is sealed (an end-to-end encrypted account): resent as it is, never sealed again. */
-  encoding?: 'aes-256-gcm';
-  /**
-   * The sealed body is raw bytes and `sha256` is of them: in pending/ as the bytes, inline as their base64 (the state
-   * is JSON). Absent on a sealed batch written down by an older sessync: its body is base64 text, `sha256` of the text.
-   */
-  raw?: true;
-}
-
-/** The pending batch's body is in a file of its own under pending/ (not in the state, not read from the session file). */
-export function bodyFileOf(p: PendingBatch | null | undefined): p is PendingBatch {
-  return !!p && p.body === undefined && p.fromFile !== true;
-}
-
-export interface SessionSyncState {
-  session: string;
-  /** The local session file. */
-  path: string;
-  /** Bytes of the file already pushed: a push reads only what comes after it. */
-  pushedOffset: number;
-  /** Next seq this host uses for the session (seqs are per (session, host), gap-free). */
-  nextSeq: number;
-  /** Per other host: the last seq merged into the local file. Saved only after the entries are fsynced. */
-  cursor: Cursor;
-  /** Ids appended by pulls after the pushed offset: a push skips them (the server has them already). */
-  skipIds: string[];
-  pending: PendingBatch | null;
-  /** Hash of the bytes just before `offset` when that was the pushed offset: tells a rewritten file from a grown one. */
-  tail?: { offset: number; hash: string };
-  /** The session metadata went with an acknowledged batch. */
-  metaSent: boolean;
-  /**
-   * Encrypted: the session's data key as its stored meta wraps it (a meta's wrapped key never changes under one
-   * account key id), written down with an acknowledged batch so a later push opens it here instead of asking for
-   * the meta. Under another key id (a rotation since), the server's meta is asked again.
-   */
-  dataKey?: { keyId: string; wrappedKey: string };
-  projectKey?: string;
-  /** The session was deleted on the server (its tombstone): not pushed or pulled until `push --undelete`. */
-  deleted?: { at: string; host: string };
-  /** Damaged stored batches (or lines) a pull passed over, newest last, at most MAX_BAD_BATCHES. */
-  badBatches?: BadBatchRecord[];
-}
-
-/** A stored batch, or one line of it, that a pull could not merge. */
-export interface BatchProblem {
-  host: string;
-  seq: number;
-  /** 1-based line of the batch body; absent when the whole batch was refused. */
-  line?: number;
-  reason: string;
-}
-
-export interface BadBatchRecord extends BatchProblem {
-  /** When the pull met it. */
-  at: string;
-}
-
-const MAX_BAD_BATCHES = 100;
-
-/**
- * The state's record of damaged batches after a pull met `found`: each is reported by the run that meets it,
- * and the cursor moves past it (so the good batches after it are merged, and it is not fetched again). The
- * record keeps what was passed over, for `sessync status` and for anyone repairing the server's copy.
- */
-export function rememberBadBatches(st: SessionSyncState, found: readonly BatchProblem[]): { badBatches?: BadBatchRecord[] } {
-  if (found.length === 0) return st.badBatches ? { badBatches: st.badBatches } : {};
-  const at = new Date().toISOString();
-  return { badBatches: [...(st.badBatches ?? []), ...found.map((p) => ({ ...p, at }))].slice(-MAX_BAD_BATCHES) };
-}
-
-export function newSessionState(session: string, path: string): SessionSyncState {
-  return { session, path, pushedOffset: 0, nextSeq: 1, cursor: nullRecord(), skipIds: [], pending: null, metaSent: false };
-}
-
-async function readJson<T>(path: string): Promise<T | null> {
-  const text = await readTextIfExists(path);
-  if (text === null) return null;
-  try {
-    return JSON.parse(text) as T;
-  } catch {
-    throw new SessyncError('corrupt', `sync state ${path} is not valid JSON; move it away to rebuild it (the next sync re-sends what the server lacks, without duplicates)`);
-  }
-}
-
-/**
- * Names the server and account the per-session state belongs to: offsets, seqs and cursors mean nothing to
- * another server (or another account on the same one), so a new login starts from zero instead of believing
- * its sessions are already pushed.
- */
-export function serverKey(url: string, account: string | undefined): string {
-  return createHash('sha256').update(`${url}\n${account ?? ''}`, 'utf8').digest('hex').slice(0, 24);
-}
-
-interface HostFile {
-  hostId: string;
-  created?: string;
-  /** folderMark() of the folder this id was made in. */
-  folder?: string;
-  copiedFrom?: string;
-}
 
 /**
  * A session's own file saying its state was forgotten while the pack still holds it: the file wins over the pack,
@@ -322,7 +199,7 @@ export class SyncState {
       }
       let own: SessionSyncState | ForgottenMark | null;
       try {
-        own = await readJson<SessionSyncState | ForgottenMark>(this.sessionPath(n));
+        own = await readStateJson<SessionSyncState | ForgottenMark>(this.sessionPath(n));
       } catch (e) {
         if (isSessyncError(e, 'corrupt')) continue;
         throw e;
@@ -363,68 +240,9 @@ export class SyncState {
     return join(this.dir, 'run');
   }
 
-  /**
-   * Random, made once per SESSYNC_HOME: names this machine's batches on the server. It is bound to
-   * this copy of the folder (the sync folder's inode and creation time): a SESSYNC_HOME copied to
-   * another machine would otherwise push as the same host, and each copy would skip the other's
-   * batches as its own. A copy gets a new id once, and its state is carried over (see rekey).
-   */
-  async hostId(note?: (text: string) => void): Promise<string> {
-    const p = join(this.dir, 'host.json');
-    const mark = await this.folderMark();
-    const have = await readJson<HostFile>(p);
-    if (have?.hostId && have.folder === mark) return have.hostId;
-    if (have?.hostId && have.folder === undefined) {
-      // Written before folder marks: adopt this folder (a copy made before cannot be told apart).
-      await writeFileAtomic(p, JSON.stringify({ ...have, folder: mark }) + '\n');
-      return have.hostId;
-    }
-    return withFileLock(this.lockTarget(), async () => {
-      const now = await readJson<HostFile>(p); // another process may have re-keyed meanwhile
-      if (now?.hostId && now.folder === mark) return now.hostId;
-      const hostId = randomUUID();
-      if (now?.hostId) {
-        const carried = await this.rekey(now.hostId);
-        note?.(`this SESSYNC_HOME is a copy of another machine's (host ${now.hostId}); pushing as a new host ${hostId} from now on, and pulling the other's batches (${carried} session state(s) carried over)`);
-      }
-      const file: HostFile = { hostId, created: new Date().toISOString(), folder: mark, ...(now?.hostId ? { copiedFrom: now.hostId } : {}) };
-      await writeFileAtomic(p, JSON.stringify(file) + '\n');
-      return hostId;
-    }, { timeoutMs: 60_000 });
-  }
-
-  /** Inode and creation time of the sync folder: unchanged by renames and restarts, new in a copy. */
-  private async folderMark(): Promise<string> {
-    await mkdirPrivate(this.dir);
-    const st = await stat(this.dir, { bigint: true });
-    return `${st.ino}:${st.birthtimeMs}`;
-  }
-
-  /**
-   * After a copy, per session and server: this host's seqs start again at 1 under the new id, and the
-   * old id becomes another host whose batches up to the old next seq are already in the copied file
-   * (the pull then fetches only what the original machine pushed since). Offsets stay: those bytes
-   * are on the server under the old id. A pending batch is dropped: its bytes follow the pushed
-   * offset and go out in the next batch (a server that took it too merges by id).
-   */
-  private async rekey(oldHost: string): Promise<number> {
-    let count = 0;
-    const servers = join(this.dir, 'servers');
-    for (const server of await readdir(servers).catch(() => [] as string[])) {
-      const other = new SyncState(dirname(this.dir), server);
-      await other.recover(); // a killed run's newest states first
-      const states = await other.all();
-      if (states.size === 0) continue;
-      // Every session of the server at once: through the journal, compacted into the pack (one durable write).
-      other.openJournal();
-      for (const st of states.values()) {
-        await other.save({ ...st, nextSeq: 1, pending: null, cursor: { ...st.cursor, [oldHost]: st.nextSeq - 1 } });
-        count++;
-      }
-      await other.closeJournal();
-      for (const st of states.values()) if (bodyFileOf(st.pending)) await other.dropPendingBody(st.session, st.pending.seq);
-    }
-    return count;
+  /** This machine's host id (see host-id.ts): made once per copy of SESSYNC_HOME, its state re-keyed in a copy. */
+  hostId(note?: (text: string) => void): Promise<string> {
+    return hostIdIn(this, (server) => new SyncState(dirname(this.dir), server), note);
   }
 
   async load(session: string): Promise<SessionSyncState | null> {
@@ -439,7 +257,7 @@ export class SyncState {
    */
   private async stored(session: string, hasFile: boolean | undefined): Promise<SessionSyncState | null> {
     if (hasFile !== false) {
-      const own = await readJson<SessionSyncState | ForgottenMark>(this.sessionPath(session));
+      const own = await readStateJson<SessionSyncState | ForgottenMark>(this.sessionPath(session));
       if (own && typeof own === 'object') {
         if (isForgotten(own)) return null;
         if (!hasFields(own)) throw new SessyncError('corrupt', `sync state of session ${session} lacks fields; move ${this.sessionPath(session)} away to rebuild it`);
@@ -526,7 +344,7 @@ export class SyncState {
 
   /** projectKey -> local project path on this machine. */
   async projectMap(): Promise<Record<string, string>> {
-    return toNullRecord(await readJson<Record<string, string>>(join(this.dir, 'projects.json')));
+    return toNullRecord(await readStateJson<Record<string, string>>(join(this.dir, 'projects.json')));
   }
 
   async saveProjectMap(m: Record<string, string>): Promise<void> {
@@ -535,7 +353,7 @@ export class SyncState {
 
   /** Cache of remote sessions' project keys and headers (immutable once pushed): spares a request per sync. */
   async remoteMeta(): Promise<Record<string, { projectKey: string; cwd?: string; name?: string; timestamp?: string; agent?: string }>> {
-    return toNullRecord(await readJson(join(this.serverDir, 'remote-meta.json')));
+    return toNullRecord(await readStateJson(join(this.serverDir, 'remote-meta.json')));
   }
 
   async saveRemoteMeta(m: Record<string, { projectKey: string; cwd?: string; name?: string; timestamp?: string; agent?: string }>): Promise<void> {

@@ -13,7 +13,7 @@ import { openSync } from './sync-run.js';
 import { projectKeysHere } from './project-scope.js';
 import { remoteAgents, remoteProjectKeys } from './remote-keys.js';
 import { droppedSessions } from './dropped.js';
-import type { BadBatchRecord } from './sync-state.js';
+import type { BadBatchRecord } from './session-sync-state.js';
 
 export interface StatusRow {
   session: string;

@@ -5,7 +5,8 @@ import { isSessyncError } from '../../shared/errors.js';
 import type { Head, Tombstone } from '../../shared/wire.js';
 import { withFileLock } from '../store/file-lock.js';
 import type { SessionSummary } from '../store/session-index.js';
-import { SyncState, newSessionState, type SessionSyncState } from './sync-state.js';
+import { SyncState } from './sync-state.js';
+import { newSessionState, type SessionSyncState } from './session-sync-state.js';
 import type { SyncContext } from './sync-context.js';
 
 /** What happened here to a session deleted on the server, for the run summary. */

@@ -5,7 +5,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ApiClient } from '../../cli/api-client.js';
-import { serverKey } from '../../cli/sync/sync-state.js';
+import { serverKey } from '../../cli/sync/session-sync-state.js';
 import {
   deriveKeys,
   deriveSessionKey,

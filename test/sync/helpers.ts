@@ -9,7 +9,8 @@ import { CLI_BIN, REPO_ROOT, runCli, tempDir, type CliResult } from '../helpers/
 import { canonicalJson } from '../../shared/merge.js';
 import { projectDir, sessionFileName } from '../../cli/store/paths.js';
 import { serializeLine } from '../../shared/jsonl.js';
-import { SyncState, type SessionSyncState } from '../../cli/sync/sync-state.js';
+import { SyncState } from '../../cli/sync/sync-state.js';
+import type { SessionSyncState } from '../../cli/sync/session-sync-state.js';
 
 export interface TestServer {
   url: string;

@@ -2,7 +2,8 @@
 import { cpSync, existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { newSessionState, SyncState } from '../../cli/sync/sync-state.js';
+import { SyncState } from '../../cli/sync/sync-state.js';
+import { newSessionState } from '../../cli/sync/session-sync-state.js';
 import { useTempHome } from '../helpers/cli.js';
 
 const box = useTempHome('sessync-host-', { beforeEach, afterEach });

@@ -3,7 +3,8 @@ import { copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, readdirSync,
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { tempDir } from '../helpers/cli.js';
-import { newSessionState, SyncState, type SessionSyncState } from '../../cli/sync/sync-state.js';
+import { SyncState } from '../../cli/sync/sync-state.js';
+import { newSessionState, type SessionSyncState } from '../../cli/sync/session-sync-state.js';
 import { StatePack } from '../../cli/sync/state-pack.js';
 
 function home(): { home: string; open: () => SyncState; file: (s: string) => string; own: () => string[] } {

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { FsStore } from '../../worker/store/fs-store.js';
 import { BLOBS_DIR } from '../../worker/local-server.js';
 import { keys } from '../../shared/keys.js';
-import type { BatchProblem as Problem } from '../../cli/sync/sync-state.js';
+import type { BatchProblem as Problem } from '../../cli/sync/session-sync-state.js';
 import { Machine, readLog, useServer, type TestServer } from './helpers.js';
 
 const OLD_HOST = 'old-host-1';

@@ -3,7 +3,8 @@ import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { tempDir } from '../helpers/cli.js';
-import { newSessionState, SyncState } from '../../cli/sync/sync-state.js';
+import { SyncState } from '../../cli/sync/sync-state.js';
+import { newSessionState } from '../../cli/sync/session-sync-state.js';
 
 function state(): { st: SyncState; journal: string; file: (s: string) => string } {
   const d = tempDir('sessync-journal-');

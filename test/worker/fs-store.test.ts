@@ -1,7 +1,7 @@
 // The BlobStore conformance suite on the file-system store, plus what only a file system can get wrong:
 // racing processes, keys that try to leave the root, case-insensitive names, crash leftovers.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { afterAll, describe, expect, it, vi } from 'vitest';
@@ -85,6 +85,8 @@ describe('FsStore, file-system specifics', () => {
         expect(got && dec.decode(got.body)).toBe(`proc ${winners[0]}`);
       }
       expect(readdirSync(join(root, '.tmp'))).toEqual([]);
+      // Every racer opened the fresh root at once: one marker, and all of them wrote in its layout (the reads above).
+      expect(JSON.parse(readFileSync(join(root, '.layout'), 'utf8'))).toEqual({ layout: 'flat', dirLevels: 4 });
       contested = wins.filter((w) => w.length > 0).length > 1;
     }
     expect(contested, 'no round had more than one winning process: the processes never raced').toBe(true);
@@ -105,7 +107,7 @@ describe('FsStore, file-system specifics', () => {
     // A backslash or a drive-like segment is just a character on disk, not a path.
     expect(await store.putIfAbsent('a\\..\\..\\b', enc.encode('ok'))).toBe(true);
     expect((await store.list()).keys).toEqual(['a\\..\\..\\b']);
-    expect(readdirSync(root).sort()).toEqual(['.tmp', 'a%5c..%5c..%5cb~']);
+    expect(readdirSync(root).sort()).toEqual(['.layout', '.tmp', 'a%5c..%5c..%5cb~']);
   });
 
   it('encodes names so that case-insensitive file systems keep Foo and foo apart, and decodes only canonical names', () => {

@@ -1,13 +1,18 @@
 // File-system BlobStore: one file per key under a root directory, atomic put-if-absent across processes.
-import { compareKeys } from './key-order.js';
 import { createHash, randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
-import { closeSync, fstatSync, linkSync, mkdirSync, openSync, readSync, readdirSync, renameSync, rmdirSync, statSync, unlinkSync } from 'node:fs';
+import { closeSync, fstatSync, linkSync, mkdirSync, openSync, readSync, renameSync, rmdirSync, unlinkSync } from 'node:fs';
 import { closeAfter, fsyncFd, readFd, writeAllFd } from './fd-io.js';
 import { dirname, join } from 'node:path';
 import { SessyncError, isSessyncError } from '../../shared/errors.js';
 import type { BlobBody, BlobObject, BlobStore, BlobWrite, ListOptions, ListPage } from './blob-store.js';
+import { errno, unavailable } from './fs-errors.js';
+import { FLAT, LAYOUT_MARKER, NESTED, holdsObjects, markerText, placeKey, readLayoutMarker, type FsLayout } from './fs-layout.js';
+import { listKeys } from './fs-list.js';
+import { validateKey } from './fs-names.js';
 import { isStaleTemp, tempOwner } from './stale-temps.js';
+
+export { decodeEntryName, encodeSegment, validateKey } from './fs-names.js';
 
 const MAX_PAGE = 1000;
 /** Temp files live inside the root (same file system, so link/rename stay atomic) under a name keys never map to. */
@@ -24,82 +29,11 @@ const FILE_MODE = 0o600;
 const MAX_DIR_RACES = 8;
 /** Files one group commit holds open at once (writeMany takes longer groups in slices of this many). */
 const GROUP_OPEN_FILES = 128;
-/** A directory no larger than this (one block on ext4; a few names on tmpfs, xfs, btrfs, apfs) is listed synchronously. */
-const SMALL_DIR_BYTES = 4096;
 /** An object no larger than this is read synchronously (one bounded read); larger ones on the thread pool. */
 const SMALL_READ_BYTES = 16 * 1024;
-
-const MAX_KEY_BYTES = 1024;
-/** Most file systems cap one name at 255 bytes. */
-const MAX_NAME_BYTES = 255;
-/** Appended to the last segment's name so a key `a/b` (a file) and keys `a/b/...` (a directory) can coexist. */
-const FILE_MARK = '~';
+/** Folders a process remembers as there (made or found by it); past this many it forgets them all and finds them again. */
+const MAX_KNOWN_DIRS = 100_000;
 const utf8 = new TextEncoder();
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-
-/** Throws bad_input for a key that no backend should hold: nothing here can climb out of the root. */
-export function validateKey(key: string): void {
-  const bad = (why: string) => new SessyncError('bad_input', `object key "${key.slice(0, 80)}" ${why}`);
-  if (typeof key !== 'string' || key.length === 0) throw bad('is empty');
-  if (LONE_SURROGATE.test(key)) throw bad('is not valid Unicode');
-  if (utf8.encode(key).length > MAX_KEY_BYTES) throw bad(`is longer than ${MAX_KEY_BYTES} bytes`);
-  if (/[\u0000-\u001f\u007f]/.test(key)) throw bad('contains a control character');
-  for (const seg of key.split('/')) {
-    if (seg === '') throw bad('has an empty path segment (leading, trailing or double /)');
-    if (seg === '.' || seg === '..') throw bad('has a . or .. path segment');
-    if (encodeSegment(seg).length + FILE_MARK.length > MAX_NAME_BYTES) throw bad(`has a segment too long for a file name`);
-  }
-}
-
-/**
- * One key segment as a file name that means the same on every file system: lowercase letters,
- * digits, '_', '-' and non-leading '.' stay; every other byte becomes %xx (lowercase hex).
- * Uppercase letters are written in lowercase and remembered in a trailing '@' + hex bitmask,
- * so `Foo` and `foo` stay two files where names are case-insensitive (macOS, Windows) and the
- * names stay short (a 128-letter name needs 161 bytes). The output never starts with '.',
- * never contains '~', and only in the mask contains '@'.
- */
-export function encodeSegment(seg: string): string {
-  let out = '';
-  const upper: number[] = [];
-  for (const ch of seg) {
-    if (/^[a-z0-9_-]$/.test(ch) || (ch === '.' && out !== '')) out += ch;
-    else if (/^[A-Z]$/.test(ch)) {
-      upper.push(out.length);
-      out += ch.toLowerCase();
-    } else for (const b of utf8.encode(ch)) out += '%' + b.toString(16).padStart(2, '0');
-  }
-  if (upper.length === 0) return out;
-  const mask = new Uint8Array(Math.ceil(out.length / 4));
-  for (const i of upper) mask[i >> 2]! |= 1 << (i & 3);
-  return out + '@' + Array.from(mask, (n) => n.toString(16)).join('');
-}
-
-/** The segment a file or directory name stands for, or null when it is not one encodeSegment makes. */
-export function decodeEntryName(name: string): { segment: string; isDir: boolean } | null {
-  const isDir = !name.endsWith(FILE_MARK);
-  const enc = isDir ? name : name.slice(0, -FILE_MARK.length);
-  const at = enc.indexOf('@');
-  const body = at < 0 ? enc : enc.slice(0, at);
-  if (!/^(?:[a-z0-9_.-]|%[0-9a-f]{2})+$/.test(body)) return null;
-  const chars = body.split('');
-  if (at >= 0) {
-    const mask = enc.slice(at + 1);
-    if (!/^[0-9a-f]+$/.test(mask)) return null;
-    for (let i = 0; i < chars.length; i++) {
-      if ((parseInt(mask[i >> 2] ?? '0', 16) >> (i & 3)) & 1) chars[i] = chars[i]!.toUpperCase();
-    }
-  }
-  let segment: string;
-  try {
-    segment = decodeURIComponent(chars.join(''));
-  } catch {
-    return null; // not UTF-8 underneath: not a name this store wrote
-  }
-  // Only the canonical spelling counts, so one key never has two files.
-  return encodeSegment(segment) === enc ? { segment, isDir } : null;
-}
-
 
 /** chmod 0700, or a warning when the folder is someone else's (the operator chose that; the store still works). */
 export async function narrowToOwner(dir: string): Promise<void> {
@@ -109,17 +43,6 @@ export async function narrowToOwner(dir: string): Promise<void> {
     if (errno(e) !== 'EPERM') throw e;
     console.warn(`sessync file store: cannot make ${dir} private to its owner (${(e as Error).message}); check its permissions`);
   }
-}
-
-function errno(e: unknown): string | undefined {
-  return (e as NodeJS.ErrnoException | null)?.code;
-}
-
-function unavailable(op: string, key: string, e: unknown): SessyncError {
-  const code = errno(e);
-  // Out of space, quota, read-only file system and permissions need an operator; EMFILE/EAGAIN/EBUSY pass.
-  const retryable = !['ENOSPC', 'EDQUOT', 'EROFS', 'EACCES', 'EPERM', 'ENOTSUP', 'EXDEV'].includes(code ?? '');
-  return new SessyncError('unavailable', `file store: ${op} ${key} failed: ${(e as Error).message}`, { retryable, cause: e });
 }
 
 function etagOf(body: Uint8Array): string {
@@ -165,21 +88,12 @@ async function readWhole(fd: number): Promise<Uint8Array> {
 }
 
 /**
- * A directory's names. One of a single block (a session's heads, a host's head: a few entries, the bulk of a pull's
- * listings) is read synchronously, as open and stat are: a bounded read, cheaper than the thread-pool round trip and
- * promise an asynchronous readdir costs. A larger one, which may hold any number of names, goes to the thread pool.
- */
-async function readNames(dir: string): Promise<string[]> {
-  const st = statSync(dir, { throwIfNoEntry: false });
-  if (st === undefined) throw Object.assign(new Error(`no directory ${dir}`), { code: 'ENOENT' });
-  return st.size <= SMALL_DIR_BYTES ? readdirSync(dir) : fs.readdir(dir);
-}
-
-/**
- * Keys map to files under `root` (see encodeSegment: safe on case-insensitive and
- * normalising file systems, never `.`/`..`). Writes go to a temp file that is fsynced and then
- * linked (put-if-absent: link fails with EEXIST when the key exists, atomically, whatever
- * process raced it) or renamed (put: atomic replace) into place. Readers never see a partial file.
+ * Keys map to files under `root` (see encodeSegment: safe on case-insensitive and normalising file systems, never
+ * `.`/`..`; and fs-layout.ts: which segments are folders). Writes go to a temp file that is fsynced and then linked
+ * (put-if-absent: link fails with EEXIST when the key exists, atomically, whatever process raced it) or renamed (put:
+ * atomic replace) into place. Readers never see a partial file. No cheaper create is as safe: a file created at its
+ * own name (O_EXCL) is visible while it is written and, after a crash, half there for good; a no-replace rename
+ * (renameat2) is Linux-only and not in Node.
  *
  * Calls that only touch directory entries and open files (open, close, link, rename, unlink, mkdir, rmdir,
  * stat) are made synchronously: they take microseconds, less than the CPU a thread-pool round trip costs (a push
@@ -188,12 +102,21 @@ async function readNames(dir: string): Promise<string[]> {
  */
 export class FsStore implements BlobStore {
   private ready: Promise<void> | undefined;
+  /** The layout, once the marker (or an older version's objects) told it; unset while the store is empty and unopened. */
+  private settled: FsLayout | undefined;
+  /**
+   * Folders this process made or found there, and whose own entry it made durable, so a write into one neither tries
+   * mkdir (EEXIST) nor fails a link (ENOENT) first. A folder pruned behind its back (a delete in another process)
+   * costs one failed link, then it is made again.
+   */
+  private readonly known = new Set<string>();
 
   constructor(readonly root: string) {}
 
   /**
-   * Creates the root (0700) or narrows an existing one, and removes the temp files of writers that
-   * died (kill -9, power loss). Servers call it on start; writes call it on first use anyway.
+   * Creates the root (0700) or narrows an existing one, removes the temp files of writers that died (kill -9, power
+   * loss), and settles the layout (a fresh store gets the marker of the current one). Servers call it on start;
+   * writes call it on first use anyway.
    */
   open(): Promise<void> {
     return this.init();
@@ -204,20 +127,20 @@ export class FsStore implements BlobStore {
   }
 
   async putIfAbsent(key: string, body: BlobBody): Promise<boolean> {
-    const path = this.pathOf(key);
+    validateKey(key);
     const tmp = await this.writeTemp(key, body);
     try {
-      return await this.place({ key, body }, path, tmp, true);
+      return await this.placeOne({ key, body }, tmp);
     } finally {
       await this.removeTemp(tmp);
     }
   }
 
   async put(key: string, body: BlobBody): Promise<void> {
-    const path = this.pathOf(key);
+    validateKey(key);
     const tmp = await this.writeTemp(key, body);
     try {
-      await this.place({ key, body, replace: true }, path, tmp, true);
+      await this.placeOne({ key, body, replace: true }, tmp);
     } catch (e) {
       await this.removeTemp(tmp); // renamed into place, the temp name is gone already: only a failure leaves it
       throw e;
@@ -237,8 +160,9 @@ export class FsStore implements BlobStore {
   }
 
   private async writeGroup(writes: readonly BlobWrite[]): Promise<boolean[]> {
-    const paths = writes.map((w) => this.pathOf(w.key)); // bad keys refuse the group before anything is written
+    for (const w of writes) validateKey(w.key); // bad keys refuse the group before anything is written
     await this.init();
+    const paths = writes.map((w) => this.pathOf(w.key));
     const temps: string[] = [];
     /** Temps renamed into place (put): their name is gone, nothing to remove. */
     const renamed = new Set<string>();
@@ -258,52 +182,73 @@ export class FsStore implements BlobStore {
         // Each closed whatever the others do; after a successful sync a close changes nothing stored either.
         for (const { fh } of opened) closeAfter(fh);
       }
-      const placed = await Promise.allSettled(writes.map(async (w, i) => {
-        const created = await this.place(w, paths[i]!, opened[i]!.tmp, false);
-        if (w.replace) renamed.add(opened[i]!.tmp);
-        return created;
-      }));
-      const refused = placed.find((p) => p.status === 'rejected');
-      if (refused) throw refused.reason; // the others may be in place, each whole: a retry finds them
-      const created = placed.map((p) => (p as PromiseFulfilledResult<boolean>).value);
+      const ensured = new Set<string>();
+      const created = writes.map((w, i) => this.placed(() => this.place(w, paths[i]!, opened[i]!.tmp, ensured)));
+      const refused = created.find((c) => c instanceof Error);
+      for (const [i, w] of writes.entries()) if (w.replace && created[i] === true) renamed.add(opened[i]!.tmp);
+      if (refused) throw refused; // the others may be in place, each whole: a retry finds them
       // Names made durable once per directory, before any write of the group is reported stored.
-      const dirs = new Set(paths.filter((_, i) => created[i]).map((p) => dirname(p)));
-      await Promise.all([...dirs].map((d) => this.syncDir(d).catch((e) => Promise.reject(unavailable('write', d, e)))));
-      return created;
+      await this.syncNames(paths.filter((_, i) => created[i] === true), ensured);
+      return created as boolean[];
     } finally {
       await Promise.all(temps.filter((t) => !renamed.has(t)).map((t) => this.removeTemp(t)));
     }
   }
 
-  /** Links (put-if-absent) or renames (put) a synced temp file into place; `syncDir` false when the caller syncs the directory. */
-  private async place(w: BlobWrite, path: string, tmp: string, syncDir: boolean): Promise<boolean> {
+  /** One write's outcome, its error as a value: each of a group is placed whatever the others do. */
+  private placed(place: () => boolean): boolean | Error {
     try {
-      await this.intoPlace(path, () => (w.replace ? renameSync(tmp, path) : linkSync(tmp, path)), syncDir);
+      return place();
+    } catch (e) {
+      return e as Error;
+    }
+  }
+
+  /** A synced temp file into place and its name made durable: a single put or putIfAbsent. */
+  private async placeOne(w: BlobWrite, tmp: string): Promise<boolean> {
+    const path = this.pathOf(w.key);
+    const ensured = new Set<string>();
+    if (!this.place(w, path, tmp, ensured)) return false;
+    await this.syncNames([path], ensured);
+    return true;
+  }
+
+  /** Links (put-if-absent) or renames (put) a synced temp file into place; the caller makes the name durable. */
+  private place(w: BlobWrite, path: string, tmp: string, ensured: Set<string>): boolean {
+    try {
+      this.intoPlace(path, () => (w.replace ? renameSync(tmp, path) : linkSync(tmp, path)), ensured);
       return true;
     } catch (e) {
       if (w.replace) throw unavailable('put', w.key, e);
       if (errno(e) === 'EEXIST') return false;
-      if (errno(e) === 'EPERM' || errno(e) === 'ENOTSUP' || errno(e) === 'EOPNOTSUPP') {
-        throw new SessyncError('unavailable', `file store: ${this.root} is on a file system without hard links, which atomic put-if-absent needs; use a local disk (ext4, xfs, apfs, ntfs)`, { retryable: false, cause: e });
-      }
-      throw unavailable('put-if-absent', w.key, e);
+      throw this.linkFailed(w.key, e);
     }
+  }
+
+  private linkFailed(key: string, e: unknown): SessyncError {
+    if (errno(e) === 'EPERM' || errno(e) === 'ENOTSUP' || errno(e) === 'EOPNOTSUPP') {
+      return new SessyncError('unavailable', `file store: ${this.root} is on a file system without hard links, which atomic put-if-absent needs; use a local disk (ext4, xfs, apfs, ntfs)`, { retryable: false, cause: e });
+    }
+    return unavailable('put-if-absent', key, e);
+  }
+
+  /**
+   * fsyncs, once each, the directories that got the new names at `paths`, and the parents of the folders `ensured`
+   * (made, or first found, by these writes): a new folder's own entry is a name in its parent.
+   */
+  private async syncNames(paths: readonly string[], ensured: ReadonlySet<string>): Promise<void> {
+    const dirs = new Set(paths.map((p) => dirname(p)));
+    for (const d of ensured) if (d !== this.root) dirs.add(dirname(d));
+    await Promise.all([...dirs].map((d) => this.syncDir(d).catch((e) => Promise.reject(unavailable('write', d, e)))));
+    // Only now are they known: a folder whose entry a failed sync may have left undurable is made (found) again.
+    if (this.known.size + ensured.size > MAX_KNOWN_DIRS) this.known.clear();
+    for (const d of ensured) this.known.add(d);
   }
 
   async list(opts: ListOptions = {}): Promise<ListPage> {
     const limit = Math.min(Math.max(Math.floor(opts.limit ?? MAX_PAGE), 1), MAX_PAGE);
-    const prefix = opts.prefix ?? '';
     // The cursor is the last key of the previous page; it supersedes startAfter.
-    const after = opts.cursor ?? opts.startAfter ?? '';
-    // Start at the deepest directory the prefix names in full; the rest of the prefix filters its entries.
-    const slash = prefix.lastIndexOf('/');
-    const base = slash < 0 ? '' : prefix.slice(0, slash + 1);
-    if (base && !this.validPrefixDir(base)) return { keys: [] };
-    // A listing under a directory never made (a new session's heads, a tombstone that is not there) is the common
-    // empty answer: a stat tells it without a thread-pool round trip and the error a failed readdir makes.
-    if (!this.dirExists(base)) return { keys: [] };
-    const found: string[] = [];
-    await this.walk(base, prefix, after, limit + 1, found);
+    const found = await listKeys(this.root, this.layout(), opts.prefix ?? '', opts.cursor ?? opts.startAfter ?? '', limit + 1);
     return found.length > limit ? { keys: found.slice(0, limit), cursor: found[limit - 1]! } : { keys: found };
   }
 
@@ -315,14 +260,27 @@ export class FsStore implements BlobStore {
       if (errno(e) === 'ENOENT') return;
       throw unavailable('delete', key, e);
     }
-    await this.pruneEmptyDirs(dirname(path));
+    this.pruneEmptyDirs(dirname(path));
   }
 
   /** Absolute file path of a key; throws bad_input for keys that could not be stored safely. */
   pathOf(key: string): string {
     validateKey(key);
-    const segs = key.split('/');
-    return join(this.root, ...segs.slice(0, -1).map(encodeSegment), encodeSegment(segs[segs.length - 1]!) + FILE_MARK);
+    const { dirs, name } = placeKey(this.layout(), key.split('/'));
+    return join(this.root, ...dirs, name);
+  }
+
+  /**
+   * The store's layout: the marker's, known after the first call. A store with objects and no marker was written by a
+   * version before the marker, in the nested layout, and is read so. An empty store without one holds nothing to
+   * find in any layout; it is asked again until a write settles it (init).
+   */
+  private layout(): FsLayout {
+    if (this.settled) return this.settled;
+    const marked = readLayoutMarker(this.root);
+    if (marked) return (this.settled = marked);
+    if (holdsObjects(this.root)) return (this.settled = NESTED);
+    return FLAT;
   }
 
   private async read(key: string): Promise<BlobObject | null> {
@@ -344,74 +302,45 @@ export class FsStore implements BlobStore {
     }
   }
 
-  /** The directory holding the keys under `base` (a prefix ending in '/', or '' for the root). */
-  private dirOf(base: string): string {
-    return join(this.root, ...base.split('/').slice(0, -1).map(encodeSegment));
-  }
-
-  private dirExists(base: string): boolean {
-    try {
-      return statSync(this.dirOf(base), { throwIfNoEntry: false })?.isDirectory() === true;
-    } catch (e) {
-      if (errno(e) === 'ENOTDIR') return false; // a file where a directory would be: no keys there, as walk finds
-      throw unavailable('list', base, e);
-    }
-  }
-
-  /** Depth-first walk in key order (UTF-8 byte order), skipping subtrees that lie wholly at or before `after`. */
-  private async walk(base: string, prefix: string, after: string, want: number, out: string[]): Promise<void> {
-    const dir = this.dirOf(base);
-    let names: string[];
-    try {
-      names = await readNames(dir);
-    } catch (e) {
-      // A directory pruned by a concurrent delete, or one never created: no keys there.
-      if (errno(e) === 'ENOENT' || errno(e) === 'ENOTDIR') return;
-      throw unavailable('list', prefix, e);
-    }
-    const entries: { full: string; isDir: boolean }[] = [];
-    for (const name of names) {
-      const d = decodeEntryName(name);
-      if (!d) {
-        // Dotfiles (our temp dir, .DS_Store) are not objects; anything else is a stray file worth a warning.
-        if (!name.startsWith('.')) console.warn(`sessync file store: ignoring ${join(dir, name)}: not a stored object`);
-        continue;
-      }
-      const full = base + d.segment + (d.isDir ? '/' : '');
-      if (!(full.startsWith(prefix) || (d.isDir && prefix.startsWith(full)))) continue;
-      if (d.isDir ? compareKeys(full, after) <= 0 && !after.startsWith(full) : compareKeys(full, after) <= 0) continue;
-      entries.push({ full, isDir: d.isDir });
-    }
-    // A directory sorts as its name plus '/', which is exactly where its keys fall among their siblings.
-    entries.sort((a, b) => compareKeys(a.full, b.full));
-    for (const e of entries) {
-      if (out.length >= want) return;
-      if (e.isDir) await this.walk(e.full, prefix, after, want, out);
-      else out.push(e.full);
-    }
-  }
-
-  private validPrefixDir(base: string): boolean {
-    try {
-      validateKey(base + 'x');
-      return true;
-    } catch {
-      // A prefix no valid key can have (e.g. containing '..') matches nothing: an empty page, not an error.
-      return false;
-    }
-  }
-
   private init(): Promise<void> {
     this.ready ??= (async () => {
+      this.layout(); // a marker this version cannot read refuses the store before anything is made in it
       await fs.mkdir(join(this.root, TMP_DIR), { recursive: true, mode: DIR_MODE });
       // An existing root (made by hand, or by an older version) is narrowed: that closes everything below it.
       await narrowToOwner(this.root);
       await this.sweepStaleTemps();
+      await this.settleLayout();
+      this.known.add(this.root);
     })().catch((e) => {
       this.ready = undefined;
-      throw unavailable('open', this.root, e);
+      throw isSessyncError(e) ? e : unavailable('open', this.root, e);
     });
     return this.ready;
+  }
+
+  /**
+   * Writes the marker of the layout the store is in, once: the current one for a store without objects, nested for
+   * one an older version filled. Linked like any put-if-absent, so of processes opening one fresh store at once the
+   * first decides and the others read its choice; it is durable before any object is written.
+   */
+  private async settleLayout(): Promise<void> {
+    const marked = readLayoutMarker(this.root);
+    if (marked) {
+      this.settled = marked;
+      return;
+    }
+    const layout = holdsObjects(this.root) ? NESTED : FLAT;
+    const tmp = await this.writeTempFile(LAYOUT_MARKER, utf8.encode(markerText(layout)));
+    try {
+      linkSync(tmp, join(this.root, LAYOUT_MARKER));
+      await this.syncDir(this.root);
+      this.settled = layout;
+    } catch (e) {
+      if (errno(e) !== 'EEXIST') throw this.linkFailed(LAYOUT_MARKER, e);
+      this.settled = readLayoutMarker(this.root) ?? layout;
+    } finally {
+      await this.removeTemp(tmp);
+    }
   }
 
   private async sweepStaleTemps(): Promise<void> {
@@ -443,6 +372,11 @@ export class FsStore implements BlobStore {
 
   private async writeTemp(key: string, body: BlobBody): Promise<string> {
     await this.init();
+    return this.writeTempFile(key, body);
+  }
+
+  /** A temp file holding `body`, fsynced and closed (the store's temp folder must exist). */
+  private async writeTempFile(key: string, body: BlobBody): Promise<string> {
     const tmp = this.tempName();
     try {
       const fh = await this.openTemp(tmp, key, body);
@@ -471,17 +405,44 @@ export class FsStore implements BlobStore {
     }
   }
 
-  /** Links or renames the temp file to `path`, recreating its directory when a concurrent delete pruned it. */
-  private async intoPlace(path: string, place: () => void, syncDir = true): Promise<void> {
+  /**
+   * Links or renames the temp file to `path`. Its folder is made first unless this process knows it is there; a
+   * folder pruned meanwhile by a concurrent delete (the link fails with ENOENT) is made again.
+   */
+  private intoPlace(path: string, place: () => void, ensured: Set<string>): void {
+    const dir = dirname(path);
     for (let attempt = 0; ; attempt++) {
       try {
+        if (!this.known.has(dir) && !ensured.has(dir)) this.ensureDir(dir, ensured);
         place();
-        if (syncDir) await this.syncDir(dirname(path));
         return;
       } catch (e) {
         if (errno(e) !== 'ENOENT' || attempt >= MAX_DIR_RACES) throw e;
-        mkdirSync(dirname(path), { recursive: true, mode: DIR_MODE });
+        this.known.delete(dir);
+        ensured.delete(dir);
       }
+    }
+  }
+
+  /** Makes `dir` and any missing folder above it (mkdir of the folder first: for a write it is usually the only one missing). */
+  private ensureDir(dir: string, ensured: Set<string>): void {
+    try {
+      mkdirSync(dir, { mode: DIR_MODE });
+    } catch (e) {
+      if (errno(e) === 'ENOENT' && dirname(dir) !== dir) {
+        this.ensureDir(dirname(dir), ensured);
+        // Once more only: a parent pruned again at once fails the link, and intoPlace's bounded retries take over.
+        this.makeDirAgain(dir);
+      } else if (errno(e) !== 'EEXIST') throw e;
+    }
+    ensured.add(dir);
+  }
+
+  private makeDirAgain(dir: string): void {
+    try {
+      mkdirSync(dir, { mode: DIR_MODE });
+    } catch (e) {
+      if (errno(e) !== 'EEXIST') throw e;
     }
   }
 
@@ -499,7 +460,7 @@ export class FsStore implements BlobStore {
   }
 
   /** Removes directories a delete left empty, up to the root; a racing writer recreates what it needs. */
-  private async pruneEmptyDirs(dir: string): Promise<void> {
+  private pruneEmptyDirs(dir: string): void {
     while (dir.length > this.root.length && dir.startsWith(this.root)) {
       try {
         rmdirSync(dir);
@@ -507,6 +468,7 @@ export class FsStore implements BlobStore {
         if (errno(e) === 'ENOTEMPTY' || errno(e) === 'EEXIST' || errno(e) === 'ENOENT') return;
         throw unavailable('delete', dir, e);
       }
+      this.known.delete(dir);
       dir = dirname(dir);
     }
   }
