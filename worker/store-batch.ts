@@ -1,5 +1,5 @@
 // Stores one validated push (batch, meta, head) for an account: the per-batch logic behind POST /v1/sessions/:session/batches.
-import type { BlobObject, BlobStore, BlobWrite } from './store/blob-store.js';
+import { joinBody, type BlobObject, type BlobStore, type BlobWrite } from './store/blob-store.js';
 import { SessyncError } from '../shared/errors.js';
 import { keys, parseHeadKey } from '../shared/keys.js';
 import { isSealedMetaInput, LIMITS, type AnySessionMetaInput, type BatchEnvelope, type PushBatchResponse } from '../shared/wire.js';
@@ -24,7 +24,7 @@ async function sameBatch(stored: StoredBatchRecord, push: BatchPush): Promise<bo
   if (a.encoding !== 'aes-256-gcm' || stored.base64 === push.base64) return a.sha256 === b.sha256;
   let raw: Uint8Array;
   try {
-    raw = rawSealedBytes(push.base64 ? push : stored);
+    raw = rawSealedBytes(push.base64 ? { ...push, body: joinBody(push.body) } : stored); // a base64 push is JSON: one buffer
   } catch {
     return false; // a base64 side that does not decode is not the batch of the other side
   }

@@ -1,6 +1,7 @@
 // Writes session files: create (temp + fsync + link, never over an existing file) and append (locked, one line
 // per entry, a torn last line ended first, fsync before returning; nothing already written is ever rewritten).
-import { constants, link, open, unlink } from 'node:fs/promises';
+import { constants, open, unlink } from 'node:fs/promises';
+import { closeSync, fstatSync, fsync, linkSync, open as openFd, unlinkSync, writev } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { CURRENT_VERSION } from '../../shared/entry.js';
 import type { SessionEntry, SessionHeader } from '../../shared/entry.js';
@@ -10,7 +11,8 @@ import { withFileLock } from './file-lock.js';
 import type { LockOptions } from './file-lock.js';
 import { advanceAppended, saveTailState, stateOfEntries, stateOfWritten, tailStateOf } from './tail-state.js';
 import type { TailState } from './tail-state.js';
-import { PRIVATE_FILE, mkdirPrivate } from './private-fs.js';
+import { PRIVATE_FILE, mkdirPrivateSync } from './private-fs.js';
+import { queueSummaryRow, summaryRowOf } from './summary-pending.js';
 
 /** fsync a file, or a folder so a new name in it survives a crash. */
 export async function fsyncPath(path: string): Promise<void> {
@@ -79,39 +81,86 @@ export async function writeTemp(path: string, data: string | Uint8Array): Promis
   return tmp;
 }
 
+/** A new file, created exclusively (private), opened for writing in the thread pool. */
+function openNew(path: string): Promise<number> {
+  return new Promise((resolve, reject) => openFd(path, 'wx', PRIVATE_FILE, (e, fd) => (e ? reject(e) : resolve(fd))));
+}
+
+/** Removes a temp file, synchronously; one already gone (or not removable) leaves nothing to report: its data is elsewhere. */
+function unlinkQuietly(tmp: string): void {
+  try {
+    unlinkSync(tmp);
+  } catch {
+    // a leftover temp file is hidden (a dot name) and holds only what the linked file holds
+  }
+}
+
 function tempBeside(path: string): string {
   return join(dirname(path), `.${basename(path)}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`);
 }
+
+/** Runs at most `limit` of the calls it is given at once; the others wait their turn in order. */
+class Turns {
+  private running = 0;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(private readonly limit: number) {}
+
+  async run<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.running >= this.limit) await new Promise<void>((r) => this.waiting.push(r));
+    else this.running++;
+    try {
+      return await fn();
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next(); // the turn passes on: running stays as it is
+      else this.running--;
+    }
+  }
+}
+
+/**
+ * New session files' fsyncs in the thread pool at once: fewer than its threads (4 unless UV_THREADPOOL_SIZE says
+ * otherwise). A pull writes up to 128 files at a time; were all their fsyncs queued in the pool, the journal's one
+ * fsync that must precede the next pull request would wait behind all of them (the pool's queue is first come, first
+ * served), and the server would idle meanwhile. One thread is left for it and the other calls.
+ */
+const newFileFsyncs = new Turns(Math.max(1, (Number(process.env.UV_THREADPOOL_SIZE) || 4) - 1));
 
 /**
  * A new file's pieces written to a temp file beside `path` (one writev, no joined copy), fsynced; its folder made
  * only when the open finds it missing (a pull creating 1,000 files in one folder asks once, not 1,000 times).
  * Returns the temp path and the written file's mtime (a link to it keeps it).
+ *
+ * The calls that can take long go to the thread pool: the create (a millisecond and more where the file system has
+ * many recently deleted inodes to pass over: ext4 looks at each), the write (memory for the page cache may have to be
+ * reclaimed first) and the fsync (the disk). fstat and close are calls of microseconds, and a pull that creates 1,000
+ * files would spend more on their thread-pool round trips (a wake-up of a worker and of the loop each) than on them.
  */
 async function writeTempPieces(path: string, data: readonly Uint8Array[]): Promise<{ tmp: string; mtimeMs: number }> {
   const tmp = tempBeside(path);
-  let fh;
+  let fd: number;
   try {
-    fh = await open(tmp, 'wx', PRIVATE_FILE);
+    fd = await openNew(tmp);
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
-    await mkdirPrivate(dirname(path));
-    fh = await open(tmp, 'wx', PRIVATE_FILE);
+    mkdirPrivateSync(dirname(path)); // at once: the other files of the pull that found it missing too open after it
+    fd = await openNew(tmp);
   }
   let mtimeMs: number;
   try {
     let size = 0;
     for (const d of data) size += d.byteLength;
-    const { bytesWritten } = await fh.writev(data as Uint8Array[]);
-    if (bytesWritten !== size) throw new SessyncError('internal', `${tmp}: wrote ${bytesWritten} of ${size} bytes`);
-    await fh.sync();
-    mtimeMs = (await fh.stat()).mtimeMs;
+    const written = await new Promise<number>((resolve, reject) => writev(fd, data as Uint8Array[], (e, n) => (e ? reject(e) : resolve(n))));
+    if (written !== size) throw new SessyncError('internal', `${tmp}: wrote ${written} of ${size} bytes`);
+    await newFileFsyncs.run(() => new Promise<void>((resolve, reject) => fsync(fd, (e) => (e ? reject(e) : resolve()))));
+    mtimeMs = fstatSync(fd).mtimeMs;
   } catch (e) {
-    await fh.close();
-    await unlink(tmp).catch(() => undefined);
+    closeSync(fd);
+    await unlink(tmp).catch(() => undefined); // the temp file only: the error above is what the caller gets
     throw e;
   }
-  await fh.close();
+  closeSync(fd);
   return { tmp, mtimeMs };
 }
 
@@ -141,25 +190,47 @@ export async function createSessionFile(
   return writeNewFile(path, header, [data], stateOfEntries(entries), env);
 }
 
-/** createSessionFile for pulled lines: the header, then the lines' bytes as they are. `env`: the run's (its home keeps the tail state). */
-export function createPulledFile(path: string, header: SessionHeader, page: EntryLines, env: NodeJS.ProcessEnv = process.env): Promise<TailState> {
-  return writeNewFile(path, header, [Buffer.from(serializeLine(header) + '\n', 'utf8'), ...page.lines], page.state, env);
+/**
+ * A pulled file smaller than this gets no tail-state cache of its own when nothing will be appended to it in the same
+ * run: a cache file costs a create (an inode, a thread-pool round trip each for open, write, close and rename) per
+ * session, about what the first append's rebuild from a file this small costs (parsing it once), and most pulled files
+ * are never appended by sessync (pi appends them itself; a resume takes the state from the session's index). A
+ * larger one keeps its cache: rebuilding it would read and parse every byte again.
+ */
+export const PULLED_TAIL_CACHE_MIN_BYTES = 1024 * 1024;
+
+/**
+ * createSessionFile for pulled lines: the header, then the lines' bytes as they are. `env`: the run's (its home keeps
+ * the caches). `more`: later pages of the session will be appended in this run (their append reads the tail cache).
+ * What `list` shows of the file goes into its folder's list cache with the other files of the run (summary-pending).
+ */
+export async function createPulledFile(path: string, header: SessionHeader, page: EntryLines, env: NodeJS.ProcessEnv = process.env, o: { more?: boolean } = {}): Promise<TailState> {
+  const data = [Buffer.from(serializeLine(header) + '\n', 'utf8'), ...page.lines];
+  const state = await linkNewFile(path, header, data, page.state);
+  if (o.more || state.size >= PULLED_TAIL_CACHE_MIN_BYTES) await saveTailState(state, env);
+  if (!o.more) queueSummaryRow(path, summaryRowOf(path, header, state), env);
+  return state;
 }
 
 async function writeNewFile(path: string, header: SessionHeader, data: readonly Uint8Array[], entries: TailState, env: NodeJS.ProcessEnv): Promise<TailState> {
+  const state = await linkNewFile(path, header, data, entries);
+  await saveTailState(state, env); // leaves name and message count for `list`
+  return state;
+}
+
+/** The new file written (temp, fsync, link, folder fsync) and its tail state, built from what was written. */
+async function linkNewFile(path: string, header: SessionHeader, data: readonly Uint8Array[], entries: TailState): Promise<TailState> {
   const { tmp, mtimeMs } = await writeTempPieces(path, data);
   try {
-    await link(tmp, path); // link, unlike rename, refuses to replace an existing file
+    linkSync(tmp, path); // link, unlike rename, refuses to replace an existing file
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'EEXIST') throw new SessyncError('conflict', `${path} already exists`);
     throw e;
   } finally {
-    await unlink(tmp).catch(() => undefined);
+    unlinkQuietly(tmp);
   }
   await fsyncDir(dirname(path));
-  const state = stateOfWritten(path, header, entries, data, mtimeMs);
-  await saveTailState(state, env); // leaves name and message count for `list`
-  return state;
+  return stateOfWritten(path, header, entries, data, mtimeMs);
 }
 
 /** What a builder sees under the lock: the current leaf and tips, so defaults are chosen without a race. */

@@ -166,6 +166,28 @@ export function stateOfEntries(entries: readonly SessionEntry[], o: { checked?: 
   return state;
 }
 
+/**
+ * stateOfEntries of one chain in file order (each entry's parent the entry before it, no id twice, the first's parent
+ * not among them), the usual first pull of a session: the last entry is the only tip and the first's parent the only
+ * pending id, so the tips record is not built entry by entry. Every entry must have passed checkEntry.
+ */
+export function stateOfChain(entries: readonly SessionEntry[]): TailState {
+  const state = emptyState('');
+  const last = entries[entries.length - 1];
+  if (last === undefined) return state;
+  const root = entries[0]!.parentId;
+  if (root !== null) state.pending = [root];
+  state.tips[last.id] = last.timestamp;
+  state.leafId = last.id;
+  state.lastId = last.id;
+  state.entryCount = entries.length;
+  for (const e of entries) {
+    if (e.type === 'message') state.messageCount++;
+    else if (e.type === 'session_info' && typeof e.name === 'string') state.name = e.name;
+  }
+  return state;
+}
+
 /** The entries in hand added to the state in file order, as consume would add their lines. */
 function addEntries(state: TailState, entries: readonly SessionEntry[], checked: boolean): void {
   const pending = new Set(state.pending);

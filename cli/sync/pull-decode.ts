@@ -7,7 +7,7 @@ import { serializeLine } from '../../shared/jsonl.js';
 import { exactTexts, mergeEntries, type IncomingEntry, type MergeConflict } from '../../shared/merge.js';
 import { LIMITS } from '../../shared/wire.js';
 import type { EntryLines } from '../store/session-writer.js';
-import { stateOfEntries } from '../store/tail-state.js';
+import { stateOfChain, stateOfEntries } from '../store/tail-state.js';
 import type { OpenedBatch } from '../keys/open-pull.js';
 import type { BatchProblem } from './session-sync-state.js';
 import type { SyncContext } from './sync-context.js';
@@ -115,7 +115,7 @@ export function newFileLines(decoded: readonly Decoded[], incoming: readonly Inc
     const entries = incoming.map((x) => x.entry);
     const lines: Uint8Array[] = [];
     for (const d of decoded) if (d.entries.length > 0) lines.push(d.whole !== undefined ? bytesOf(d.whole) : linesOf(d.entries.map((x) => x.text!)));
-    return { lines, state: stateOfEntries(entries, { checked: true }), count: entries.length, duplicates: 0, conflicts: [], ...(keep ? { entries } : {}) };
+    return { lines, state: stateOfChain(entries), count: entries.length, duplicates: 0, conflicts: [], ...(keep ? { entries } : {}) };
   }
   const m = mergeEntries(new Map(), incoming);
   const texts = exactTexts(incoming);

@@ -20,6 +20,7 @@ import { pushSession } from './push.js';
 import { PushBatcher } from './push-batcher.js';
 import { PullBatcher } from './pull-batcher.js';
 import { pullSession } from './pull.js';
+import { saveQueuedSummaries } from '../store/summary-pending.js';
 import { withPullJournal } from './pull-journal.js';
 import { SyncState } from './sync-state.js';
 import { serverKey, type BatchProblem } from './session-sync-state.js';
@@ -354,6 +355,8 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
     } finally {
       o.progress?.stop();
       if (mapDirty) await ctx.state.saveProjectMap(projectMap);
+      // The list rows of the files the pulls created, one write per folder. A cache: a failure costs the next list a read.
+      await saveQueuedSummaries().catch((e: unknown) => o.note?.(`could not save the list cache (${(e as Error).message}); the next list reads the files`));
     }
     const sessions = [...outcomes.values()];
     return {

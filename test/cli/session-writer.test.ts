@@ -4,7 +4,8 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { appendEntries, createSessionFile, fsyncDir } from '../../cli/store/session-writer.js';
 import { peekTailState, readTailState } from '../../cli/store/tail-state.js';
-import { mkdirSync } from 'node:fs';
+import fs, { mkdirSync } from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
 import { useTempHome } from '../helpers/cli.js';
 
 const home = useTempHome('sessync-writer-', { beforeEach, afterEach });
@@ -45,6 +46,31 @@ describe('session writer', () => {
     const later = fsyncDir(dir);
     expect(later).not.toBe(rest[0]);
     await later;
+  });
+
+  it('new files\' fsyncs take turns: at most three in the thread pool at once, one of its four threads left for the state\'s', async () => {
+    // fsync counted where the writer calls it (node:fs, whose ESM bindings follow the patched module).
+    let inFlight = 0;
+    let most = 0;
+    let calls = 0;
+    const original = fs.fsync;
+    (fs as { fsync: unknown }).fsync = (fd: number, cb: (e: NodeJS.ErrnoException | null) => void) => {
+      calls++;
+      most = Math.max(most, ++inFlight);
+      original(fd, (e) => {
+        inFlight--;
+        cb(e);
+      });
+    };
+    syncBuiltinESMExports();
+    try {
+      await Promise.all(Array.from({ length: 40 }, (_, i) => createSessionFile(join(home.dir, 'turns', `s${i}.jsonl`), { ...header, id: `s${i}` }, [entry])));
+    } finally {
+      (fs as { fsync: unknown }).fsync = original;
+      syncBuiltinESMExports();
+    }
+    expect(calls, 'one fsync per new file').toBe(40);
+    expect(most).toBeLessThanOrEqual(3);
   });
 
   it('a created file\'s tail state, built from the entries written, is the one a parse of the file finds', async () => {
