@@ -1,7 +1,8 @@
 // The file store's layout on disk: what a fresh store makes per new session (folders counted, and the calls the real
 // server makes, traced), stores an older version filled (kept as they are), the marker, and keys too long for one name.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import fsModule, { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -181,6 +182,65 @@ describe('file store layout', () => {
     expect(await writer.putIfAbsent('a/x/s/y/b/h/000000000001', enc.encode('batch'))).toBe(true);
     expect(dec.decode((await reader.get('a/x/s/y/b/h/000000000001'))!.body)).toBe('batch');
     expect((await reader.list({ prefix: 'a/x/s/y/' })).keys).toEqual(['a/x/s/y/b/h/000000000001']);
+  });
+
+  it('a reader that looks while another process opens the fresh store and writes its first object settles on that layout', async () => {
+    // The writer's marker and first object appear between the reader's two looks (at the root's names, at the marker),
+    // whichever it takes first: staged in another root by a real store, then moved in by rename at that moment.
+    const t1 = tempDir('fs-layout-race-');
+    const t2 = tempDir('fs-layout-staged-');
+    const root = join(t1.dir, 'store');
+    const staged = join(t2.dir, 'store');
+    const key = 'a/acct/s/sess/b/host/000000000001';
+    await new FsStore(staged).put(key, enc.encode('first'));
+    mkdirSync(root, { recursive: true });
+    const reader = new FsStore(root);
+    const origReaddir = fsModule.readdirSync;
+    const origRead = fsModule.readFileSync;
+    let moved = false;
+    const moveIn = () => {
+      if (moved) return;
+      moved = true;
+      renameSync(join(staged, '.layout'), join(root, '.layout'));
+      renameSync(join(staged, 'a'), join(root, 'a'));
+    };
+    fsModule.readdirSync = ((...args: Parameters<typeof readdirSync>) => {
+      const out = origReaddir(...args);
+      if (String(args[0]) === root) moveIn();
+      return out;
+    }) as typeof readdirSync;
+    fsModule.readFileSync = ((...args: Parameters<typeof readFileSync>) => {
+      try {
+        return origRead(...args);
+      } finally {
+        if (String(args[0]) === join(root, '.layout')) moveIn();
+      }
+    }) as typeof readFileSync;
+    syncBuiltinESMExports();
+    let got: Awaited<ReturnType<FsStore['get']>>;
+    try {
+      got = await reader.get(key);
+    } finally {
+      fsModule.readdirSync = origReaddir;
+      fsModule.readFileSync = origRead;
+      syncBuiltinESMExports();
+    }
+    expect(moved).toBe(true);
+    expect(got && dec.decode(got.body)).toBe('first');
+    expect((await reader.list({ prefix: 'a/' })).keys).toEqual([key]);
+    t1.cleanup();
+    t2.cleanup();
+  });
+
+  it('a fresh store in a mount point\'s root (lost+found there) takes the current layout', async () => {
+    const t = tempDir('fs-layout-mount-');
+    const root = join(t.dir, 'store');
+    mkdirSync(join(root, 'lost+found'), { recursive: true });
+    const store = new FsStore(root);
+    await store.open();
+    await store.put('a/acct/s/sess/b/host/000000000001', enc.encode('x'));
+    expect(JSON.parse(readFileSync(join(root, '.layout'), 'utf8'))).toMatchObject({ layout: 'flat' });
+    t.cleanup();
   });
 
   it('a marker this version does not know refuses every call with an error that says so, and nothing is written', async () => {

@@ -3,7 +3,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { SessyncError } from '../../shared/errors.js';
 import { errno, unavailable } from './fs-errors.js';
-import { FILE_MARK, MAX_NAME_BYTES, encodeSegment } from './fs-names.js';
+import { FILE_MARK, MAX_NAME_BYTES, decodeEntryName, encodeSegment } from './fs-names.js';
 
 /**
  * A key's first `dirLevels` segments are directories; the rest of it, joined by '/' and encoded as one name, is its
@@ -55,10 +55,13 @@ export function readLayoutMarker(root: string): FsLayout | null {
   return parseMarker(text, path);
 }
 
-/** Whether the root holds any object (a name other than a dot name): a store without a marker that does was written nested. */
+/**
+ * Whether the root holds any object (a name this store could have made: not a dot name, and not what a file system puts
+ * in a mount point's root, such as `lost+found`): a store without a marker that does was written nested.
+ */
 export function holdsObjects(root: string): boolean {
   try {
-    return readdirSync(root).some((n) => !n.startsWith('.'));
+    return readdirSync(root).some((n) => !n.startsWith('.') && decodeEntryName(n) !== null);
   } catch (e) {
     if (errno(e) === 'ENOENT') return false;
     throw unavailable('open', root, e);

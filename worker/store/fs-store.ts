@@ -277,9 +277,13 @@ export class FsStore implements BlobStore {
    */
   private layout(): FsLayout {
     if (this.settled) return this.settled;
+    // Objects first, the marker after: this version makes the marker durable before its first object, so a store seen
+    // with objects and then no marker was filled by an older version. The other order could see no marker, then the
+    // marker and first object of a process opening the store meanwhile, and settle on nested for good.
+    const objects = holdsObjects(this.root);
     const marked = readLayoutMarker(this.root);
     if (marked) return (this.settled = marked);
-    if (holdsObjects(this.root)) return (this.settled = NESTED);
+    if (objects) return (this.settled = NESTED);
     return FLAT;
   }
 
