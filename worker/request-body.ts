@@ -43,7 +43,7 @@ function unreadNodeIncoming(c: Context): NodeIncoming | null {
  * around it copies every chunk once more (Node's Readable.toWeb detaches each from the socket's pool), a copy and a
  * promise per 64 KiB that cost a 100 MB push a few percent of the server's CPU. The limit is counted as there.
  */
-function readNodeIncoming(incoming: NodeIncoming, limit: number): Promise<Uint8Array> {
+function readNodeIncoming(incoming: NodeIncoming, limit: number): Promise<Uint8Array[]> {
   return new Promise((resolve, reject) => {
     const chunks: Uint8Array[] = [];
     let total = 0;
@@ -67,7 +67,7 @@ function readNodeIncoming(incoming: NodeIncoming, limit: number): Promise<Uint8A
       }
       chunks.push(chunk);
     };
-    const onEnd = () => finish(() => resolve(chunks.length === 1 ? chunks[0]! : concatChunks(chunks)));
+    const onEnd = () => finish(() => resolve(chunks));
     const onError = (e: unknown) => finish(() => reject(new RequestAbortedError(e)));
     const onClose = () => {
       if (incoming.readableEnded) onEnd();
@@ -83,8 +83,11 @@ function readNodeIncoming(incoming: NodeIncoming, limit: number): Promise<Uint8A
   });
 }
 
-/** The body's bytes; 413 past `limit` bytes (refused by Content-Length before anything is read, when it says so). */
-export async function readBodyBytes(c: Context, limit: number): Promise<Uint8Array> {
+/**
+ * The body's bytes as they arrived, in chunks (not joined: a frames body is split over them without a copy); 413 past
+ * `limit` bytes (refused by Content-Length before anything is read, when it says so).
+ */
+export async function readBodyChunks(c: Context, limit: number): Promise<Uint8Array[]> {
   const declared = c.req.header('content-length');
   if (declared !== undefined) {
     const n = Number(declared);
@@ -94,7 +97,7 @@ export async function readBodyBytes(c: Context, limit: number): Promise<Uint8Arr
   const incoming = unreadNodeIncoming(c);
   if (incoming) return readNodeIncoming(incoming, limit);
   const stream = c.req.raw.body;
-  if (!stream) return new Uint8Array(0);
+  if (!stream) return [];
   // Count what arrives: Content-Length can be absent (chunked) or wrong.
   const reader = stream.getReader();
   const chunks: Uint8Array[] = [];
@@ -116,9 +119,14 @@ export async function readBodyBytes(c: Context, limit: number): Promise<Uint8Arr
     }
     chunks.push(value);
   }
-  // One chunk (a small body, or workerd's whole body) is its own buffer: no copy.
+  return chunks;
+}
+
+/** The body's bytes as one buffer (readBodyChunks joined; one chunk, such as a small body or workerd's whole body, is its own buffer). */
+export async function readBodyBytes(c: Context, limit: number): Promise<Uint8Array> {
+  const chunks = await readBodyChunks(c, limit);
   if (chunks.length === 1) return chunks[0]!;
-  return concatChunks(chunks);
+  return chunks.length === 0 ? new Uint8Array(0) : concatChunks(chunks);
 }
 
 /** The body as UTF-8 text; 413 past `limit` bytes, 400 when it is not valid UTF-8. */

@@ -1,10 +1,10 @@
 // Reading a session's stored state (heads, batches, meta) through the BlobStore; shared by the session routes.
 import type { Context } from 'hono';
-import type { BlobStore } from './store/blob-store.js';
+import type { BlobBody, BlobStore } from './store/blob-store.js';
 import { SessyncError } from '../shared/errors.js';
 import { keys, parseHeadKey } from '../shared/keys.js';
 import { findTooDeepText } from '../shared/json-limits.js';
-import { concatChunks, decodeFrames, encodeFrames, hasFramesMagic } from '../shared/batch-frames.js';
+import { concatChunks, decodeFrames, encodeFrameParts, hasFramesMagic } from '../shared/batch-frames.js';
 import { fromBase64, toBase64 } from '../shared/sync-crypto.js';
 import { LIMITS, NAME_RE, SealedMetaSchema, StoredBatchSchema, type BatchEnvelope, type SealedMeta, type StoredBatch } from '../shared/wire.js';
 import { z } from 'zod';
@@ -128,8 +128,8 @@ const StoredHeaderSchema = StoredBatchSchema.omit({ body: true });
 /** Record header keys that the codec itself owns; everything else in a header is one of `fields`. */
 const OWN_KEYS = new Set(['envelope', 'bytes', 'base64', 'body']);
 
-/** The binary record of a batch (one copy of the body: the store wants one buffer). */
-type BatchRecordInput = Pick<StoredBatchRecord, 'envelope' | 'body' | 'base64'> & { fields?: Record<string, unknown> };
+/** The binary record of a batch: its body one buffer or in parts (a frames push as received). */
+type BatchRecordInput = Pick<StoredBatchRecord, 'envelope' | 'base64'> & { body: BlobBody; fields?: Record<string, unknown> };
 
 /**
  * A batch record as the parts a store writes (magic and header lines, then the body itself): the body is not copied
@@ -138,7 +138,7 @@ type BatchRecordInput = Pick<StoredBatchRecord, 'envelope' | 'body' | 'base64'> 
 export function batchRecordParts(b: BatchRecordInput): Uint8Array[] {
   const header: Record<string, unknown> = { ...(b.fields ?? {}), envelope: b.envelope };
   if (b.base64) header.base64 = true;
-  return encodeFrames([{ header, body: b.body }]);
+  return encodeFrameParts(header, Array.isArray(b.body) ? b.body : [b.body as Uint8Array]);
 }
 
 /** A batch record as one buffer (what a stored record's bytes are). */

@@ -1,4 +1,6 @@
 // SHA-256 as lowercase hex: WebCrypto everywhere (workerd, browsers), Node's own hash where the runtime has one.
+import { concatChunks } from '../shared/batch-frames.js';
+
 const encoder = new TextEncoder();
 
 type NodeHash = { update(data: Uint8Array | string): NodeHash; digest(enc: 'hex'): string };
@@ -13,9 +15,15 @@ const nodeCreateHash = (() => {
   return typeof mod?.createHash === 'function' ? mod.createHash : null;
 })();
 
-export async function sha256Hex(data: string | Uint8Array): Promise<string> {
-  if (nodeCreateHash) return nodeCreateHash('sha256').update(data).digest('hex');
-  const bytes = typeof data === 'string' ? encoder.encode(data) : data;
+/** The hex digest of a string (as UTF-8), bytes, or bytes in parts (as a body arrived: hashed part by part, never joined for Node's hash). */
+export async function sha256Hex(data: string | Uint8Array | readonly Uint8Array[]): Promise<string> {
+  if (nodeCreateHash) {
+    if (typeof data === 'string' || !Array.isArray(data)) return nodeCreateHash('sha256').update(data as string | Uint8Array).digest('hex');
+    const h = nodeCreateHash('sha256');
+    for (const p of data) h.update(p);
+    return h.digest('hex');
+  }
+  const bytes = typeof data === 'string' ? encoder.encode(data) : !Array.isArray(data) ? (data as Uint8Array) : data.length === 1 ? data[0]! : concatChunks(data as Uint8Array[]); // WebCrypto digests one buffer (workerd's body is one chunk)
   const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', bytes as Uint8Array<ArrayBuffer>));
   let out = '';
   for (const b of digest) out += b.toString(16).padStart(2, '0');

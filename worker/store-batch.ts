@@ -1,5 +1,5 @@
 // Stores one validated push (batch, meta, head) for an account: the per-batch logic behind POST /v1/sessions/:session/batches.
-import type { BlobObject, BlobStore } from './store/blob-store.js';
+import { joinBody, type BlobObject, type BlobStore, type BlobWrite } from './store/blob-store.js';
 import { SessyncError } from '../shared/errors.js';
 import { keys, parseHeadKey } from '../shared/keys.js';
 import { isSealedMetaInput, LIMITS, type AnySessionMetaInput, type BatchEnvelope, type PushBatchResponse } from '../shared/wire.js';
@@ -24,7 +24,7 @@ async function sameBatch(stored: StoredBatchRecord, push: BatchPush): Promise<bo
   if (a.encoding !== 'aes-256-gcm' || stored.base64 === push.base64) return a.sha256 === b.sha256;
   let raw: Uint8Array;
   try {
-    raw = rawSealedBytes(push.base64 ? push : stored);
+    raw = rawSealedBytes(push.base64 ? { ...push, body: joinBody(push.body) } : stored); // a base64 push is JSON: one buffer
   } catch {
     return false; // a base64 side that does not decode is not the batch of the other side
   }
@@ -110,20 +110,23 @@ function checkMetaState(session: string, req: Pick<BatchPush, 'envelope' | 'meta
 }
 
 /**
- * Stores the session's meta once, as first pushed (`stored`: what was there before the batch was written; clients
- * may send meta with every push, so the common case costs that one read). Returns true when the push's sealed meta
- * wraps another session key than the stored one (two machines made the same session id): the stored meta stays,
- * and the client is told so it re-encrypts under the stored key.
+ * Whether the push's sealed meta wraps another session key than the stored one (two machines made the same session
+ * id): the stored meta stays, and the client is told so it re-encrypts under the stored key. The meta is stored once,
+ * as first pushed: `stored` is what was read before the writes (clients may send meta with every push, so the common
+ * case costs that one read), `created` whether this push's write of it made it. A plaintext meta already there is
+ * simply kept: only a sealed one's wrap is compared.
  */
-async function storeMeta(store: BlobStore, key: string, stored: BlobObject | null, meta: AnySessionMetaInput, encoded: Uint8Array): Promise<boolean> {
-  if (!stored) {
-    // A plaintext meta already there is simply kept: only a sealed one's wrap is compared.
-    if ((await store.putIfAbsent(key, encoded)) || !isSealedMetaInput(meta)) return false;
-    stored = await store.get(key);
-  }
-  if (!stored || !isSealedMetaInput(meta)) return false;
+async function metaMismatchOf(store: BlobStore, key: string, stored: BlobObject | null, meta: AnySessionMetaInput, created: boolean): Promise<boolean> {
+  if (created || !isSealedMetaInput(meta)) return false;
+  stored ??= await store.get(key);
+  if (!stored) return false;
   const was = storedMetaKind(stored.body);
   return was.kind === 'sealed' && (was.keyId !== meta.sealed.keyId || was.wrappedKey !== meta.sealed.wrappedKey);
+}
+
+/** putIfAbsent of each write, as one group where the store has one (one fsync round on the file system). */
+function putAllIfAbsent(store: BlobStore, writes: readonly BlobWrite[]): Promise<boolean[]> {
+  return store.writeMany ? store.writeMany(writes) : Promise.all(writes.map((w) => store.putIfAbsent(w.key, w.body)));
 }
 
 /**
@@ -142,7 +145,7 @@ export async function storeOneBatch(store: BlobStore, account: string, session: 
   const batchRecord = batchRecordParts({ envelope: env, body: req.body, base64: req.base64, fields: { received: Date.now() } });
   const meta = req.meta ? encodeJson(metaRecord(req.meta)) : null;
   const metaKey = keys.sessionMeta(account, session);
-  // A plaintext meta on seq 1 (a new session, normally) is not read first: storeMeta's putIfAbsent finds out, and
+  // A plaintext meta on seq 1 (a new session, normally) is not read first: its putIfAbsent finds out, and
   // nothing about a plaintext meta is checked before the batch. A sealed one is (checkMetaState), and so is a later
   // seq's, which the stored meta usually makes unnecessary to write. Both reads go out together.
   const readMetaFirst = req.meta !== undefined && (isSealedMetaInput(req.meta) || env.seq > 1);
@@ -163,8 +166,17 @@ export async function storeOneBatch(store: BlobStore, account: string, session: 
   }
 
   const batchKey = keys.batch(account, session, env.host, env.seq);
+  // The meta is written with the batch, in one round: neither needs the other first, and the head below (what makes
+  // the session appear on /v1/changes) goes only after both are durable, so a client that sees it finds the meta
+  // too; a failure in between leaves no head, and the client's retry, which carries the meta again, completes both.
+  // A batch refused below, after its write (another batch there, or a damaged one), may so leave this push's meta
+  // behind, which is harmless: without a head of its own the push shows nowhere, a meta is kept as first stored
+  // whoever pushed it (any pusher of the session id could have been first), and a sealed one's wrap is what later
+  // pushes are compared with (metaMismatch) as before. Not written when one was read: that one stays.
+  const writeMeta = meta !== null && !storedMeta;
+  const [batchCreated, metaCreated = false] = await putAllIfAbsent(store, writeMeta ? [{ key: batchKey, body: batchRecord }, { key: metaKey, body: meta }] : [{ key: batchKey, body: batchRecord }]);
   let status: PushBatchResponse['status'] = 'created';
-  if (!(await store.putIfAbsent(batchKey, batchRecord))) {
+  if (!batchCreated) {
     const stored = await readBatch(store, batchKey);
     if (!stored) throw new SessyncError('unavailable', `batch ${env.seq} of host ${env.host} was reported present but cannot be read; retry`, { retryable: true });
     if (isDamaged(stored)) {
@@ -179,10 +191,7 @@ export async function storeOneBatch(store: BlobStore, account: string, session: 
     }
     status = 'exists';
   }
-  // Both only after the batch is safely stored, and the meta before the head: the head is what makes the session
-  // appear on /v1/changes, so a client that sees it must find the meta too (a failure in between leaves no head
-  // and the client's retry, which carries the meta again, completes both).
-  const metaMismatch = meta && req.meta ? await storeMeta(store, metaKey, storedMeta, req.meta, meta) : false;
+  const metaMismatch = req.meta ? await metaMismatchOf(store, metaKey, storedMeta, req.meta, metaCreated) : false;
   await advanceHead(store, account, env, heads);
   await afterStore(status === 'created');
   const res: PushBatchResponse = { status, session, host: env.host, seq: env.seq };

@@ -10,8 +10,28 @@ import { freshBucket, radosgwClient, startRadosgw } from '../helpers/radosgw.js'
 import { Machine, type TestServer } from '../sync/helpers.js';
 import { exportAccountKey, newAccountKey } from '../../shared/sync-crypto.js';
 import { keyPath } from '../../cli/keys/key-store.js';
+import { FsStore } from '../../worker/store/fs-store.js';
+import { NESTED, placeKey, readLayoutMarker } from '../../worker/store/fs-layout.js';
+import { storedKeys } from '../worker/routes-helpers.js';
 
 export const REMOTE = 'git@github.com:Acme/Secret-App.git';
+
+/**
+ * The files of a session's stored batches on a Node server (file store), by host, each host's by seq: found through
+ * the store's own listing and layout (which a test must not guess), so a test can read and rewrite them in place as a
+ * hostile server would.
+ */
+export async function storedBatchFiles(server: TestServer, account: string, session: string): Promise<Map<string, string[]>> {
+  const root = join(server.dataDir!, 'blobs');
+  const layout = readLayoutMarker(root) ?? NESTED;
+  const byHost = new Map<string, string[]>();
+  for (const key of await storedKeys(new FsStore(root), `a/${account}/s/${session}/b/`)) {
+    const host = key.split('/')[5]!; // a/<account>/s/<session>/b/<host>/<seq>, sorted by seq
+    const { dirs, name } = placeKey(layout, key.split('/'));
+    byHost.set(host, [...(byHost.get(host) ?? []), join(root, ...dirs, name)]);
+  }
+  return byHost;
+}
 
 /** The first machine logs in (the new account becomes encrypted; its export string comes back), the second imports it. */
 export async function encryptedPair(root: string, server: TestServer, names: [string, string] = ['laptop', 'desktop'], env: Record<string, string> = {}): Promise<{ a: Machine; b: Machine; key: string; account: string }> {

@@ -1,7 +1,7 @@
 // Session data keys derived from the account key and the session id: the same on every machine and after a crash, while
 // sessions whose meta holds another key (made by an older client, or before a rotation) keep it and still sync.
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ApiClient } from '../../cli/api-client.js';
@@ -18,11 +18,25 @@ import {
   type DerivedKeys,
 } from '../../shared/sync-crypto.js';
 import { decodeBatchRecord, encodeBatchRecord, isDamaged } from '../../worker/session-data.js';
+import { FsStore } from '../../worker/store/fs-store.js';
+import { storedKeys } from '../worker/routes-helpers.js';
 import { Machine, entrySet, plantSession, startNodeServer, useServer, type TestServer } from '../sync/helpers.js';
 import { pendingLeft, runUntilKilled } from '../sync/kill-rig.js';
 import { REMOTE, copySession, encryptedPair } from './crypto-rig.js';
 
 const raw = async (k: CryptoKey) => Buffer.from(await crypto.subtle.exportKey('raw', k)).toString('hex');
+
+/** The server's file store, opened beside it (whatever layout it keeps its files in). */
+async function serverStore(server: TestServer): Promise<FsStore> {
+  const store = new FsStore(join(server.dataDir!, 'blobs'));
+  await store.open();
+  return store;
+}
+
+/** The keys of a session's batches on the server, every host's, sorted. */
+async function serverBatchKeys(server: TestServer, account: string, id: string): Promise<string[]> {
+  return storedKeys(await serverStore(server), `a/${account}/s/${id}/b/`);
+}
 
 function storedMeta(server: TestServer, id: string) {
   return new ApiClient({ url: server.url, token: server.token }).sessionMeta(id);
@@ -117,8 +131,7 @@ describe('a sealed batch written down but not sent, whose lines then change in t
     expect(readFileSync(b.fileOf(id), 'utf8')).toContain('session 300 entry 2 W');
     expect(entrySet(b.fileOf(id))).toEqual(entrySet(a.fileOf(id)));
     // What the server holds: that one batch, sealed from the edited lines.
-    const dir = join(rig.server.dataDir!, 'blobs', 'a', account, 's', id, 'b');
-    expect(readdirSync(dir).flatMap((h) => readdirSync(join(dir, h)))).toHaveLength(1);
+    expect(await serverBatchKeys(rig.server, account, id)).toHaveLength(1);
   }, 60_000);
 });
 
@@ -150,18 +163,22 @@ describe('a session made by an older client (Node server)', () => {
 
     // What a server that stores before it compares (or a push racing the older client's) leaves instead: b's batch
     // sealed under the key b derived. Pull opens it with that key (only an account key holder can derive it).
-    const dir = join(rig.server.dataDir!, 'blobs', 'a', account, 's', id, 'b');
     const derived = await deriveSessionKey(keys, id);
+    const store = await serverStore(rig.server);
+    const firsts = new Map<string, string>(); // each host's first batch (keys come sorted)
+    for (const k of await serverBatchKeys(rig.server, account, id)) {
+      const host = k.split('/')[5]!; // a/<account>/s/<session>/b/<host>/<seq>
+      if (!firsts.has(host)) firsts.set(host, k);
+    }
     let rewritten = 0;
-    for (const host of readdirSync(dir)) {
-      const f = join(dir, host, readdirSync(join(dir, host)).sort()[0]!);
-      const rec = decodeBatchRecord(readFileSync(f));
+    for (const [host, k] of firsts) {
+      const rec = decodeBatchRecord((await store.get(k))!.body);
       if (isDamaged(rec)) throw new Error(rec.damaged);
       const binding = { account, session: id, host, seq: rec.envelope.seq, batchId: rec.envelope.batchId, entryCount: rec.envelope.entryCount };
       const text = await openBatchBytes(random, binding, rec.body);
       if (!text?.includes('b: only on b')) continue;
       const body = await sealBatchBytes(derived, binding, text);
-      writeFileSync(f, encodeBatchRecord({ ...rec, envelope: { ...rec.envelope, sha256: createHash('sha256').update(body).digest('hex') }, body }));
+      await store.put(k, encodeBatchRecord({ ...rec, envelope: { ...rec.envelope, sha256: createHash('sha256').update(body).digest('hex') }, body }));
       rewritten++;
     }
     expect(rewritten).toBe(1);

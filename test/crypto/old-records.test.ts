@@ -1,11 +1,10 @@
 // An encrypted session whose stored batches are partly in an older server's JSON form (base64 ciphertext) and partly
 // binary (raw ciphertext): the real client pulls and opens all of them, and a fresh machine gets the same file.
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Machine, entrySet, startNodeServer, useServer } from '../sync/helpers.js';
-import { REMOTE, encryptedPair } from './crypto-rig.js';
+import { REMOTE, encryptedPair, storedBatchFiles } from './crypto-rig.js';
 import { decodeBatchRecord, isDamaged } from '../../worker/session-data.js';
 
 describe('encrypted batches stored in both record forms', () => {
@@ -19,9 +18,7 @@ describe('encrypted batches stored in both record forms', () => {
     await a.say(id, 'second, stored binary');
     await a.ok(['push', '--json']);
 
-    const dir = join(rig.server.dataDir!, 'blobs', 'a', account, 's', id, 'b');
-    const [host] = readdirSync(dir);
-    const files = readdirSync(join(dir, host!)).sort().map((f) => join(dir, host!, f));
+    const [files] = [...(await storedBatchFiles(rig.server, account, id)).values()] as [string[]];
     // Seq 1 holds the meta and the first entries: rewritten as an older server wrote it.
     expect(files).toHaveLength(2);
     const rec = decodeBatchRecord(readFileSync(files[0]!));

@@ -1,21 +1,21 @@
 // A hostile store: a flipped byte, two batches swapped, a batch replayed at another seq are each detected on pull,
 // reported with host and seq, and nothing of them is written; a wrong key is refused on import and on sync.
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Machine, startNodeServer, useServer, type TestServer } from '../sync/helpers.js';
 import { exportAccountKey, newAccountKey } from '../../shared/sync-crypto.js';
 import { keyPath } from '../../cli/keys/key-store.js';
-import { REMOTE, encryptedPair, plantWrongKey } from './crypto-rig.js';
+import { REMOTE, encryptedPair, plantWrongKey, storedBatchFiles } from './crypto-rig.js';
 import { decodeBatchRecord, encodeBatchRecord, isDamaged, type StoredBatchRecord } from '../../worker/session-data.js';
 
 /** The stored batch files of a session's one pushing host, by seq. */
-function batchFiles(server: TestServer, account: string, session: string): { host: string; files: string[] } {
-  const dir = join(server.dataDir!, 'blobs', 'a', account, 's', session, 'b');
-  const [host, ...more] = readdirSync(dir);
-  expect(more).toEqual([]);
-  return { host: host!, files: readdirSync(join(dir, host!)).sort().map((f) => join(dir, host!, f)) };
+async function batchFiles(server: TestServer, account: string, session: string): Promise<{ host: string; files: string[] }> {
+  const hosts = [...(await storedBatchFiles(server, account, session))];
+  expect(hosts).toHaveLength(1);
+  const [host, files] = hosts[0]!;
+  return { host, files };
 }
 
 /** A stored batch record (whichever form the server wrote); its raw sealed body is a copy, free to change. */
@@ -44,7 +44,7 @@ describe('tampering on the Node server', () => {
     await a.ok(['push', '--json']);
     await a.say(id, 'third');
     await a.ok(['push', '--json']);
-    const { host, files } = batchFiles(rig.server, account, id);
+    const { host, files } = await batchFiles(rig.server, account, id);
     // Seq 1 carries the meta and the first entry; the later entries are in 2 and 3.
     expect(files).toHaveLength(3);
     const [, f2, f3] = files as [string, string, string];

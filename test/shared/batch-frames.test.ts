@@ -1,7 +1,7 @@
 // The frames codec: a round trip property, bodies as views (no copy), and a table of every malformed body it refuses.
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { concatChunks, decodeFrames, encodeFrames, FRAMES_MAGIC, FRAMES_TYPE, hasFramesMagic, MAX_FRAME_HEADER_BYTES, type Frame } from '../../shared/batch-frames.js';
+import { concatChunks, decodeFrameChunks, decodeFrames, encodeFrames, FRAMES_MAGIC, FRAMES_TYPE, hasFramesMagic, MAX_FRAME_HEADER_BYTES, type Frame } from '../../shared/batch-frames.js';
 import { isSessyncError } from '../../shared/errors.js';
 
 const enc = new TextEncoder();
@@ -118,6 +118,40 @@ describe('batch frames codec', () => {
       expect(message).toMatch(c.message);
     });
   }
+
+  /** `bytes` cut at `cuts` (any offsets, repeats give empty chunks), as a body arrives from the network. */
+  const split = (bytes: Uint8Array, cuts: number[]): Uint8Array[] => {
+    const at = [0, ...cuts.map((c) => c % (bytes.byteLength + 1)).sort((a, b) => a - b), bytes.byteLength];
+    return at.slice(1).map((end, i) => bytes.subarray(at[i]!, end));
+  };
+  const outcome = (f: () => { header: unknown; body: Uint8Array }[]): unknown => {
+    try {
+      return f().map((x) => ({ header: x.header, body: [...x.body] }));
+    } catch (e) {
+      return (e as Error).message;
+    }
+  };
+
+  it('decodeFrameChunks: any split of a body into chunks decodes as the whole body does, refusals included', () => {
+    for (const c of cases) {
+      for (let cut = 0; cut <= c.bytes.byteLength; cut++) {
+        const chunks = split(c.bytes, [cut, cut + 1]);
+        expect(outcome(() => decodeFrameChunks(chunks, c.opts ?? OPTS).map((f) => ({ header: f.header, body: concatChunks(f.parts) })))).toBe(refusal(c.bytes, c.opts));
+      }
+    }
+    const frameArb = fc.record({ header: fc.dictionary(fc.constantFrom('a', 'b', 'seq'), fc.jsonValue(), { maxKeys: 3 }), body: fc.uint8Array({ maxLength: 200 }) });
+    fc.assert(
+      fc.property(fc.array(frameArb, { maxLength: 6 }), fc.array(fc.nat(), { maxLength: 12 }), (frames: Frame[], cuts) => {
+        const all = concatChunks(encodeFrames(frames));
+        const chunks = split(all, cuts);
+        const chunked = decodeFrameChunks(chunks, OPTS);
+        expect(outcome(() => chunked.map((f) => ({ header: f.header, body: concatChunks(f.parts) })))).toEqual(outcome(() => decodeFrames(all, OPTS)));
+        // Bodies are views into the chunks as received, never copies.
+        for (const f of chunked) for (const part of f.parts) expect(part.byteLength === 0 || chunks.some((ch) => ch.buffer === part.buffer)).toBe(true);
+      }),
+      { numRuns: 300 },
+    );
+  });
 
   it('refuses a header without a newline after at most maxHeaderBytes, not at the end of a large body', () => {
     const big = body(FRAMES_MAGIC, new Uint8Array(2 * 1024 * 1024).fill(0x61));

@@ -35,10 +35,10 @@ const bodyArb = fc.integer({ min: 1, max: 12 }).chain((n) =>
 );
 
 /** What validateBatch answers: the size it returns, or the error it throws (code and message). */
-async function answer(bytes: Uint8Array, entryCount: number, lineCheck: 'scan' | 'parse'): Promise<unknown> {
+async function answer(bytes: Uint8Array, entryCount: number, lineCheck: 'scan' | 'parse', parts?: Uint8Array[]): Promise<unknown> {
   const envelope = { session: 's', host: 'h', seq: 2, batchId: 'b', entryCount, sha256: createHash('sha256').update(bytes).digest('hex'), encoding: 'jsonl' as const };
   try {
-    return { ok: await validateBatch('s', { envelope, body: bytes, base64: false }, lineCheck) };
+    return { ok: await validateBatch('s', { envelope, body: parts ?? bytes, base64: false }, lineCheck) };
   } catch (e) {
     return { code: (e as { code?: string }).code, message: (e as Error).message };
   }
@@ -54,6 +54,23 @@ describe('validateBatch: the line scan against the full check', () => {
       }),
       { numRuns: 1_500 },
     );
+  });
+
+  it('property: a body in parts (as a frames push arrives, cut anywhere) gets the answer of the whole body', async () => {
+    await fc.assert(
+      fc.asyncProperty(bodyArb, fc.array(fc.nat(), { maxLength: 8 }), async ({ lines, trailing, countDelta }, cuts) => {
+        const bytes = new Uint8Array(Buffer.concat([Buffer.concat(lines.flatMap((l, i) => (i ? [Buffer.from('\n'), l] : [l]))), Buffer.from(trailing)]));
+        const at = [0, ...cuts.map((c) => c % (bytes.byteLength + 1)).sort((a, b) => a - b), bytes.byteLength];
+        const parts = at.slice(1).map((end, i) => bytes.subarray(at[i]!, end));
+        const count = Math.max(1, lines.length + countDelta);
+        expect(await answer(bytes, count, 'scan', parts)).toEqual(await answer(bytes, count, 'parse'));
+      }),
+      { numRuns: 1_500 },
+    );
+    // A line over the entry limit that crosses parts is still too_large.
+    const big = new Uint8Array(Buffer.from(msg('a', null, { pad: 'x'.repeat(LIMITS.maxEntryBytes) })));
+    const cut = [big.subarray(0, 1000), big.subarray(1000, big.byteLength - 10), big.subarray(big.byteLength - 10)];
+    expect(await answer(big, 1, 'scan', cut)).toMatchObject({ code: 'too_large' });
   });
 
   it('takes a body of good lines by the scan alone, and refuses a line over the entry limit as before', async () => {

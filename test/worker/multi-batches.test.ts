@@ -133,11 +133,20 @@ describe('group commit of POST /v1/batches (file system, failure injection)', ()
 
   it('one fsync round per step for all the batches of a request, not per batch', async () => {
     const { store, client } = await seeded();
+    store.groups = store.groupedWrites = 0; // the seeding pushes group their batch and meta too
     const r = await pushMany(client, await request());
     expect(r.json.results.every((x: { ok: boolean }) => x.ok)).toBe(true);
-    // Batches, then metas (only the two new sessions), then heads: three groups for four sessions' nine writes.
-    expect(store.groups).toBe(3);
+    // Batches with the metas of the two new sessions (one folder each), then heads: two groups for four sessions' ten writes.
+    expect(store.groups).toBe(2);
     expect(store.groupedWrites).toBe(4 + 2 + 4);
+  });
+
+  it('the single route too: a new session\'s batch and meta in one round (one writeMany), its head after', async () => {
+    const { store, client } = await rig(await fsStore());
+    expect((await client.push(await makeBatch({ session: 'one', host: 'h1', seq: 1, count: 2, meta: metaFor('one') }))).status).toBe(201);
+    expect([store.groups, store.groupedWrites]).toEqual([1, 2]);
+    expect(await heads(client)).toEqual({ 'one/h1': 1 });
+    expect((await client.call('GET', '/v1/sessions/one')).status).toBe(200);
   });
 
   it('a crash at any write of the group, then the same request again: nothing lost, nothing doubled, no gap', async () => {

@@ -34,10 +34,10 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
 }
 
 /** A raw request, so the test reads the answer's bytes and type as a client does. */
-async function pullRaw(fetcher: Fetcher, token: string, path: string, body: unknown, accept = true): Promise<{ type: string; bytes: Uint8Array }> {
+async function pullRaw(fetcher: Fetcher, token: string, path: string, body: unknown, accept = true): Promise<{ type: string; bytes: Uint8Array; length: string | null }> {
   const res = await fetcher.fetch(new Request(`http://sessync.test${path}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...(accept ? ACCEPT : {}) }, body: JSON.stringify(body) }));
   expect(res.status).toBe(200);
-  return { type: res.headers.get('content-type') ?? '', bytes: new Uint8Array(await res.arrayBuffer()) };
+  return { type: res.headers.get('content-type') ?? '', bytes: new Uint8Array(await res.arrayBuffer()), length: res.headers.get('content-length') };
 }
 
 export function describePullFrames(name: string, open: () => Promise<PullFramesTarget>): void {
@@ -79,6 +79,8 @@ export function describePullFrames(name: string, open: () => Promise<PullFramesT
     it('serves each body raw with the sha-256 of its bytes; an older base64 record as stored, flagged; a damaged one as damaged', async () => {
       const r = await pullRaw(t.fetcher, token, `/v1/sessions/${session}/pull`, { cursor: {}, withMeta: true });
       expect(r.type).toBe(FRAMES_TYPE);
+      // The answer is streamed as its chunks: the length it declares is the bytes that come.
+      expect(r.length).toBe(String(r.bytes.byteLength));
       const page = readPullFrames(r.bytes, [session], 'test')[0]!;
       expect(page.ok).toBe(true);
       if (!page.ok) return;

@@ -63,6 +63,31 @@ describe('push: meta before head', () => {
   });
 });
 
+describe('push: a batch refused after its write', () => {
+  it('another batch already at the seq (and no meta yet): 409, no head, the meta it wrote is kept as first stored and the stored batch\'s retry completes the session', async () => {
+    // A batch stored by a push whose meta write failed: the session has a batch, no meta, no head.
+    const first = await makeBatch({ session: 's3', host: 'h1', seq: 1, count: 2, meta: metaFor('s3') });
+    store.failNext = keys.sessionMeta(account, 's3');
+    expect((await alice.push(first)).status).toBeGreaterThanOrEqual(500);
+    expect(await store.get(keys.sessionMeta(account, 's3'))).toBeNull();
+
+    // Another batch at that seq is refused after the write of its batch and meta (one round), leaving only the meta.
+    const other = await alice.push(await makeBatch({ session: 's3', host: 'h1', seq: 1, count: 3, batchId: 'other', meta: metaFor('s3', '/home/a/elsewhere') }));
+    expect(other.status).toBe(409);
+    expect(ErrorBodySchema.parse(other.json).error.message).toMatch(/different batch at seq 1/);
+    expect(ChangesResponseSchema.parse((await alice.call('GET', '/v1/changes')).json).heads).toEqual([]);
+    expect(await store.get(keys.head(account, 's3', 'h1', 1))).toBeNull();
+
+    // The first push's retry stores its head; the meta stays as first stored, as with any two pushers of one session id.
+    expect((await alice.push(first)).status).toBe(200);
+    expect(ChangesResponseSchema.parse((await alice.call('GET', '/v1/changes')).json).heads).toEqual([{ session: 's3', host: 'h1', seq: 1 }]);
+    const meta = await alice.call('GET', '/v1/sessions/s3');
+    expect(meta.status).toBe(200);
+    expect(SessionMetaResponseSchema.parse(meta.json)).toMatchObject({ cwd: '/home/a/elsewhere', hosts: { h1: 1 } });
+    expect((await alice.pullAll('s3')).batches.map((b: { envelope: { batchId: string } }) => b.envelope.batchId)).toEqual([first.envelope.batchId]);
+  });
+});
+
 describe('GET /v1/sessions/:id', () => {
   it('batches without meta answer 404 with a message naming the missing metadata', async () => {
     expect((await alice.push(await makeBatch({ session: 'bare', host: 'h1', seq: 1 }))).status).toBe(201);

@@ -4,7 +4,7 @@ import { Hono, type Context } from 'hono';
 import type { AppEnv } from '../app-env.js';
 import type { BlobStore } from '../store/blob-store.js';
 import { SessyncError, isSessyncError } from '../../shared/errors.js';
-import { FRAMES_TYPE, concatChunks, encodeFrames, type Frame } from '../../shared/batch-frames.js';
+import { FRAMES_TYPE, encodeFrames, type Frame } from '../../shared/batch-frames.js';
 import { keys } from '../../shared/keys.js';
 import { LIMITS, PullRequestSchema, type BatchEnvelope, type Cursor, type PulledBatch, type PullResponse, type SessionMetaResponse } from '../../shared/wire.js';
 import { requireAccount } from '../auth.js';
@@ -86,12 +86,30 @@ export function errorFrame(session: string, error: ItemError): Frame {
 }
 
 /**
- * A frames answer, as one buffer: one copy of the bodies, which the Node server writes out as it is (a Blob of the
- * chunks costs a copy to build and another to stream, measured).
+ * A frames answer, its chunks streamed as they are (the bodies as read from the store): joining them into one buffer
+ * cost a 100 MB pull about 50 ms of the server's CPU and as much again in garbage collection of the joined buffers.
+ * (A Blob of the chunks was worse: a copy to build it and another to stream it.) Its length is known, so it is sent.
  */
 export function framesResponse(frames: Frame[]): Response {
-  return new Response(concatChunks(encodeFrames(frames)) as Uint8Array<ArrayBuffer>, { headers: { 'content-type': FRAMES_TYPE } });
+  const chunks = encodeFrames(frames);
+  let length = 0;
+  for (const ch of chunks) length += ch.byteLength;
+  let next = 0;
+  const body = new ReadableStream<Uint8Array>({
+    // Several chunks per read, so a page of many small batches is not a promise per header line.
+    pull(controller) {
+      for (let sent = 0; next < chunks.length && sent < STREAM_BATCH_BYTES; next++) {
+        sent += chunks[next]!.byteLength;
+        controller.enqueue(chunks[next]!);
+      }
+      if (next === chunks.length) controller.close();
+    },
+  });
+  return new Response(body, { headers: { 'content-type': FRAMES_TYPE, 'content-length': String(length) } });
 }
+
+/** Bytes of chunks handed on per pull of the answer stream. */
+const STREAM_BATCH_BYTES = 256 * 1024;
 
 const EMPTY = new Uint8Array(0);
 

@@ -6,7 +6,7 @@ import { keys } from '../../shared/keys.js';
 import { LIMITS, SealBatchRequestSchema, type SealBatchResponse } from '../../shared/wire.js';
 import { readAccountKey } from '../account-key.js';
 import { requireAccount } from '../auth.js';
-import { jsonPush, validateBatch } from '../batch-validate.js';
+import { bodyLength, jsonPush, validateBatch } from '../batch-validate.js';
 import { requireEncrypted } from '../encryption-policy.js';
 import { addBytes, readQuota } from '../quota.js';
 import { readJson } from '../request-body.js';
@@ -62,6 +62,6 @@ sealBatchRoutes.put('/v1/sessions/:session/batches/:host/:seq/seal', requireAcco
   const quota = await readQuota(store, account);
   // Sealed where it is, received when it was (its other fields kept): the order the server vouches for does not change with the encoding.
   await store.put(key, batchRecordParts({ ...push, fields: stored.fields }));
-  if (quota) await addBytes(store, account, batchBytes(push) - batchBytes(stored));
+  if (quota) await addBytes(store, account, bodyLength(push.body) - batchBytes(stored));
   return c.json(res);
 });

@@ -59,8 +59,9 @@ async function finish(store: BlobStore, scope: RequestScope): Promise<void> {
 /**
  * Runs tasks at once, each with its own view of the store. A write waits until every task still running is
  * waiting on a write too; then all waiting writes go to the store in one `writeMany` (one fsync round on the file
- * system) and each task continues. So each task keeps its own order of writes (a batch before its meta, the meta
- * before the head) while N tasks cost one fsync round per step instead of N. Reads and deletes go straight through.
+ * system) and each task continues. So each task keeps its own order of writes (its batch and meta, given together
+ * by the view's writeMany, before its head) while N tasks cost one fsync round per step instead of N. Reads and
+ * deletes go straight through.
  * Tasks must not wait for each other (they are independent batches), or the group would never flush.
  */
 export async function withGroupCommit<T>(store: BlobStore, tasks: readonly ((store: BlobStore) => Promise<T>)[]): Promise<PromiseSettledResult<T>[]> {
@@ -76,6 +77,7 @@ export async function withGroupCommit<T>(store: BlobStore, tasks: readonly ((sto
       putIfAbsent: (key, body) => store.putIfAbsent(key, body),
       put: (key, body) => store.put(key, body),
     };
+    if (writeMany) shared.writeMany = writeMany;
     scopes.set(shared, scope);
     const settled = await Promise.allSettled(tasks.map((t) => t(shared)));
     await finish(store, scope);
@@ -108,22 +110,30 @@ export async function withGroupCommit<T>(store: BlobStore, tasks: readonly ((sto
     });
   };
 
-  const enqueue = (member: number, write: BlobWrite): Promise<boolean> =>
-    new Promise<boolean>((resolve, reject) => {
-      queue.push({ write, member, resolve, reject });
-      waiting.set(member, (waiting.get(member) ?? 0) + 1);
-      maybeFlush();
-    });
+  /** Queues all of one task's `writes` before the group may flush, so they go in the same round. */
+  const enqueue = (member: number, writes: readonly BlobWrite[]): Promise<boolean[]> => {
+    const done = writes.map(
+      (write) =>
+        new Promise<boolean>((resolve, reject) => {
+          queue.push({ write, member, resolve, reject });
+          waiting.set(member, (waiting.get(member) ?? 0) + 1);
+        }),
+    );
+    maybeFlush();
+    return Promise.all(done);
+  };
 
   const view = (member: number): BlobStore => {
     const v: BlobStore = {
       get: (key: string): Promise<BlobObject | null> => store.get(key),
       list: (opts?: ListOptions): Promise<ListPage> => store.list(opts),
       delete: (key: string): Promise<void> => store.delete(key),
-      putIfAbsent: (key: string, body: Uint8Array) => enqueue(member, { key, body }),
+      putIfAbsent: async (key: string, body: Uint8Array) => (await enqueue(member, [{ key, body }]))[0]!,
       put: async (key: string, body: Uint8Array) => {
-        await enqueue(member, { key, body, replace: true });
+        await enqueue(member, [{ key, body, replace: true }]);
       },
+      // A task's writes that need no order between them (a batch and its meta): one round for all of them.
+      writeMany: (writes: readonly BlobWrite[]) => enqueue(member, writes),
     };
     scopes.set(v, scope);
     return v;
