@@ -199,14 +199,24 @@ export async function createSessionFile(
  */
 export const PULLED_TAIL_CACHE_MIN_BYTES = 1024 * 1024;
 
+export interface PulledFileOptions {
+  /** Later pages of the session will be appended in this run (their append reads the tail cache). */
+  more?: boolean;
+  /**
+   * Takes the new file's folder to fsync later, before anything that depends on the file being found is made durable
+   * (the run's state journal syncs its folders before its own fsync); false: not taken, the folder is fsynced now.
+   */
+  deferFolderSync?: (dir: string) => boolean;
+}
+
 /**
  * createSessionFile for pulled lines: the header, then the lines' bytes as they are. `env`: the run's (its home keeps
  * the caches). `more`: later pages of the session will be appended in this run (their append reads the tail cache).
  * What `list` shows of the file goes into its folder's list cache with the other files of the run (summary-pending).
  */
-export async function createPulledFile(path: string, header: SessionHeader, page: EntryLines, env: NodeJS.ProcessEnv = process.env, o: { more?: boolean } = {}): Promise<TailState> {
+export async function createPulledFile(path: string, header: SessionHeader, page: EntryLines, env: NodeJS.ProcessEnv = process.env, o: PulledFileOptions = {}): Promise<TailState> {
   const data = [Buffer.from(serializeLine(header) + '\n', 'utf8'), ...page.lines];
-  const state = await linkNewFile(path, header, data, page.state);
+  const state = await linkNewFile(path, header, data, page.state, o.deferFolderSync);
   if (o.more || state.size >= PULLED_TAIL_CACHE_MIN_BYTES) await saveTailState(state, env);
   if (!o.more) queueSummaryRow(path, summaryRowOf(path, header, state), env);
   return state;
@@ -218,8 +228,11 @@ async function writeNewFile(path: string, header: SessionHeader, data: readonly 
   return state;
 }
 
-/** The new file written (temp, fsync, link, folder fsync) and its tail state, built from what was written. */
-async function linkNewFile(path: string, header: SessionHeader, data: readonly Uint8Array[], entries: TailState): Promise<TailState> {
+/**
+ * The new file written (temp, fsync, link, folder fsync) and its tail state, built from what was written. The folder
+ * fsync is left to `deferFolderSync` when it takes it.
+ */
+async function linkNewFile(path: string, header: SessionHeader, data: readonly Uint8Array[], entries: TailState, deferFolderSync?: (dir: string) => boolean): Promise<TailState> {
   const { tmp, mtimeMs } = await writeTempPieces(path, data);
   try {
     linkSync(tmp, path); // link, unlike rename, refuses to replace an existing file
@@ -229,7 +242,8 @@ async function linkNewFile(path: string, header: SessionHeader, data: readonly U
   } finally {
     unlinkQuietly(tmp);
   }
-  await fsyncDir(dirname(path));
+  const dir = dirname(path);
+  if (!deferFolderSync?.(dir)) await fsyncDir(dir);
   return stateOfWritten(path, header, entries, data, mtimeMs);
 }
 

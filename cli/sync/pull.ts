@@ -187,7 +187,7 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
       const header = await withLocalParent(ctx.sessionsRoot, { ...meta.header, cwd } as SessionHeader, piLayout(ctx.env));
       path = join(ctx.flat ? ctx.sessionsRoot : projectDir(ctx.sessionsRoot, cwd), sessionFileName(String(header.timestamp), session));
       const fresh = page.fresh!;
-      const tail = await createPulledFile(path, header, fresh, ctx.env, { more: res.more });
+      const tail = await createPulledFile(path, header, fresh, ctx.env, { more: res.more, deferFolderSync: ctx.state.deferFolderSync });
       // Written parents-first with the newest tip last: pi's leaf and sessync's agree unless the tip rule differs.
       leafAgrees = tail.lastId === tail.leafId;
       result.path = path;

@@ -5,6 +5,7 @@ import { readTextIfExists } from '../store/atomic-json.js';
 import { dirname } from 'node:path';
 import { SessyncError } from '../../shared/errors.js';
 import { mkdirPrivate, PRIVATE_FILE } from '../store/private-fs.js';
+import { fsyncDir } from '../store/session-writer.js';
 import { killPoint } from './kill-point.js';
 
 /**
@@ -35,6 +36,10 @@ export class StateJournal<S extends { session: string }> {
   private chain: Promise<void> = Promise.resolve();
   /** Durable writes (fsyncs) made: tests and benches count them per request. */
   fsyncs = 0;
+  /** Folders with new files in them whose names are not durable yet (see needsFolderSync). */
+  private folders = new Set<string>();
+  /** Folder fsyncs made for needsFolderSync. */
+  folderFsyncs = 0;
   /** Names this journal in its first line and in the pack its compaction writes. */
   readonly id = randomUUID();
   private named = false;
@@ -53,10 +58,27 @@ export class StateJournal<S extends { session: string }> {
     return run;
   }
 
+  /**
+   * `dir` got a new file whose name is not fsynced yet: the next flush (or close) fsyncs the folder before it writes
+   * anything, so no state saved after the file was made is durable before the file can be found after a power cut.
+   * A wave of new files in one folder then costs one folder fsync per request, not one or more per wave.
+   */
+  needsFolderSync(dir: string): void {
+    this.folders.add(dir);
+  }
+
   private async writeDirty(): Promise<void> {
-    if (this.dirty.size === 0) return;
+    if (this.dirty.size === 0 && this.folders.size === 0) return;
+    // States first, then folders: every state taken here was saved after its file's folder was noted.
     const names = [...this.dirty];
     this.dirty.clear();
+    try {
+      await this.syncFolders();
+    } catch (e) {
+      for (const n of names) this.dirty.add(n); // nothing of them written: the next flush tries again
+      throw e;
+    }
+    if (names.length === 0) return;
     let text = this.named ? '' : JSON.stringify({ journal: this.id }) + '\n';
     for (const n of names) {
       const s = this.latest.get(n);
@@ -80,11 +102,26 @@ export class StateJournal<S extends { session: string }> {
     }
   }
 
+  private async syncFolders(): Promise<void> {
+    if (this.folders.size === 0) return;
+    const dirs = [...this.folders];
+    this.folders.clear();
+    try {
+      await Promise.all(dirs.map((d) => fsyncDir(d)));
+    } catch (e) {
+      for (const d of dirs) this.folders.add(d);
+      throw e;
+    }
+    this.folderFsyncs += dirs.length;
+    killPoint('journal-folders-synced');
+  }
+
   /** Waits for flushes under way and closes the file (kept: it is removed once its states are written out, in the pack or own files). */
   async close(): Promise<void> {
     await this.chain;
     await this.fh?.close();
     this.fh = null;
+    await this.syncFolders(); // before compaction makes the states durable elsewhere, and before the run says it is done
   }
 
   /** The journal left by a run that did not finish: the last record of each session, in file order; null when none. */

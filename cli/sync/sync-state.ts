@@ -112,6 +112,17 @@ export class SyncState {
     return this.journal?.fsyncs ?? 0;
   }
 
+  /**
+   * For a new session file's folder: while the journal is open, its fsync is left to the journal's next flush (made
+   * before the flush's own write, so no cursor is durable before the file it covers can be found). False when no
+   * journal is open: the caller fsyncs the folder itself, before its state is saved.
+   */
+  readonly deferFolderSync = (dir: string): boolean => {
+    if (!this.journal) return false;
+    this.journal.needsFolderSync(dir);
+    return true;
+  };
+
   /** Compaction: the run's states into the pack (one durable write) or a few own files, then the journal is removed. */
   async closeJournal(): Promise<void> {
     const j = this.journal;

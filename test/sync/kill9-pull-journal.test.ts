@@ -13,7 +13,7 @@ const ENTRIES = 90;
  * (cursors in the journal's memory, not flushed), after the journal's second flush, once the compaction wrote the
  * pack (the journal not yet removed), and once it removed the files it folded in.
  */
-const POINTS = ['pull-merged:10', 'pull-merged:30', 'journal-synced:2', 'pack-written:1', 'pack-folded:1'];
+const POINTS = ['pull-merged:10', 'pull-merged:30', 'journal-folders-synced:1', 'journal-synced:2', 'pack-written:1', 'pack-folded:1'];
 /** Kills after the pack holds every cursor: the re-run pulls nothing again. */
 const COMPACTED = new Set(['pack-written:1', 'pack-folded:1']);
 
@@ -63,7 +63,7 @@ describe('kill -9 of a single-session pull (`resume <id>` of a session only on t
    * after the journal's second flush; and after the compaction wrote the state (to the session's own file: one
    * session's journal), before the journal was removed.
    */
-  const ONE_POINTS = ['pull-merged:1', 'pull-merged:3', 'journal-synced:2', 'compacted-one:1'];
+  const ONE_POINTS = ['pull-merged:1', 'pull-merged:3', 'journal-folders-synced:1', 'journal-synced:2', 'compacted-one:1'];
 
   it(`killed at ${ONE_POINTS.length} points, then pulled again: the file holds each entry once, as the server has them`, async () => {
     const remote = 'git@github.com:acme/kill-pull-one.git';
