@@ -3,6 +3,7 @@
 // SESSYNC_BENCH_BIG=1, of 3,000 sessions / 1 GB), against `sessync serve` running as its own process.
 import { cp, mkdir, open, readdir, rm, stat } from 'node:fs/promises';
 import { mkdtempSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Bench, BenchRow } from './run.js';
@@ -28,6 +29,15 @@ function message(session: string, i: number, size: number): SessionEntry {
     timestamp: new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString(),
     message: { role: i % 2 ? 'assistant' : 'user', content: [{ type: 'text', text }] },
   };
+}
+
+/**
+ * Flushes every dirty page to the disk (coreutils `sync`) before a timed phase, so no phase pays for the writeback of
+ * the one before it: the plain copy's 100 MB left dirty in the page cache would otherwise be written back while the
+ * push's server fsyncs its own files, and charged to the push.
+ */
+function settle(): void {
+  execFileSync('sync');
 }
 
 /** Writes a session file of about `bytes` in pi's layout under `root`; returns its path. */
@@ -110,9 +120,11 @@ async function bigFirstPush(dir: string, server: { url: string }, api: () => Api
   for (let i = 0; i < BIG_SESSIONS; i++) {
     await writeSession(join(home, 'sessions'), cwd, `0001${i.toString().padStart(4, '0')}-bench-big-many-session`, BIG_BYTES / BIG_SESSIONS);
   }
+  settle();
   let t0 = performance.now();
   await cp(join(home, 'sessions'), join(dir, 'big-plain-copy'), { recursive: true });
   const copyMs = ms(t0);
+  settle();
   t0 = performance.now();
   let journal = { fsyncs: 0, requests: 0 };
   const cpu0 = process.cpuUsage();
@@ -148,10 +160,13 @@ const bench: Bench = {
       for (let i = 0; i < SESSIONS; i++) {
         await writeSession(join(manyHome, 'sessions'), cwdMany, `0000${i.toString().padStart(4, '0')}-bench-many-session`, TOTAL_BYTES / SESSIONS);
       }
+      settle();
       let t0 = performance.now();
       await cp(join(manyHome, 'sessions'), join(dir, 'plain-copy'), { recursive: true });
       const copyMs = ms(t0);
+      settle();
       const durableMs = await durableCopy(join(manyHome, 'sessions'), join(dir, 'durable-copy'));
+      settle();
       t0 = performance.now();
       let journal = { fsyncs: 0, requests: 0 };
       const cpu0 = process.cpuUsage();
@@ -180,6 +195,7 @@ const bench: Bench = {
       const pullCwd = join(dir, 'pull-project');
       await mkdir(pullCwd, { recursive: true });
       counter.reset();
+      settle();
       // CPU of both sides as well as the wall time: on a loaded machine the wall time says little on its own.
       const serverCpu0 = server.cpuMs();
       const clientCpu0 = process.cpuUsage();
