@@ -1,8 +1,9 @@
 // HTTP client for the sessync service: one method per route, zod-checked answers, retries for retryable errors only.
 import { z } from 'zod';
-import { concatChunks, encodeFrames, FRAMES_TYPE } from '../shared/batch-frames.js';
+import { encodeFrames, FRAMES_TYPE } from '../shared/batch-frames.js';
 import { SessyncError, isSessyncError, type ErrorCode } from '../shared/errors.js';
 import { toFrame, toJsonRequest } from './sync/push-wire.js';
+import { fetchTransport, nodeTransport, type Transport, type TransportResponse } from './http-transport.js';
 import { readPullFrames } from './sync/pull-frames.js';
 import {
   AccountKeyResponseSchema,
@@ -66,6 +67,7 @@ export interface ApiClientOptions {
   token?: string;
   /** The token's account (as /v1/whoami answered at login): names this machine's sync state for server + account. */
   account?: string;
+  /** Requests go through this fetch (tests, an in-process app); by default through node:http (see http-transport). */
   fetch?: typeof fetch;
   /** Extra attempts after the first for retryable failures (default 6: about 6-12 s, long enough for a server restart). */
   retries?: number;
@@ -129,7 +131,7 @@ export class ApiClient {
    */
   takesFrames: boolean | null = null;
   private readonly token: string | undefined;
-  private readonly fetchFn: typeof fetch;
+  private readonly transport: Transport;
   private readonly retries: number;
   private readonly baseDelayMs: number;
   private readonly maxDelayMs: number;
@@ -145,7 +147,7 @@ export class ApiClient {
     this.url = normaliseUrl(opts.url);
     this.account = opts.account;
     this.token = opts.token;
-    this.fetchFn = opts.fetch ?? globalThis.fetch.bind(globalThis);
+    this.transport = opts.fetch ? fetchTransport(opts.fetch) : nodeTransport;
     this.retries = opts.retries ?? 6;
     this.baseDelayMs = opts.baseDelayMs ?? 250;
     this.maxDelayMs = opts.maxDelayMs ?? 5_000;
@@ -416,21 +418,22 @@ export class ApiClient {
     }
     this.requestCount++;
     if (payload !== undefined) this.bytesSent += payload instanceof RawBody ? payload.bytes : Buffer.byteLength(payload);
-    let res: Response;
+    let res: TransportResponse;
     const ctrl = new AbortController();
     const timer = setTimeout(() => ctrl.abort(), this.timeoutMs);
     try {
-      res = await this.fetchFn(this.url + path, { method, headers, ...(payload instanceof RawBody ? payload.init() : { body: payload }), signal: ctrl.signal });
+      res = await this.transport(this.url + path, { method, headers, ...(payload === undefined ? {} : { body: payload instanceof RawBody ? payload.chunks : payload }), signal: ctrl.signal });
     } catch (e) {
       clearTimeout(timer);
-      const why = (e as { cause?: { code?: string } })?.cause?.code ?? (e as Error)?.message ?? String(e);
+      // fetch puts the system's code in `cause`; node:http on the error itself.
+      const why = (e as { cause?: { code?: string } })?.cause?.code ?? (e as { code?: string })?.code ?? (e as Error)?.message ?? String(e);
       throw new SessyncError('unavailable', `cannot reach the sessync server at ${this.url} (${why}): check the URL and that the server is running`, { retryable: true, cause: e, details: { reason: why } });
     }
     this.answered = true;
     if (frames && res.ok && isFramesAnswer(res)) {
       let bytes: Uint8Array;
       try {
-        bytes = new Uint8Array(await res.arrayBuffer());
+        bytes = await res.bytes();
       } catch (e) {
         throw new SessyncError('unavailable', `connection to ${this.url} dropped while reading the answer`, { retryable: true, cause: e });
       } finally {
@@ -478,8 +481,8 @@ export class ApiClient {
   }
 }
 
-function isFramesAnswer(res: Response): boolean {
-  return (res.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase() === FRAMES_TYPE;
+function isFramesAnswer(res: TransportResponse): boolean {
+  return (res.header('content-type') ?? '').split(';')[0]!.trim().toLowerCase() === FRAMES_TYPE;
 }
 
 function pullItems(sessions: readonly PullItem[], withMeta: boolean): PullItem[] {
@@ -495,36 +498,14 @@ class PrebuiltJson {
   constructor(readonly json: string) {}
 }
 
-/** Bodies from this size go to fetch as a stream of their chunks (see RawBody.init). */
-const STREAM_BODY_BYTES = 256 * 1024;
-
-/** A binary body (frames) as its chunks, and its media type, handed to `call` as it is. */
+/** A binary body (frames) as its chunks, and its media type, handed to `call` as it is: each attempt sends the chunks. */
 class RawBody {
   /** Bytes of all the chunks: the request's Content-Length. */
   readonly bytes: number;
-  constructor(private readonly chunks: Uint8Array[], readonly type: string) {
+  constructor(readonly chunks: readonly Uint8Array[], readonly type: string) {
     let n = 0;
     for (const c of chunks) n += c.byteLength;
     this.bytes = n;
-  }
-
-  /**
-   * The body for one attempt. A large one as a stream of the chunks, as they are (the session files' own bytes):
-   * fetch copies a buffer body whole, twice, and a many-session push then spends more time collecting those copies
-   * than making them. A small one as one buffer (one copy, and no stream to set up per request).
-   */
-  init(): { body: BodyInit; duplex?: 'half' } {
-    if (this.bytes < STREAM_BODY_BYTES) return { body: concatChunks(this.chunks) as Uint8Array<ArrayBuffer> };
-    const chunks = this.chunks;
-    let next = 0;
-    const body = new ReadableStream<Uint8Array>({
-      pull(c) {
-        // Each read hands on a few chunks: a header and its body, with no copy.
-        for (let i = 0; i < 8 && next < chunks.length; i++) c.enqueue(chunks[next++]!);
-        if (next >= chunks.length) c.close();
-      },
-    });
-    return { body, duplex: 'half' };
   }
 }
 

@@ -1,0 +1,207 @@
+// The api client's HTTP on node:http(s): a request body written as its chunks (one writev), the answer read as bytes.
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type ClientRequest } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
+import { concatChunks } from '../shared/batch-frames.js';
+
+/** One request as the api client makes it: the body is text, or binary chunks sent as they are (never joined). */
+export interface TransportRequest {
+  method: string;
+  headers: Record<string, string>;
+  body?: string | readonly Uint8Array[];
+  signal: AbortSignal;
+}
+
+/** The part of a fetch Response the api client reads. */
+export interface TransportResponse {
+  status: number;
+  ok: boolean;
+  /** A header's value (names in any case), or null. */
+  header(name: string): string | null;
+  text(): Promise<string>;
+  bytes(): Promise<Uint8Array>;
+}
+
+export type Transport = (url: string, req: TransportRequest) => Promise<TransportResponse>;
+
+/** Idle connections are kept for the next request (a push or pull run makes dozens in a row) and never hold the process open. */
+const agents = { 'http:': new HttpAgent({ keepAlive: true }), 'https:': new HttpsAgent({ keepAlive: true }) };
+
+/** GETs follow redirects as fetch does; other methods get the 3xx answer (their body is not sent twice). */
+const MAX_REDIRECTS = 5;
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+
+/**
+ * A Transport on node:http. Compared with fetch, a multi-megabyte push costs no web stream, no copies of its chunks
+ * and no per-chunk promise: the chunks go to the socket corked, so the kernel takes them in few writes. Connection
+ * errors keep their code (ECONNREFUSED, ENOTFOUND, ...) where the api client looks for it, as with fetch's `cause`.
+ */
+export const nodeTransport: Transport = async (url, req) => {
+  for (let hops = 0; ; hops++) {
+    const res = await send(url, req, true);
+    const location = res.headers.location;
+    if (req.method === 'GET' && REDIRECTS.has(res.statusCode ?? 0) && typeof location === 'string' && hops < MAX_REDIRECTS) {
+      res.resume();
+      url = new URL(location, url).toString();
+      continue;
+    }
+    return answer(res);
+  }
+};
+
+function send(url: string, req: TransportRequest, mayRetry: boolean): Promise<IncomingMessage> {
+  const u = new URL(url);
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') return Promise.reject(Object.assign(new Error(`unsupported protocol ${u.protocol}`), { code: 'ERR_INVALID_PROTOCOL' }));
+  const headers: Record<string, string> = { ...req.headers };
+  if (typeof req.body === 'string' && headers['content-length'] === undefined) headers['content-length'] = String(Buffer.byteLength(req.body));
+  if (req.body === undefined && req.method !== 'GET' && req.method !== 'HEAD') headers['content-length'] = '0';
+  return new Promise<IncomingMessage>((resolve, reject) => {
+    if (req.signal.aborted) return reject(abortError());
+    const make = u.protocol === 'https:' ? httpsRequest : httpRequest;
+    const cr: ClientRequest = make(u, { method: req.method, headers, agent: agents[u.protocol as 'http:' | 'https:'] });
+    const onAbort = (): void => {
+      cr.destroy(abortError());
+    };
+    req.signal.addEventListener('abort', onAbort, { once: true });
+    let answered = false;
+    cr.once('response', (res) => {
+      // From here the answer's body is read by `answer`; an abort then ends that read (see collect).
+      answered = true;
+      req.signal.removeEventListener('abort', onAbort);
+      attachAbort(res, req.signal);
+      resolve(res);
+    });
+    // Kept for the request's life: an error after the answer began is the answer's to report (see collect).
+    cr.on('error', (e: NodeJS.ErrnoException) => {
+      req.signal.removeEventListener('abort', onAbort);
+      if (answered) return;
+      // A kept-alive connection the server closed just as it was reused (its idle timeout): sent again once, on a new
+      // one, as Node's docs advise; every route of the api is safe to repeat (pushes are idempotent by seq and batch id).
+      if (mayRetry && cr.reusedSocket && (e.code === 'ECONNRESET' || e.code === 'EPIPE') && !req.signal.aborted) {
+        send(url, req, false).then(resolve, reject);
+        return;
+      }
+      reject(e);
+    });
+    const body = req.body;
+    if (body === undefined) cr.end();
+    else if (typeof body === 'string') cr.end(body);
+    else {
+      cr.cork();
+      for (const chunk of body) if (chunk.byteLength > 0) cr.write(chunk);
+      cr.end(); // uncorks: the chunks go out together
+    }
+  });
+}
+
+function attachAbort(res: IncomingMessage, signal: AbortSignal): void {
+  if (signal.aborted) {
+    res.destroy(abortError());
+    return;
+  }
+  const onAbort = (): void => {
+    res.destroy(abortError());
+  };
+  signal.addEventListener('abort', onAbort, { once: true });
+  res.once('close', () => signal.removeEventListener('abort', onAbort));
+}
+
+function abortError(): Error {
+  return Object.assign(new Error('This operation was aborted'), { name: 'AbortError' }); // as fetch words it
+}
+
+function answer(res: IncomingMessage): TransportResponse {
+  const status = res.statusCode ?? 0;
+  let body: Promise<Buffer> | undefined;
+  const read = (): Promise<Buffer> => (body ??= collect(res));
+  return {
+    status,
+    ok: status >= 200 && status < 300,
+    header: (name) => {
+      const v = res.headers[name.toLowerCase()];
+      return v === undefined ? null : Array.isArray(v) ? v.join(', ') : v;
+    },
+    text: async () => (await read()).toString('utf8'),
+    bytes: read,
+  };
+}
+
+/** The whole answer body, decoded if the server compressed it (nothing asks it to; fetch would decode it too). */
+function collect(res: IncomingMessage): Promise<Buffer> {
+  return new Promise<Buffer>((resolve, reject) => {
+    const parts: Buffer[] = [];
+    let done = false;
+    res.on('data', (c: Buffer) => parts.push(c));
+    res.once('error', (e) => {
+      done = true;
+      reject(e);
+    });
+    res.once('end', () => {
+      done = true;
+      try {
+        resolve(decode(parts.length === 1 ? parts[0]! : Buffer.concat(parts), res.headers['content-encoding']));
+      } catch (e) {
+        reject(e);
+      }
+    });
+    // Closed before its end without an error (the peer went away mid-answer): a dropped read, as fetch reports it.
+    res.once('close', () => {
+      if (!done) reject(Object.assign(new Error('the connection closed before the answer ended'), { code: 'ECONNRESET' }));
+    });
+  });
+}
+
+function decode(bytes: Buffer, encoding: string | undefined): Buffer {
+  switch ((encoding ?? '').trim().toLowerCase()) {
+    case '':
+    case 'identity':
+      return bytes;
+    case 'gzip':
+    case 'x-gzip':
+      return gunzipSync(bytes);
+    case 'deflate':
+      return inflateSync(bytes);
+    case 'br':
+      return brotliDecompressSync(bytes);
+    default:
+      throw new Error(`the answer is in an encoding this client cannot read (${encoding})`);
+  }
+}
+
+/** A Transport on a fetch function (a caller's own: tests, a proxy, an in-process app): as the api client always sent it. */
+export function fetchTransport(fetchFn: typeof fetch): Transport {
+  return async (url, req) => {
+    const res = await fetchFn(url, { method: req.method, headers: req.headers, ...fetchBody(req.body), signal: req.signal });
+    return {
+      status: res.status,
+      ok: res.ok,
+      header: (name) => res.headers.get(name),
+      text: () => res.text(),
+      bytes: async () => new Uint8Array(await res.arrayBuffer()),
+    };
+  };
+}
+
+/** Bodies from this size go to fetch as a stream of their chunks (see fetchBody). */
+const STREAM_BODY_BYTES = 256 * 1024;
+
+/**
+ * A binary body for fetch. A large one as a stream of the chunks, as they are (the session files' own bytes): fetch
+ * copies a buffer body whole, twice, and a many-session push then spends more time collecting those copies than
+ * making them. A small one as one buffer (one copy, and no stream to set up per request).
+ */
+function fetchBody(body: TransportRequest['body']): { body?: BodyInit; duplex?: 'half' } {
+  if (body === undefined || typeof body === 'string') return body === undefined ? {} : { body };
+  let bytes = 0;
+  for (const c of body) bytes += c.byteLength;
+  if (bytes < STREAM_BODY_BYTES) return { body: concatChunks([...body]) as Uint8Array<ArrayBuffer> };
+  let next = 0;
+  const stream = new ReadableStream<Uint8Array>({
+    pull(c) {
+      // Each read hands on a few chunks: a header and its body, with no copy.
+      for (let i = 0; i < 8 && next < body.length; i++) c.enqueue(body[next++]!);
+      if (next >= body.length) c.close();
+    },
+  });
+  return { body: stream, duplex: 'half' };
+}
