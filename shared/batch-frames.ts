@@ -126,6 +126,57 @@ function parseHeader(text: string, index: number, offset: number, maxDepth: numb
   return value as Record<string, unknown>;
 }
 
+/** Reads a body given as chunks (as it arrived) from front to back, by global byte offset. */
+class ChunkReader {
+  /** Global offset of the next byte. */
+  pos = 0;
+  private ci = 0;
+  private off = 0;
+
+  constructor(
+    private readonly chunks: readonly Uint8Array[],
+    readonly total: number,
+  ) {}
+
+  /** Offset from `pos` of the first newline among the next `limit` bytes, or -1. */
+  findNewline(limit: number): number {
+    let seen = 0;
+    for (let ci = this.ci, off = this.off; ci < this.chunks.length && seen < limit; ci++, off = 0) {
+      const c = this.chunks[ci]!;
+      const stop = Math.min(c.byteLength, off + (limit - seen));
+      const at = c.subarray(off, stop).indexOf(NEWLINE);
+      if (at >= 0) return seen + at;
+      seen += stop - off;
+    }
+    return -1;
+  }
+
+  /** The next `n` bytes (the caller checked that they are there) as views into the chunks, and moves past them. */
+  take(n: number): Uint8Array[] {
+    const parts: Uint8Array[] = [];
+    for (let left = n; left > 0; ) {
+      const c = this.chunks[this.ci]!;
+      const k = Math.min(left, c.byteLength - this.off);
+      if (k > 0) parts.push(c.subarray(this.off, this.off + k));
+      this.off += k;
+      left -= k;
+      if (this.off === c.byteLength) {
+        this.ci++;
+        this.off = 0;
+      }
+    }
+    this.pos += n;
+    // An empty body is still a view (of where it lies), as decodeFrames has always given.
+    return parts.length > 0 ? parts : [this.chunks[this.ci]?.subarray(this.off, this.off) ?? new Uint8Array(0)];
+  }
+
+  /** The next `n` bytes as one array: a view when they lie in one chunk, else a copy (header lines, which are short). */
+  takeJoined(n: number): Uint8Array {
+    const parts = this.take(n);
+    return parts.length === 1 ? parts[0]! : concatChunks(parts);
+  }
+}
+
 /** A frame of a body decoded as chunks: its body as views into them, in order (a body that crosses chunks is several). */
 export interface ChunkedFrame {
   header: Record<string, unknown>;
@@ -133,157 +184,52 @@ export interface ChunkedFrame {
   parts: Uint8Array[];
 }
 
-/** What a FrameDecoder tells as the body arrives: a frame's header once parsed, then each part of its body. */
-export interface FrameBodySink {
-  start(index: number, header: Record<string, unknown>): void;
-  part(index: number, part: Uint8Array): void;
-}
-
-/** The header's `bytes`, checked: an integer >= 0 within the body limit. */
-function bodyBytesOf(header: Record<string, unknown>, where: string, maxBodyBytes: number): number {
-  const n = header.bytes;
-  if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 0) {
-    throw bad(`${where}: "bytes" must be an integer >= 0, got ${JSON.stringify(n) ?? 'nothing'}`);
-  }
-  if (n > maxBodyBytes) throw bad(`${where}: "bytes" is ${n}, a body may have at most ${maxBodyBytes}`);
-  return n;
-}
-
 /**
- * Decodes a frames body as it arrives: `push` each chunk in order, then `end` gives the frames. Header lines that
- * cross chunks are joined (a copy of the line); bodies are never copied, and `sink` sees each body's parts as they
- * come (a server hashes and checks them while the rest of the request is still on its way). `push` never throws: the
- * first fault in the body is kept and thrown by `end`, so a caller reading the body still counts it to its end and
- * its own limits speak first. Checks and messages as decodeFrameChunks, with byte offsets into the whole body.
+ * decodeFrames over a body as it arrived, in chunks: header lines that cross chunks are joined (a copy of the line),
+ * bodies are never copied. Same checks and messages as decodeFrames, with byte offsets into the whole body.
  */
-export class FrameDecoder {
-  private readonly frames: ChunkedFrame[] = [];
-  private readonly maxHeaderBytes: number;
-  private readonly maxDepth: number;
-  private readonly utf8 = new TextDecoder('utf-8', { fatal: true });
-  private fault: unknown = null;
-  /** Bytes pushed so far (the offset of the next chunk's first byte). */
-  private total = 0;
-  /** Bytes of the magic line matched so far, until all of it has. */
-  private magicSeen = 0;
-  /** The header line being read: whether one is, its pieces so far (views), their bytes, and where it started. */
-  private inLine = false;
-  private line: Uint8Array[] = [];
-  private lineBytes = 0;
-  private lineStart = 0;
-  /** The frame whose body is arriving, the bytes of it still to come, and where it started. */
-  private body: ChunkedFrame | null = null;
-  private bodyLeft = 0;
-  private bodyStart = 0;
-
-  constructor(
-    private readonly opts: DecodeFramesOptions,
-    private readonly sink?: FrameBodySink,
-  ) {
-    this.maxHeaderBytes = opts.maxHeaderBytes ?? MAX_FRAME_HEADER_BYTES;
-    this.maxDepth = opts.maxHeaderDepth ?? MAX_FRAME_HEADER_DEPTH;
+export function decodeFrameChunks(chunks: readonly Uint8Array[], opts: DecodeFramesOptions): ChunkedFrame[] {
+  const maxHeaderBytes = opts.maxHeaderBytes ?? MAX_FRAME_HEADER_BYTES;
+  const maxDepth = opts.maxHeaderDepth ?? MAX_FRAME_HEADER_DEPTH;
+  let total = 0;
+  for (const c of chunks) total += c.byteLength;
+  const r = new ChunkReader(chunks, total);
+  if (total < MAGIC_BYTES.byteLength || !hasFramesMagic(r.takeJoined(MAGIC_BYTES.byteLength))) {
+    throw bad(`the body does not start with the line "${FRAMES_MAGIC.trim()}"`);
   }
-
-  push(chunk: Uint8Array): void {
-    const base = this.total;
-    this.total += chunk.byteLength;
-    if (this.fault !== null) return;
-    try {
-      this.feed(chunk, base);
-    } catch (e) {
-      this.fault = e;
+  const utf8 = new TextDecoder('utf-8', { fatal: true });
+  const frames: ChunkedFrame[] = [];
+  while (r.pos < total) {
+    const index = frames.length;
+    const pos = r.pos;
+    if (index >= opts.maxFrames) throw bad(`more than ${opts.maxFrames} frames in one body`);
+    // Look for the newline only as far as a header may reach: a body without one is refused after 64 KiB, not its end.
+    const nl = r.findNewline(maxHeaderBytes + 1);
+    if (nl < 0) {
+      throw total - pos > maxHeaderBytes
+        ? bad(`frame ${index} (byte ${pos}): the header line is longer than ${maxHeaderBytes} bytes`)
+        : bad(`frame ${index} (byte ${pos}): the header line has no newline (the body ends inside it)`);
     }
-  }
-
-  /** The frames of the whole body; throws bad_input for the first fault in it. */
-  end(): ChunkedFrame[] {
-    if (this.fault !== null) throw this.fault;
-    if (this.magicSeen < MAGIC_BYTES.byteLength) throw noMagic();
-    const index = this.frames.length - 1;
-    if (this.body) {
-      const n = this.body.header.bytes as number;
-      throw bad(`frame ${index} (byte ${this.lineStart}): the header says ${n} body bytes, only ${this.total - this.bodyStart} follow (cut short)`);
-    }
-    if (this.inLine) throw bad(`frame ${index + 1} (byte ${this.lineStart}): the header line has no newline (the body ends inside it)`);
-    return this.frames;
-  }
-
-  private feed(chunk: Uint8Array, base: number): void {
-    const len = chunk.byteLength;
-    let off = 0;
-    while (off < len) {
-      if (this.body) {
-        const k = Math.min(len - off, this.bodyLeft);
-        const part = chunk.subarray(off, off + k);
-        this.body.parts.push(part);
-        this.sink?.part(this.frames.length - 1, part);
-        off += k;
-        this.bodyLeft -= k;
-        if (this.bodyLeft === 0) this.body = null;
-        continue;
-      }
-      if (this.magicSeen < MAGIC_BYTES.byteLength) {
-        for (; off < len && this.magicSeen < MAGIC_BYTES.byteLength; off++, this.magicSeen++) if (chunk[off] !== MAGIC_BYTES[this.magicSeen]) throw noMagic();
-        continue;
-      }
-      if (!this.inLine) {
-        if (this.frames.length >= this.opts.maxFrames) throw bad(`more than ${this.opts.maxFrames} frames in one body`);
-        this.inLine = true;
-        this.lineStart = base + off;
-      }
-      // The newline only as far as a header may reach: a body without one is refused after 64 KiB, not at its end.
-      const stop = Math.min(len, off + this.maxHeaderBytes + 1 - this.lineBytes);
-      const nl = chunk.indexOf(NEWLINE, off);
-      if (nl < 0 || nl >= stop) {
-        if (stop < len || this.lineBytes + (len - off) > this.maxHeaderBytes) throw bad(`frame ${this.frames.length} (byte ${this.lineStart}): the header line is longer than ${this.maxHeaderBytes} bytes`);
-        this.line.push(chunk.subarray(off));
-        this.lineBytes += len - off;
-        off = len;
-        continue;
-      }
-      if (nl > off) this.line.push(chunk.subarray(off, nl));
-      off = nl + 1;
-      this.headerLine(chunk, off, base);
-    }
-  }
-
-  /** The header line just ended (the body, if any, starts at `off` of `chunk`). */
-  private headerLine(chunk: Uint8Array, off: number, base: number): void {
-    const index = this.frames.length;
-    const where = `frame ${index} (byte ${this.lineStart})`;
-    const bytes = this.line.length === 1 ? this.line[0]! : concatChunks(this.line);
-    this.line = [];
-    this.lineBytes = 0;
-    this.inLine = false;
     let text: string;
     try {
-      text = this.utf8.decode(bytes);
+      text = utf8.decode(r.takeJoined(nl));
     } catch {
-      throw bad(`${where}: the header is not valid UTF-8`);
+      throw bad(`frame ${index} (byte ${pos}): the header is not valid UTF-8`);
     }
-    const header = parseHeader(text, index, this.lineStart, this.maxDepth);
-    const n = bodyBytesOf(header, where, this.opts.maxBodyBytes);
-    // An empty body is still a view (of where it lies), as decodeFrames has always given.
-    const frame: ChunkedFrame = { header, parts: n === 0 ? [chunk.subarray(off, off)] : [] };
-    this.frames.push(frame);
-    this.sink?.start(index, header);
-    if (n > 0) {
-      this.body = frame;
-      this.bodyLeft = n;
-      this.bodyStart = base + off;
+    r.take(1);
+    const header = parseHeader(text, index, pos, maxDepth);
+    const n = header.bytes;
+    if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 0) {
+      throw bad(`frame ${index} (byte ${pos}): "bytes" must be an integer >= 0, got ${JSON.stringify(n) ?? 'nothing'}`);
     }
+    if (n > opts.maxBodyBytes) throw bad(`frame ${index} (byte ${pos}): "bytes" is ${n}, a body may have at most ${opts.maxBodyBytes}`);
+    const start = r.pos;
+    if (start + n > total) {
+      throw bad(`frame ${index} (byte ${pos}): the header says ${n} body bytes, only ${total - start} follow (cut short)`);
+    }
+    frames.push({ header, parts: r.take(n) });
   }
-}
-
-function noMagic(): SessyncError {
-  return bad(`the body does not start with the line "${FRAMES_MAGIC.trim()}"`);
-}
-
-/** decodeFrames over a body as it arrived, in chunks (FrameDecoder given them all at once). */
-export function decodeFrameChunks(chunks: readonly Uint8Array[], opts: DecodeFramesOptions): ChunkedFrame[] {
-  const d = new FrameDecoder(opts);
-  for (const c of chunks) d.push(c);
-  return d.end();
+  return frames;
 }
 
 /**

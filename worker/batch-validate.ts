@@ -4,7 +4,7 @@ import { SessyncError } from '../shared/errors.js';
 import { findTooDeepText, findTooDeepValue, formatTooDeep } from '../shared/json-limits.js';
 import { ENTRY_ID_RE, LIMITS, type AnySessionMetaInput, type BatchEnvelope, type SessionMetaInput } from '../shared/wire.js';
 import { sha256Hex } from './sha256.js';
-import { allLinesCertain, type BodyCheck } from './body-check.js';
+import { releaseScanned, scanEntry } from '../shared/entry-line-scan.js';
 import { joinBody, type BlobBody } from './store/blob-store.js';
 
 const encoder = new TextEncoder();
@@ -21,8 +21,6 @@ export interface BatchPush {
   /** One buffer, or the parts of a frames body as they arrived (views into the received chunks, never joined). */
   body: BlobBody;
   base64: boolean;
-  /** What was checked of `body` as it arrived (a frames body, read part by part): taken instead of walking it again. */
-  checked?: BodyCheck;
 }
 
 /** A push body's parts (one buffer is one part). */
@@ -92,7 +90,7 @@ export async function validateBatch(pathSession: string, push: BatchPush, lineCh
   if (size > LIMITS.maxBatchBytes) {
     throw new SessyncError('too_large', `batch body is ${size} bytes, more than the limit of ${LIMITS.maxBatchBytes}; split it into smaller batches`);
   }
-  const actual = push.checked?.sha256() ?? (await sha256Hex(parts));
+  const actual = await sha256Hex(parts);
   if (actual !== env.sha256) throw bad(`envelope.sha256 does not match the body (body hashes to ${actual}); the body was changed or truncated`);
   if (env.encoding === 'aes-256-gcm') {
     // Even an empty batch seals to a 12-byte nonce and a 16-byte tag: anything shorter can never be opened.
@@ -119,7 +117,7 @@ export async function validateBatch(pathSession: string, push: BatchPush, lineCh
   // Most bodies are lines every check below accepts, which one scan of the bytes shows without decoding them or
   // building a value; a body with any line that scan is not certain of gets the full checks (and their wording).
   // ('parse': the full checks on every body, the reference the scan is tested against.)
-  if (lineCheck === 'scan' && (push.checked?.linesCertain(env.entryCount) ?? allLinesCertain(parts, env.entryCount))) return size;
+  if (lineCheck === 'scan' && allLinesCertain(parts, env.entryCount)) return size;
   let text: string;
   try {
     text = utf8.decode(joinBody(push.body));
@@ -155,6 +153,73 @@ export async function validateBatch(pathSession: string, push: BatchPush, lineCh
     if (!ENTRY_ID_RE.test(id)) throw bad(`${where}: entry id "${id.slice(0, 80)}" is not valid (letters, digits, _ . : - only, at most 128)`);
   }
   return size;
+}
+
+const NEWLINE = 0x0a;
+
+/**
+ * Whether the body (in parts, as received) is `entryCount` lines (a final '\n' optional) that the line checks of
+ * validateBatch certainly accept: none over LIMITS.maxEntryBytes, each one an entry scanEntryLine is certain of.
+ * false is "not certain", and the full checks decide. A line that crosses from one part into the next is copied
+ * (that line only) and scanned whole.
+ */
+function allLinesCertain(parts: readonly Uint8Array[], entryCount: number): boolean {
+  if (entryCount > LIMITS.maxEntriesPerBatch) return false;
+  let lines = 0;
+  try {
+    for (let p = 0, start = 0; p < parts.length; ) {
+      const b = parts[p]!;
+      if (start >= b.length) {
+        p++;
+        start = 0;
+        continue;
+      }
+      // The scan finds where the line ends (the '\n' after its value), so the body is walked once.
+      const nl = scanEntry(b, start, b.length, LIMITS.maxJsonDepth);
+      const crosses = (nl === b.length || (nl < 0 && b.indexOf(NEWLINE, start) < 0)) && moreBytes(parts, p + 1);
+      if (!crosses) {
+        if (nl < 0 || ++lines > entryCount || nl - start > LIMITS.maxEntryBytes) return false;
+        start = nl + 1;
+        continue;
+      }
+      const line = crossingLine(parts, p, start);
+      if (!line) return false;
+      const end = scanEntry(line.bytes, 0, line.bytes.length, LIMITS.maxJsonDepth);
+      if (end !== line.length || ++lines > entryCount) return false;
+      p = line.part;
+      start = line.next;
+    }
+  } finally {
+    releaseScanned(); // the body is the request's: not kept alive until the next push
+  }
+  return lines === entryCount;
+}
+
+function moreBytes(parts: readonly Uint8Array[], from: number): boolean {
+  for (let q = from; q < parts.length; q++) if (parts[q]!.byteLength > 0) return true;
+  return false;
+}
+
+/**
+ * The line that starts at `start` of part `p` and ends in a later part, copied into one buffer with its '\n' (none
+ * when the body ends first); `length` is the line's without it, and `part`/`next` where the following line starts.
+ * null when the line is longer than an entry may be (the full checks then say so).
+ */
+function crossingLine(parts: readonly Uint8Array[], p: number, start: number): { bytes: Uint8Array; length: number; part: number; next: number } | null {
+  const pieces: Uint8Array[] = [parts[p]!.subarray(start)];
+  let length = pieces[0]!.byteLength;
+  for (let q = p + 1; q < parts.length; q++) {
+    const b = parts[q]!;
+    const at = b.indexOf(NEWLINE);
+    if (length + (at < 0 ? b.byteLength : at) > LIMITS.maxEntryBytes) return null;
+    if (at >= 0) {
+      pieces.push(b.subarray(0, at + 1));
+      return { bytes: joinBody(pieces), length: length + at, part: q, next: at + 1 };
+    }
+    pieces.push(b);
+    length += b.byteLength;
+  }
+  return { bytes: joinBody(pieces), length, part: parts.length, next: 0 };
 }
 
 /**

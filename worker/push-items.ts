@@ -1,10 +1,9 @@
 // The batches of a push request, from a frames body (raw bytes) or a JSON one (older clients), each parsed on its own.
 import type { Context } from 'hono';
-import { FrameDecoder, FRAMES_TYPE } from '../shared/batch-frames.js';
+import { decodeFrameChunks, FRAMES_TYPE } from '../shared/batch-frames.js';
 import { SessyncError } from '../shared/errors.js';
 import { LIMITS, PushBatchRequestSchema, PushBatchesRequestSchema, PushFrameHeaderSchema } from '../shared/wire.js';
 import { jsonPush, type BatchPush } from './batch-validate.js';
-import { BodyCheck } from './body-check.js';
 import { describeIssues, hasContentType, parseJson, readBodyChunks, readBodyText } from './request-body.js';
 
 /** One item of a push request: ready to store, or the bad_input it is answered with (the other items go on). */
@@ -29,23 +28,15 @@ export async function readPushItems(c: Context, what: string, maxItems: number):
       return parsed.success ? { ok: true, push: jsonPush(parsed.data) } : { ok: false, error: new SessyncError('bad_input', `${what}: batches.${i}: ${describeIssues(parsed.error)}`) };
     });
   }
+  const chunks = await readBodyChunks(c, LIMITS.maxRequestBytes);
   // A body over the batch limit is the item's own too_large (as for JSON); only the request limit bounds a frame here.
-  // Split as it arrives: each batch body stays views into the chunks, stored unjoined, and is hashed and its lines
-  // scanned part by part while the rest of the request is still on its way (the answer then waits only for the writes).
-  const checks: BodyCheck[] = [];
-  const decoder = new FrameDecoder({ maxFrames: maxItems, maxBodyBytes: LIMITS.maxRequestBytes }, {
-    start: (i, header) => {
-      checks[i] = new BodyCheck((header.envelope as { encoding?: unknown } | undefined)?.encoding === 'jsonl');
-    },
-    part: (i, part) => checks[i]!.add(part),
-  });
-  await readBodyChunks(c, LIMITS.maxRequestBytes, (chunk) => decoder.push(chunk));
-  const frames = decoder.end();
+  // Split over the chunks as they arrived: each batch body stays views into them, hashed, scanned and stored unjoined.
+  const frames = decodeFrameChunks(chunks, { maxFrames: maxItems, maxBodyBytes: LIMITS.maxRequestBytes });
   if (frames.length === 0) throw new SessyncError('bad_input', `${what}: the frames body holds no batch`);
   return frames.map((f, i): PushItem => {
     const parsed = PushFrameHeaderSchema.safeParse(f.header);
     if (!parsed.success) return { ok: false, error: new SessyncError('bad_input', `${what}: frame ${i}: ${describeIssues(parsed.error)}`) };
-    const push: BatchPush = { envelope: parsed.data.envelope, body: f.parts.length === 1 ? f.parts[0]! : f.parts, base64: false, checked: checks[i]! };
+    const push: BatchPush = { envelope: parsed.data.envelope, body: f.parts.length === 1 ? f.parts[0]! : f.parts, base64: false };
     if (parsed.data.meta !== undefined) push.meta = parsed.data.meta;
     return { ok: true, push };
   });

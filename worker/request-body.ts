@@ -43,7 +43,7 @@ function unreadNodeIncoming(c: Context): NodeIncoming | null {
  * around it copies every chunk once more (Node's Readable.toWeb detaches each from the socket's pool), a copy and a
  * promise per 64 KiB that cost a 100 MB push a few percent of the server's CPU. The limit is counted as there.
  */
-function readNodeIncoming(incoming: NodeIncoming, limit: number, onChunk?: (chunk: Uint8Array) => void): Promise<Uint8Array[]> {
+function readNodeIncoming(incoming: NodeIncoming, limit: number): Promise<Uint8Array[]> {
   return new Promise((resolve, reject) => {
     const chunks: Uint8Array[] = [];
     let total = 0;
@@ -66,7 +66,6 @@ function readNodeIncoming(incoming: NodeIncoming, limit: number, onChunk?: (chun
         return;
       }
       chunks.push(chunk);
-      onChunk?.(chunk);
     };
     const onEnd = () => finish(() => resolve(chunks));
     const onError = (e: unknown) => finish(() => reject(new RequestAbortedError(e)));
@@ -86,10 +85,9 @@ function readNodeIncoming(incoming: NodeIncoming, limit: number, onChunk?: (chun
 
 /**
  * The body's bytes as they arrived, in chunks (not joined: a frames body is split over them without a copy); 413 past
- * `limit` bytes (refused by Content-Length before anything is read, when it says so). `onChunk` sees each chunk
- * within the limit as it comes, while the rest is still on its way (it must not throw).
+ * `limit` bytes (refused by Content-Length before anything is read, when it says so).
  */
-export async function readBodyChunks(c: Context, limit: number, onChunk?: (chunk: Uint8Array) => void): Promise<Uint8Array[]> {
+export async function readBodyChunks(c: Context, limit: number): Promise<Uint8Array[]> {
   const declared = c.req.header('content-length');
   if (declared !== undefined) {
     const n = Number(declared);
@@ -97,7 +95,7 @@ export async function readBodyChunks(c: Context, limit: number, onChunk?: (chunk
     if (n > limit) throw tooLarge(limit);
   }
   const incoming = unreadNodeIncoming(c);
-  if (incoming) return readNodeIncoming(incoming, limit, onChunk);
+  if (incoming) return readNodeIncoming(incoming, limit);
   const stream = c.req.raw.body;
   if (!stream) return [];
   // Count what arrives: Content-Length can be absent (chunked) or wrong.
@@ -120,7 +118,6 @@ export async function readBodyChunks(c: Context, limit: number, onChunk?: (chunk
       throw tooLarge(limit);
     }
     chunks.push(value);
-    onChunk?.(value);
   }
   return chunks;
 }

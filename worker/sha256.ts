@@ -30,13 +30,6 @@ export async function sha256Hex(data: string | Uint8Array | readonly Uint8Array[
   return out;
 }
 
-/** A SHA-256 fed part by part as bytes arrive (Node's hash), or null where the runtime has none (WebCrypto digests one buffer). */
-export function startSha256(): { update(part: Uint8Array): void; hex(): string } | null {
-  if (!nodeCreateHash) return null;
-  const h = nodeCreateHash('sha256');
-  return { update: (part) => void h.update(part), hex: () => h.digest('hex') };
-}
-
 /** Compares two secrets in time that does not depend on where they differ (both are hashed first, so lengths leak nothing). */
 export async function constantTimeEqual(a: string, b: string): Promise<boolean> {
   const [da, db] = await Promise.all([

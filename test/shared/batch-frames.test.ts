@@ -1,7 +1,7 @@
 // The frames codec: a round trip property, bodies as views (no copy), and a table of every malformed body it refuses.
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { concatChunks, decodeFrameChunks, decodeFrames, encodeFrames, FrameDecoder, FRAMES_MAGIC, FRAMES_TYPE, hasFramesMagic, MAX_FRAME_HEADER_BYTES, type Frame } from '../../shared/batch-frames.js';
+import { concatChunks, decodeFrameChunks, decodeFrames, encodeFrames, FRAMES_MAGIC, FRAMES_TYPE, hasFramesMagic, MAX_FRAME_HEADER_BYTES, type Frame } from '../../shared/batch-frames.js';
 import { isSessyncError } from '../../shared/errors.js';
 
 const enc = new TextEncoder();
@@ -151,40 +151,6 @@ describe('batch frames codec', () => {
       }),
       { numRuns: 300 },
     );
-  });
-
-  it('FrameDecoder tells each frame\'s header, then its body\'s parts as they arrive, and keeps a fault for end()', () => {
-    const frameArb = fc.record({ header: fc.dictionary(fc.constantFrom('a', 'seq'), fc.jsonValue(), { maxKeys: 2 }), body: fc.uint8Array({ maxLength: 200 }) });
-    fc.assert(
-      fc.property(fc.array(frameArb, { minLength: 1, maxLength: 5 }), fc.array(fc.nat(), { maxLength: 10 }), (frames: Frame[], cuts) => {
-        const chunks = split(concatChunks(encodeFrames(frames)), cuts);
-        const seen: { header: unknown; parts: Uint8Array[] }[] = [];
-        const d = new FrameDecoder(OPTS, {
-          start: (i, header) => {
-            expect(i).toBe(seen.length);
-            seen.push({ header, parts: [] });
-          },
-          part: (i, part) => {
-            expect(i).toBe(seen.length - 1);
-            seen[i]!.parts.push(part);
-          },
-        });
-        for (const c of chunks) d.push(c);
-        const out = d.end();
-        expect(seen.map((x) => x.header)).toEqual(out.map((f) => f.header));
-        // The parts told are the frame's own (the same views), and the body whole.
-        out.forEach((f, i) => {
-          expect(seen[i]!.parts).toEqual(f.parts.filter((p) => p.byteLength > 0));
-          expect([...concatChunks(f.parts)]).toEqual([...frames[i]!.body]);
-        });
-      }),
-      { numRuns: 300 },
-    );
-    // push never throws; end() throws the first fault, whatever came after it.
-    const d = new FrameDecoder(OPTS);
-    d.push(body(FRAMES_MAGIC, '{"bytes":"x"}\n'));
-    d.push(body('{not json}\n'));
-    expect(() => d.end()).toThrow(/frame 0 \(byte 17\): "bytes" must be an integer >= 0, got "x"/);
   });
 
   it('refuses a header without a newline after at most maxHeaderBytes, not at the end of a large body', () => {

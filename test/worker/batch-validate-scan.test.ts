@@ -2,8 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { createHash } from 'node:crypto';
-import { validateBatch, type BatchPush } from '../../worker/batch-validate.js';
-import { BodyCheck } from '../../worker/body-check.js';
+import { validateBatch } from '../../worker/batch-validate.js';
 import { LIMITS } from '../../shared/wire.js';
 
 const msg = (id: string, parentId: string | null, extra: Record<string, unknown> = {}) =>
@@ -36,12 +35,10 @@ const bodyArb = fc.integer({ min: 1, max: 12 }).chain((n) =>
 );
 
 /** What validateBatch answers: the size it returns, or the error it throws (code and message). */
-async function answer(bytes: Uint8Array, entryCount: number, lineCheck: 'scan' | 'parse', parts?: Uint8Array[], checked?: BodyCheck): Promise<unknown> {
+async function answer(bytes: Uint8Array, entryCount: number, lineCheck: 'scan' | 'parse', parts?: Uint8Array[]): Promise<unknown> {
   const envelope = { session: 's', host: 'h', seq: 2, batchId: 'b', entryCount, sha256: createHash('sha256').update(bytes).digest('hex'), encoding: 'jsonl' as const };
-  const push: BatchPush = { envelope, body: parts ?? bytes, base64: false };
-  if (checked) push.checked = checked;
   try {
-    return { ok: await validateBatch('s', push, lineCheck) };
+    return { ok: await validateBatch('s', { envelope, body: parts ?? bytes, base64: false }, lineCheck) };
   } catch (e) {
     return { code: (e as { code?: string }).code, message: (e as Error).message };
   }
@@ -74,28 +71,6 @@ describe('validateBatch: the line scan against the full check', () => {
     const big = new Uint8Array(Buffer.from(msg('a', null, { pad: 'x'.repeat(LIMITS.maxEntryBytes) })));
     const cut = [big.subarray(0, 1000), big.subarray(1000, big.byteLength - 10), big.subarray(big.byteLength - 10)];
     expect(await answer(big, 1, 'scan', cut)).toMatchObject({ code: 'too_large' });
-  });
-
-  it('property: a body checked part by part as it arrived (hash and lines) gets the answer of the whole body', async () => {
-    await fc.assert(
-      fc.asyncProperty(bodyArb, fc.array(fc.nat(), { maxLength: 8 }), fc.boolean(), async ({ lines, trailing, countDelta }, cuts, scanned) => {
-        const bytes = new Uint8Array(Buffer.concat([Buffer.concat(lines.flatMap((l, i) => (i ? [Buffer.from('\n'), l] : [l]))), Buffer.from(trailing)]));
-        const at = [0, ...cuts.map((c) => c % (bytes.byteLength + 1)).sort((a, b) => a - b), bytes.byteLength];
-        const parts = at.slice(1).map((end, i) => bytes.subarray(at[i]!, end));
-        const checked = new BodyCheck(scanned);
-        for (const p of parts) checked.add(p);
-        const count = Math.max(1, lines.length + countDelta);
-        expect(await answer(bytes, count, 'scan', parts, checked)).toEqual(await answer(bytes, count, 'parse'));
-      }),
-      { numRuns: 1_500 },
-    );
-    // The hash taken as the parts came is the one checked: a body changed after it was hashed is refused.
-    const good = new Uint8Array(Buffer.from(msg('a', null) + '\n'));
-    const checked = new BodyCheck(true);
-    checked.add(good);
-    const other = new Uint8Array(Buffer.from(msg('b', null) + '\n'));
-    const envelope = { session: 's', host: 'h', seq: 2, batchId: 'b', entryCount: 1, sha256: createHash('sha256').update(other).digest('hex'), encoding: 'jsonl' as const };
-    await expect(validateBatch('s', { envelope, body: other, base64: false, checked })).rejects.toThrow(/sha256 does not match/);
   });
 
   it('takes a body of good lines by the scan alone, and refuses a line over the entry limit as before', async () => {
