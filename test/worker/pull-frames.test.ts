@@ -5,7 +5,8 @@ import { startNodeServer, type RunningServer } from '../../worker/node-server.js
 import { FsStore } from '../../worker/store/fs-store.js';
 import { MemoryStore } from '../../worker/store/memory-store.js';
 import { tempDir } from '../helpers/cli.js';
-import { TEST_ADMIN_SECRET, appFetcher, type Fetcher } from './routes-helpers.js';
+import { TEST_ADMIN_SECRET, appFetcher } from './routes-helpers.js';
+import { wireFetcher } from './node-rig.js';
 import { describePullFrames } from './pull-frames.case.js';
 
 describePullFrames('memory', async () => {
@@ -25,17 +26,6 @@ const servers: RunningServer[] = [];
 afterAll(async () => {
   for (const s of servers) await s.close();
 });
-
-/** Sends the suite's requests (made for http://sessync.test) to the server at `base`. */
-function wireFetcher(base: string): Fetcher {
-  return {
-    fetch: async (req) => {
-      const u = new URL(req.url);
-      const body = req.method === 'GET' || req.method === 'HEAD' ? undefined : new Uint8Array(await req.arrayBuffer());
-      return fetch(`${base}${u.pathname}${u.search}`, { method: req.method, headers: req.headers, ...(body ? { body } : {}) });
-    },
-  };
-}
 
 describePullFrames('Node server over HTTP', async () => {
   const dir = tempDir('sessync-pull-frames-node-');
