@@ -3,6 +3,7 @@ import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type 
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import { concatChunks } from '../shared/batch-frames.js';
+import { version } from '../package.json';
 
 /** One request as the api client makes it: the body is text, or binary chunks sent as they are (never joined). */
 export interface TransportRequest {
@@ -27,9 +28,26 @@ export type Transport = (url: string, req: TransportRequest) => Promise<Transpor
 /** Idle connections are kept for the next request (a push or pull run makes dozens in a row) and never hold the process open. */
 const agents = { 'http:': new HttpAgent({ keepAlive: true }), 'https:': new HttpsAgent({ keepAlive: true }) };
 
-/** GETs follow redirects as fetch does; other methods get the 3xx answer (their body is not sent twice). */
+/**
+ * Redirects are followed as fetch follows them: a GET for any of these; another method only for 307 and 308, which
+ * keep the method and the body (301, 302 and 303 would turn it into a GET, which no route of the api answers).
+ */
 const MAX_REDIRECTS = 5;
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+
+function follows(method: string, status: number): boolean {
+  return method === 'GET' || method === 'HEAD' ? REDIRECTS.has(status) : status === 307 || status === 308;
+}
+
+/** Headers that are the account's credentials: never sent on to another origin, as fetch drops them. */
+const CREDENTIALS = ['authorization', 'cookie', 'proxy-authorization'];
+
+/**
+ * Sent unless the caller set them, as fetch sends its own: a proxy or CDN in front of the server (Cloudflare's, for a
+ * Workers deployment) compresses JSON answers only for a client that accepts it, and some refuse a request with no
+ * User-Agent. Every encoding named here is decoded (see decode).
+ */
+const DEFAULT_HEADERS: Readonly<Record<string, string>> = { 'accept-encoding': 'gzip, deflate, br', 'user-agent': `sessync/${version}` };
 
 /**
  * A Transport on node:http. Compared with fetch, a multi-megabyte push costs no web stream, no copies of its chunks
@@ -37,12 +55,16 @@ const REDIRECTS = new Set([301, 302, 303, 307, 308]);
  * errors keep their code (ECONNREFUSED, ENOTFOUND, ...) where the api client looks for it, as with fetch's `cause`.
  */
 export const nodeTransport: Transport = async (url, req) => {
+  let headers: Record<string, string> = { ...DEFAULT_HEADERS, ...req.headers };
   for (let hops = 0; ; hops++) {
-    const res = await send(url, req, true);
+    const res = await send(url, { ...req, headers }, true);
     const location = res.headers.location;
-    if (req.method === 'GET' && REDIRECTS.has(res.statusCode ?? 0) && typeof location === 'string' && hops < MAX_REDIRECTS) {
+    if (typeof location === 'string' && hops < MAX_REDIRECTS && follows(req.method, res.statusCode ?? 0)) {
       res.resume();
-      url = new URL(location, url).toString();
+      const next = new URL(location, url);
+      // Another host, port or scheme (https to http included) gets no token: a redirect must not hand it on.
+      if (next.origin !== new URL(url).origin) headers = Object.fromEntries(Object.entries(headers).filter(([k]) => !CREDENTIALS.includes(k.toLowerCase())));
+      url = next.toString();
       continue;
     }
     return answer(res);
@@ -76,7 +98,8 @@ function send(url: string, req: TransportRequest, mayRetry: boolean): Promise<In
       req.signal.removeEventListener('abort', onAbort);
       if (answered) return;
       // A kept-alive connection the server closed just as it was reused (its idle timeout): sent again once, on a new
-      // one, as Node's docs advise; every route of the api is safe to repeat (pushes are idempotent by seq and batch id).
+      // one, as Node's docs advise; as the api client's own retries send any request again when the server cannot be reached (pushes are idempotent
+      // by seq and batch id; a token or share made twice is the cost fetch had too).
       if (mayRetry && cr.reusedSocket && (e.code === 'ECONNRESET' || e.code === 'EPIPE') && !req.signal.aborted) {
         send(url, req, false).then(resolve, reject);
         return;
@@ -126,7 +149,7 @@ function answer(res: IncomingMessage): TransportResponse {
   };
 }
 
-/** The whole answer body, decoded if the server compressed it (nothing asks it to; fetch would decode it too). */
+/** The whole answer body, decoded if the server (or a proxy before it) compressed it, as fetch decodes it. */
 function collect(res: IncomingMessage): Promise<Buffer> {
   return new Promise<Buffer>((resolve, reject) => {
     const parts: Buffer[] = [];

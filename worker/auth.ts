@@ -73,7 +73,13 @@ export const requireAccount: MiddlewareHandler<AppEnv> = async (c, next) => {
   c.set('tokenId', t.id);
   await next();
   // After the route, and only for an answer that is not an error: a refused request stores nothing, not even this.
-  if (c.res.status < 400) await touchToken(c.var.store, t);
+  // The route has done its work (and on Node a pull answer may already be on the wire), so a mark that cannot be
+  // written is said in the log and does not turn the answer into an error: it is tried again on the next request.
+  if (c.res.status < 400) {
+    await touchToken(c.var.store, t).catch((e: unknown) => {
+      console.error(`sessync: could not mark token ${t.id} as used today (the request itself succeeded): ${(e as Error)?.message ?? String(e)}`);
+    });
+  }
 };
 
 function revokedError(r: { at: string; id: string; name?: string }): SessyncError {

@@ -34,6 +34,41 @@ beforeEach(async () => {
   admin = new TestClient(f, ADMIN);
 });
 
+/** A real MemoryStore whose writes of token records fail while `failTokens` is set (a mock of a store fault). */
+class TokenWriteFailingStore extends MemoryStore {
+  failTokens = false;
+  override async put(key: string, body: Uint8Array): Promise<void> {
+    if (this.failTokens && key.startsWith('tokens/')) throw new Error(`injected: cannot write ${key}`);
+    return super.put(key, body);
+  }
+}
+
+describe('the last-used mark cannot be written', () => {
+  it('the request still gets its answer, the failure is logged, and the mark is written by a later request', async () => {
+    const s = new TokenWriteFailingStore();
+    const fx = appFetcher(createApp({ store: s, adminSecret: ADMIN }));
+    const a = await adminCreateAccount(fx, ADMIN);
+    const hash = await sha256Hex(a.token);
+    await s.put(keys.token(hash), new TextEncoder().encode(JSON.stringify({ ...JSON.parse(new TextDecoder().decode((await s.get(keys.token(hash)))!.body)), lastUsed: '2000-01-01' })));
+    s.failTokens = true;
+    const logged: string[] = [];
+    const orig = console.error;
+    console.error = (...a: unknown[]) => void logged.push(a.map(String).join(' '));
+    try {
+      const res = await fx.fetch(new Request('http://x/v1/whoami', { headers: { authorization: `Bearer ${a.token}` } }));
+      expect(res.status).toBe(200);
+      expect(await res.json()).toMatchObject({ account: a.account });
+    } finally {
+      console.error = orig;
+    }
+    expect(logged.join('\n')).toMatch(/could not mark token tok_[0-9a-f]+ as used today .*injected: cannot write/);
+    s.failTokens = false;
+    await fx.fetch(new Request('http://x/v1/whoami', { headers: { authorization: `Bearer ${a.token}` } }));
+    const rec = JSON.parse(new TextDecoder().decode((await s.get(keys.token(hash)))!.body)) as { lastUsed?: string };
+    expect(rec.lastUsed).not.toBe('2000-01-01');
+  });
+});
+
 /** One request to every route that takes an account token (the share blob and viewer take none). */
 async function everyTokenRoute(c: TestClient): Promise<number[]> {
   const batch = await makeBatch({ session: 's9', host: 'h', seq: 1, meta: metaFor('s9') });

@@ -131,17 +131,71 @@ describe('ApiClient on node:http: failures keep their meaning', () => {
     expect(retries).toEqual([]);
   });
 
-  it('a GET follows a redirect; other methods get the redirect as an answer', async () => {
-    const target = await serve((req, res) => json(res, 200, req.url === '/v1/health' ? health : { nope: true }));
+  it('a GET follows any redirect; a POST follows 307 and 308 with its body, and gets a 301, 302 or 303 as an answer', async () => {
+    const bodies: string[] = [];
+    const target = await serve((req, res, body) => {
+      if (req.method === 'POST') bodies.push(body.toString('utf8'));
+      if (req.url === '/v1/health') return json(res, 200, health);
+      json(res, 200, { account: 'a', id: 'tok_1', name: 'x', created: '2026-01-01T00:00:00.000Z', token: 'sst_x' });
+    });
+    let status = 308;
     const { url } = await serve((req, res) => {
-      res.writeHead(308, { location: target.url + req.url });
+      res.writeHead(status, { location: target.url + req.url });
       res.end();
     });
     const api = new ApiClient({ url, token: 't', retries: 0 });
     expect(await api.health()).toEqual(health);
-    const err = await api.createToken('x').catch((e: unknown) => e);
-    expect(isSessyncError(err, 'wrong_server')).toBe(true);
-    expect((err as Error).message).toMatch(/HTTP 308/);
+    for (status of [307, 308]) {
+      bodies.length = 0;
+      await api.createToken('x').catch((e: unknown) => {
+        throw new Error(`${status}: ${(e as Error).message}`);
+      });
+      expect(bodies.length).toBe(1);
+      expect(JSON.parse(bodies[0]!)).toMatchObject({ name: 'x' });
+    }
+    for (status of [301, 302, 303]) {
+      bodies.length = 0;
+      const err = await api.createToken('x').catch((e: unknown) => e);
+      expect(isSessyncError(err, 'wrong_server')).toBe(true);
+      expect((err as Error).message).toMatch(new RegExp(`HTTP ${status}`));
+      expect(bodies).toEqual([]);
+    }
+  });
+
+  it('a redirect to another origin does not carry the token on; one within the origin does', async () => {
+    const seen: { url: string | undefined; auth: string | undefined }[] = [];
+    const other = await serve((req, res) => {
+      seen.push({ url: req.url, auth: req.headers.authorization });
+      json(res, 200, { tokens: [] });
+    });
+    const { url } = await serve((req, res) => {
+      if (req.url === '/v1/tokens') {
+        res.writeHead(302, { location: '/moved/v1/tokens' });
+        return res.end();
+      }
+      if (req.url === '/moved/v1/tokens') {
+        seen.push({ url: req.url, auth: req.headers.authorization });
+        res.writeHead(307, { location: other.url + '/v1/tokens' });
+        return res.end();
+      }
+      json(res, 404, {});
+    });
+    await new ApiClient({ url, token: 'SECRET-TOKEN', retries: 0 }).listTokens();
+    expect(seen).toEqual([
+      { url: '/moved/v1/tokens', auth: 'Bearer SECRET-TOKEN' },
+      { url: '/v1/tokens', auth: undefined },
+    ]);
+  });
+
+  it('asks for compressed answers and names itself, as fetch did', async () => {
+    let headers: IncomingMessage['headers'] = {};
+    const { url } = await serve((req, res) => {
+      headers = req.headers;
+      json(res, 200, health);
+    });
+    await new ApiClient({ url }).health();
+    expect(headers['accept-encoding']).toMatch(/gzip/);
+    expect(headers['user-agent']).toMatch(/^sessync\/\d+\.\d+/);
   });
 
   it('a compressed answer is read as its text', async () => {
