@@ -15,6 +15,7 @@ import { alignLeaf } from '../store/leaf-marker.js';
 import { bodyFileOf, newSessionState, type PendingBatch, type SessionSyncState } from './session-sync-state.js';
 import { sessionProjectKey } from './project-key.js';
 import { readFirst, readSlice, tailHash, type FirstRead, type Slice } from './read-slice.js';
+import { recycleRead } from './read-buffers.js';
 import { leafAgrees } from './first-leaf.js';
 import type { SyncContext } from './sync-context.js';
 import { ownValue } from '../../shared/own-keys.js';
@@ -297,6 +298,9 @@ async function pushHolding(ctx: SyncContext, target: PushTarget, turn: ReadTurn)
       result.batches++;
       result.entries += p.entryCount;
       const bytes = Buffer.byteLength(body);
+      // Acknowledged, so the server holds these bytes: the file's bytes they are (plaintext) are read into again by a
+      // later batch, unless the request may have handed them on uncopied (a fetch into an app in this process).
+      if (typeof body !== 'string' && !p.encoding && ctx.api.bodiesCopied) recycleRead(body);
       result.bytes += bytes;
       ctx.onProgress?.({ entries: p.entryCount, bytes });
       continue;
