@@ -51,10 +51,11 @@ function sha256Hex(s: string | Uint8Array): string {
 /**
  * A slice's body as the bytes sent, and their sha-256: the file's own bytes when they are one run (no join, no
  * decoding and encoding again, no copy), else the lines joined. Bytes that are not valid UTF-8 are decoded (as their
- * lines were parsed), so only then are the bytes sent those of the text.
+ * lines were parsed), so only then are the bytes sent those of the text; a run of lines the scan took is valid already.
  */
 function bodyOf(slice: Slice): { bytes: Uint8Array; sha256: string } {
-  const bytes = slice.raw ? (isUtf8(slice.raw) ? slice.raw : Buffer.from(slice.raw.toString('utf8'), 'utf8')) : Buffer.from(slice.lines!.join('\n') + '\n', 'utf8');
+  const raw = slice.raw;
+  const bytes = raw ? (slice.rawUtf8 || isUtf8(raw) ? raw : Buffer.from(raw.toString('utf8'), 'utf8')) : Buffer.from(slice.lines!.join('\n') + '\n', 'utf8');
   return { bytes, sha256: sha256Hex(bytes) };
 }
 

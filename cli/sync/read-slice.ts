@@ -30,6 +30,8 @@ export interface Slice {
    * (no line left out or rewritten between them): no join, no text kept, hashed and sent as they are.
    */
   raw?: Buffer;
+  /** `raw` is valid UTF-8: every line of it was one the scan is certain of (it checks the encoding), none parsed. */
+  rawUtf8?: true;
   /** Otherwise the entries' lines as text, each without its '\n' (a line of several values: one line per value). */
   lines?: string[];
 }
@@ -111,11 +113,16 @@ function sliceOf(fd: number, from: number, size: number, skipIds: ReadonlySet<st
   /** The lines' text, once they are not one run (the run's lines decoded again then: it happens rarely). */
   let lines: string[] | null = null;
   const asLines = (): string[] => (lines ??= run ? linesOf(run.buf, run.from, run.to) : []);
+  /** Whether a line taken by the full check (not the scan) went into the run. */
+  let parsedInRun = false;
   /** Every buffer read into; all but the one the body lies in (if it is raw) are spare at the end. */
   const bufs: Buffer[] = [];
   const finish = (): SliceRead => {
     releaseScanned(); // the scan's view of the last read goes: the slice keeps what it needs of it
-    if (lines === null && run && out.count > 0) out.raw = run.buf.subarray(run.from, run.to);
+    if (lines === null && run && out.count > 0) {
+      out.raw = run.buf.subarray(run.from, run.to);
+      if (!parsedInRun) out.rawUtf8 = true;
+    }
     else out.lines = asLines();
     const kept = out.raw ? run!.buf : null;
     return { slice: out, ...(first ? { first } : {}), plain: plain && out.skipped.length === 0, chain, spare: bufs.filter((b) => b !== kept) };
@@ -216,6 +223,7 @@ function sliceOf(fd: number, from: number, size: number, skipIds: ReadonlySet<st
           if (lines === null && run === null) run = { buf, from: lineStart, to: start };
           else if (lines === null && run!.buf === buf && run!.to === lineStart) run!.to = start;
           else asLines().push(text);
+          parsedInRun = true; // its text came from a decoding that replaces invalid UTF-8: its bytes may not be valid
           out.bytes += lineBytes + 1;
         }
         out.count++;
