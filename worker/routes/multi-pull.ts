@@ -7,7 +7,8 @@ import { requireAccount } from '../auth.js';
 import { itemError, type ItemError } from '../item-error.js';
 import { readJson, SMALL_BODY_BYTES } from '../request-body.js';
 import { keys } from '../../shared/keys.js';
-import { BatchReads, asJsonPage, errorFrame, framesResponse, pageFrames, planPage, readPage, wantsFrames, type ServedPage } from './pull.js';
+import { framesResponse } from '../frames-response.js';
+import { BatchReads, asJsonPage, errorFrame, pageFrames, planPage, readPage, wantsFrames, type ServedPage } from './pull.js';
 
 /** Sessions whose heads and meta are read at once. */
 const PLAN_PARALLEL = 16;
@@ -72,7 +73,7 @@ multiPullRoutes.post('/v1/pulls', requireAccount, async (c) => {
       items.push({ session, error: itemError(e, `POST /v1/pulls: session ${session}`) });
     }
   }
-  if (wantsFrames(c)) return framesResponse(items.flatMap((x) => ('page' in x ? pageFrames(x.page) : [errorFrame(x.session, x.error)])));
+  if (wantsFrames(c)) return framesResponse(c, items.flatMap((x) => ('page' in x ? pageFrames(x.page) : [errorFrame(x.session, x.error)])));
   const results: PullManyItem[] = [];
   for (const x of items) results.push('page' in x ? { ok: true, session: x.page.session, ...(await asJsonPage(x.page)) } : { session: x.session, ...x.error });
   const res: PullManyResponse = { results };

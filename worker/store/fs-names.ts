@@ -7,6 +7,8 @@ export const MAX_NAME_BYTES = 255;
 /** Appended to every file's name, so a key `a/b` (a file) and keys `a/b/...` (a directory) can coexist. */
 export const FILE_MARK = '~';
 const utf8 = new TextEncoder();
+/** A segment (or joined tail) of lowercase letters, digits, '_', '-', '/' and non-leading '.': encoded as itself, '/' as %2f. */
+const PLAIN_SEGMENT = /^[a-z0-9_-][a-z0-9_./-]*$/;
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /** Throws bad_input for a key that no backend should hold: nothing here can climb out of the root. */
@@ -32,6 +34,8 @@ export function validateKey(key: string): void {
  * never contains '~', and only in the mask contains '@'.
  */
 export function encodeSegment(seg: string): string {
+  // Most segments (ids, names, a file name's joined tail) keep every character but '/': no walk per character.
+  if (PLAIN_SEGMENT.test(seg)) return seg.includes('/') ? seg.replaceAll('/', '%2f') : seg;
   let out = '';
   const upper: number[] = [];
   for (const ch of seg) {
