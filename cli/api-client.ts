@@ -130,6 +130,11 @@ export class ApiClient {
    * every push goes as JSON, as a client from before frames sends it).
    */
   takesFrames: boolean | null = null;
+  /**
+   * Whether a request's body is copied out of this process (written to a socket) before its answer comes, so its
+   * buffers are the caller's again once answered. Not with a fetch given: an app in this process may keep them.
+   */
+  readonly bodiesCopied: boolean;
   private readonly token: string | undefined;
   private readonly transport: Transport;
   private readonly retries: number;
@@ -148,6 +153,7 @@ export class ApiClient {
     this.account = opts.account;
     this.token = opts.token;
     this.transport = opts.fetch ? fetchTransport(opts.fetch) : nodeTransport;
+    this.bodiesCopied = opts.fetch === undefined;
     this.retries = opts.retries ?? 6;
     this.baseDelayMs = opts.baseDelayMs ?? 250;
     this.maxDelayMs = opts.maxDelayMs ?? 5_000;

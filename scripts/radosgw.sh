@@ -206,7 +206,9 @@ case "$CMD" in
     # One starter at a time per port: concurrent test processes wait here, then reuse the cluster.
     exec 9>"$DIR.lock"
     flock -w 180 9 || die "timed out waiting for another radosgw.sh start on port $PORT"
-    if [ -f "$CONF" ] && gateway_up && radosgw-admin -c "$CONF" user info --uid=sessync-test >/dev/null 2>&1; then
+    # A cluster whose gateway answers but whose storage is wedged (its admin calls hang) is stale too: the check is
+    # bounded, or every later start would wait on it forever.
+    if [ -f "$CONF" ] && gateway_up && timeout 60 radosgw-admin -c "$CONF" user info --uid=sessync-test >/dev/null 2>&1; then
       log "reusing the cluster already running on $ENDPOINT"
     else
       # A directory without a working gateway is left over from a crash: clear it and start afresh.

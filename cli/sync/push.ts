@@ -15,6 +15,7 @@ import { alignLeaf } from '../store/leaf-marker.js';
 import { bodyFileOf, newSessionState, type PendingBatch, type SessionSyncState } from './session-sync-state.js';
 import { sessionProjectKey } from './project-key.js';
 import { readFirst, readSlice, tailHash, type FirstRead, type Slice } from './read-slice.js';
+import { recycleRead } from './read-buffers.js';
 import { leafAgrees } from './first-leaf.js';
 import type { SyncContext } from './sync-context.js';
 import { ownValue } from '../../shared/own-keys.js';
@@ -50,10 +51,11 @@ function sha256Hex(s: string | Uint8Array): string {
 /**
  * A slice's body as the bytes sent, and their sha-256: the file's own bytes when they are one run (no join, no
  * decoding and encoding again, no copy), else the lines joined. Bytes that are not valid UTF-8 are decoded (as their
- * lines were parsed), so only then are the bytes sent those of the text.
+ * lines were parsed), so only then are the bytes sent those of the text; a run of lines the scan took is valid already.
  */
 function bodyOf(slice: Slice): { bytes: Uint8Array; sha256: string } {
-  const bytes = slice.raw ? (isUtf8(slice.raw) ? slice.raw : Buffer.from(slice.raw.toString('utf8'), 'utf8')) : Buffer.from(slice.lines!.join('\n') + '\n', 'utf8');
+  const raw = slice.raw;
+  const bytes = raw ? (slice.rawUtf8 || isUtf8(raw) ? raw : Buffer.from(raw.toString('utf8'), 'utf8')) : Buffer.from(slice.lines!.join('\n') + '\n', 'utf8');
   return { bytes, sha256: sha256Hex(bytes) };
 }
 
@@ -297,6 +299,9 @@ async function pushHolding(ctx: SyncContext, target: PushTarget, turn: ReadTurn)
       result.batches++;
       result.entries += p.entryCount;
       const bytes = Buffer.byteLength(body);
+      // Acknowledged, so the server holds these bytes: the file's bytes they are (plaintext) are read into again by a
+      // later batch, unless the request may have handed them on uncopied (a fetch into an app in this process).
+      if (typeof body !== 'string' && !p.encoding && ctx.api.bodiesCopied) recycleRead(body);
       result.bytes += bytes;
       ctx.onProgress?.({ entries: p.entryCount, bytes });
       continue;

@@ -7,6 +7,7 @@ import { parseJsonLine, serializeLine } from '../../shared/jsonl.js';
 import { ENTRY_ID_RE, LIMITS } from '../../shared/wire.js';
 import { findTooDeepText, findTooDeepValue } from '../../shared/json-limits.js';
 import { releaseScanned, sameBytes, scanEntryLine, scanned } from '../../shared/entry-line-scan.js';
+import { readBuffer, recycleRead } from './read-buffers.js';
 
 /** Body bytes per batch: JSON escaping can double a body, and the whole request must stay under maxRequestBytes. */
 const MAX_BATCH_BYTES = Math.min(LIMITS.maxBatchBytes, Math.floor((LIMITS.maxRequestBytes - 256 * 1024) / 2));
@@ -29,6 +30,8 @@ export interface Slice {
    * (no line left out or rewritten between them): no join, no text kept, hashed and sent as they are.
    */
   raw?: Buffer;
+  /** `raw` is valid UTF-8: every line of it was one the scan is certain of (it checks the encoding), none parsed. */
+  rawUtf8?: true;
   /** Otherwise the entries' lines as text, each without its '\n' (a line of several values: one line per value). */
   lines?: string[];
 }
@@ -56,7 +59,9 @@ export interface FirstRead {
 export async function readSlice(path: string, from: number, size: number, skipIds: ReadonlySet<string>, check: LineCheck = 'scan'): Promise<Slice> {
   const fd = openSync(path, 'r');
   try {
-    return sliceOf(fd, from, size, skipIds, check).slice;
+    const r = sliceOf(fd, from, size, skipIds, check);
+    for (const b of r.spare) recycleRead(b);
+    return r.slice;
   } finally {
     closeSync(fd);
   }
@@ -69,6 +74,7 @@ export function readFirst(path: string, skipIds: ReadonlySet<string>, check: Lin
     const size = fstatSync(fd).size;
     const r = sliceOf(fd, 0, size, skipIds, check);
     const header = r.first ? parseHeaderPrefix(r.first.buf, Math.min(r.first.bytesRead, HEADER_PREFIX_BYTES)) : readHeaderSync(path);
+    for (const b of r.spare) recycleRead(b);
     return { slice: r.slice, header, size, wholeChain: r.plain && r.chain && r.first?.bytesRead === size && r.slice.end === size };
   } finally {
     closeSync(fd);
@@ -83,6 +89,8 @@ interface SliceRead {
   plain: boolean;
   /** Each entry of the slice names the one before it as its parent. */
   chain: boolean;
+  /** The reads' buffers that the slice keeps no view of: free once the caller is done with `first`. */
+  spare: Buffer[];
 }
 
 /**
@@ -105,16 +113,25 @@ function sliceOf(fd: number, from: number, size: number, skipIds: ReadonlySet<st
   /** The lines' text, once they are not one run (the run's lines decoded again then: it happens rarely). */
   let lines: string[] | null = null;
   const asLines = (): string[] => (lines ??= run ? linesOf(run.buf, run.from, run.to) : []);
+  /** Whether a line taken by the full check (not the scan) went into the run. */
+  let parsedInRun = false;
+  /** Every buffer read into; all but the one the body lies in (if it is raw) are spare at the end. */
+  const bufs: Buffer[] = [];
   const finish = (): SliceRead => {
     releaseScanned(); // the scan's view of the last read goes: the slice keeps what it needs of it
-    if (lines === null && run && out.count > 0) out.raw = run.buf.subarray(run.from, run.to);
+    if (lines === null && run && out.count > 0) {
+      out.raw = run.buf.subarray(run.from, run.to);
+      if (!parsedInRun) out.rawUtf8 = true;
+    }
     else out.lines = asLines();
-    return { slice: out, ...(first ? { first } : {}), plain: plain && out.skipped.length === 0, chain };
+    const kept = out.raw ? run!.buf : null;
+    return { slice: out, ...(first ? { first } : {}), plain: plain && out.skipped.length === 0, chain, spare: bufs.filter((b) => b !== kept) };
   };
   let pos = from;
   while (pos < size && out.count < LIMITS.maxEntriesPerBatch) {
     const len = Math.min(READ_CHUNK, size - pos);
-    const buf = Buffer.allocUnsafe(len); // filled by the read; only its first bytesRead bytes are looked at
+    const buf = readBuffer(len); // filled by the read; only its first bytesRead bytes are looked at
+    bufs.push(buf);
     const bytesRead = readSync(fd, buf, 0, len, pos);
     if (pos === 0) first = { buf, bytesRead };
     let start = 0;
@@ -206,6 +223,7 @@ function sliceOf(fd: number, from: number, size: number, skipIds: ReadonlySet<st
           if (lines === null && run === null) run = { buf, from: lineStart, to: start };
           else if (lines === null && run!.buf === buf && run!.to === lineStart) run!.to = start;
           else asLines().push(text);
+          parsedInRun = true; // its text came from a decoding that replaces invalid UTF-8: its bytes may not be valid
           out.bytes += lineBytes + 1;
         }
         out.count++;
