@@ -248,6 +248,9 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
     // A session whose meta could not be read (damaged, or not landed yet) has no known agent: it goes with pi's run,
     // the agent of a meta that names none, so its pull is tried there and its error reported, never dropped silently.
     const ops = planned.filter((x) => !dropped.has(x.session) && (!agentOf || byId.has(x.session) || (agentOf.get(x.session) ?? 'pi') === o.agent));
+    // Sessions with more than one op (a push, then a pull): counted once, not by a scan of every op per op (3,000 sessions).
+    const opsPerSession = new Map<string, number>();
+    for (const x of ops) opsPerSession.set(x.session, (opsPerSession.get(x.session) ?? 0) + 1);
 
     // An encrypted account's key is checked against the server's before the first byte is sent or written:
     // missing, old or wrong, the run stops here with what to run.
@@ -306,7 +309,7 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
         if (problems?.length) out.badBatches = problems;
         if (o.noteErrors !== false) o.note?.(`session ${op.session}: ${out.error.message}`);
       }
-      if (op.kind !== 'push' || !ops.some((x) => x !== op && x.session === op.session)) o.progress?.sessionDone();
+      if (op.kind !== 'push' || opsPerSession.get(op.session) === 1) o.progress?.sessionDone();
     };
     try {
       // Sessions are independent (each its own state record and seqs, wherever the state is kept: own file, journal or
