@@ -236,7 +236,7 @@ describe('FsStore, file-system specifics', () => {
       await store.open();
       await store.putIfAbsent('a/heads/s/h/000000000001', new Uint8Array(0));
       const key = 'a/heads/s2/h/000000000001';
-      if ((await store['createEmpty'](key, store.pathOf(key), new Set())) === null) throw new Error('the key was there already');`, 'created');
+      if (store['createEmpty'](key, store.pathOf(key), new Set()) === null) throw new Error('the key was there already');`, 'created');
     const reader = new FsStore(root);
     await reader.open();
     expect((await reader.list({ prefix: 'a/heads/' })).keys).toEqual(['a/heads/s/h/000000000001', 'a/heads/s2/h/000000000001']);

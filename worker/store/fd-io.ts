@@ -1,5 +1,5 @@
 // The file store's calls that wait for the disk (fsync, and reading or writing a file's data), on the thread pool by fd.
-import { closeSync, fsync, mkdir, open, read, writev } from 'node:fs';
+import { closeSync, fsync, read, writev } from 'node:fs';
 import type { BlobBody } from './blob-store.js';
 
 /**
@@ -12,19 +12,6 @@ export function closeAfter(fd: number): void {
   } catch (e) {
     console.warn(`sessync file store: closing fd ${fd} failed: ${(e as Error).message}`);
   }
-}
-
-/**
- * open(2) of a new file (flags 'wx': it must not exist) on the thread pool: creating a file allocates an inode, which
- * on some file systems (ext4 without a journal, skipping inodes freed in the last minutes) costs far more than a lookup.
- */
-export function createFd(path: string, mode: number): Promise<number> {
-  return new Promise((resolve, reject) => open(path, 'wx', mode, (e, fd) => (e ? reject(e) : resolve(fd))));
-}
-
-/** mkdir(2) of one folder on the thread pool (an inode to allocate, as for createFd); rejects with EEXIST or ENOENT as mkdir does. */
-export function makeDir(path: string, mode: number): Promise<void> {
-  return new Promise((resolve, reject) => mkdir(path, { mode }, (e) => (e ? reject(e) : resolve())));
 }
 
 /** fsync(2) of an open fd; resolves once the file's data and metadata are on disk. */

@@ -1,8 +1,8 @@
 // File-system BlobStore: one file per key under a root directory, atomic put-if-absent across processes.
 import { createHash, randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
-import { closeSync, fstatSync, linkSync, mkdirSync, openSync, readSync, renameSync, rmdirSync, unlinkSync } from 'node:fs';
-import { closeAfter, createFd, fsyncFd, makeDir, readFd, writeAllFd } from './fd-io.js';
+import { closeSync, constants as fsConstants, fstatSync, linkSync, mkdirSync, openSync, readSync, renameSync, rmdirSync, unlinkSync } from 'node:fs';
+import { closeAfter, fsyncFd, readFd, writeAllFd } from './fd-io.js';
 import { dirname, join } from 'node:path';
 import { SessyncError, isSessyncError } from '../../shared/errors.js';
 import type { BlobBody, BlobObject, BlobStore, BlobWrite, ListOptions, ListPage } from './blob-store.js';
@@ -34,6 +34,8 @@ const SMALL_READ_BYTES = 16 * 1024;
 /** Folders a process remembers as there (made or found by it); past this many it forgets them all and finds them again. */
 const MAX_KNOWN_DIRS = 100_000;
 const utf8 = new TextEncoder();
+/** Creates a file at its own name, failing with EEXIST when the name is taken (the put-if-absent of an empty object). */
+const CREATE_NEW = fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL;
 
 /** Whether a body has no bytes: such an object is created at its own name, with no temp file (see FsStore). */
 function isEmptyBody(body: BlobBody): boolean {
@@ -103,12 +105,10 @@ async function readWhole(fd: number): Promise<Uint8Array> {
  * O_EXCL (EEXIST when the key exists, as link answers), which spares a temp name, a link and an unlink, and, as no
  * data block is written, the block allocation of its write and the discard of its delete.
  *
- * Calls that only touch directory entries and open files (open, close, link, rename, unlink, rmdir, stat) are made
- * synchronously: they take microseconds, less than the CPU a thread-pool round trip costs (a push made about twenty
- * of them). The calls that wait for the disk (fsync, a file's data read or written, and listings of directories
- * larger than one block, which can be long) go to the thread pool and never block the event loop; so do the calls
- * of a write that create a file or a folder, as each allocates an inode, which ext4 without a journal (it skips inodes
- * freed in the last minutes, checking them one by one) made cost a quarter of a millisecond each on a busy disk.
+ * Calls that only touch directory entries and open files (open, close, link, rename, unlink, mkdir, rmdir,
+ * stat) are made synchronously: they take microseconds, less than the CPU a thread-pool round trip costs (a push
+ * made about twenty of them). The calls that wait for the disk (fsync, a file's data read or written, and
+ * listings of directories larger than one block, which can be long) go to the thread pool and never block the event loop.
  */
 export class FsStore implements BlobStore {
   private ready: Promise<void> | undefined;
@@ -179,26 +179,19 @@ export class FsStore implements BlobStore {
     const renamed = new Set<string>();
     const ensured = new Set<string>();
     try {
-      // The folders this process does not know are there, made while the temp files are written (on the thread pool:
-      // each is an inode to allocate), so the links below find them. An empty folder is no object: a crash that
-      // leaves one behind leaves nothing a reader sees.
-      const dirsReady = Promise.allSettled([...new Set(paths.map((p) => dirname(p)))].filter((d) => !this.known.has(d)).map((d) => this.makeDirAsync(d, ensured)));
       // Each write's temp file, written; or, for an empty put-if-absent, the object itself at its name (tmp null;
       // fh null when the key was there already). An empty file is whole from the start: nothing else in the group
       // waits for it, and it takes its fsync (its inode) in the one round below like any temp file.
       const handles = await Promise.allSettled(writes.map(async (w, i) => {
-        if (!w.replace && isEmptyBody(w.body)) {
-          await dirsReady; // its folder first (one that failed fails its create, which then reports why)
-          return { tmp: null, fh: await this.createEmpty(w.key, paths[i]!, ensured) };
-        }
+        if (!w.replace && isEmptyBody(w.body)) return { tmp: null, fh: this.createEmpty(w.key, paths[i]!, ensured) };
         const tmp = this.tempName();
         temps.push(tmp);
         return { tmp, fh: await this.openTemp(tmp, w.key, w.body) };
       }));
       const opened = handles.flatMap((h) => (h.status === 'fulfilled' ? [h.value] : []));
       try {
-        const failed = [...(await dirsReady), ...handles].find((h) => h.status === 'rejected');
-        if (failed) throw failed.status === 'rejected' && isSessyncError(failed.reason) ? failed.reason : unavailable('write', this.root, (failed as PromiseRejectedResult).reason);
+        const failed = handles.find((h) => h.status === 'rejected');
+        if (failed) throw failed.reason;
         // The one fsync round: the data of every write on disk before any name points at it.
         await Promise.all(opened.map(({ fh }, i) => (fh === null ? undefined : fsyncFd(fh).catch((e) => Promise.reject(unavailable('write', writes[i]!.key, e))))));
       } finally {
@@ -222,35 +215,19 @@ export class FsStore implements BlobStore {
 
   /**
    * An empty object created at its own name (its folder made first where needed): the open fd, not yet fsynced, or
-   * null when the key exists (O_EXCL answers EEXIST atomically, whatever process raced it, as link does). A folder
-   * pruned meanwhile by a concurrent delete (ENOENT) is made again, as intoPlace does for a link.
+   * null when the key exists (O_EXCL answers EEXIST atomically, whatever process raced it, as link does).
    */
-  private async createEmpty(key: string, path: string, ensured: Set<string>): Promise<number | null> {
-    const dir = dirname(path);
-    for (let attempt = 0; ; attempt++) {
-      try {
-        if (!this.known.has(dir) && !ensured.has(dir)) this.ensureDir(dir, ensured);
-        return await createFd(path, FILE_MODE);
-      } catch (e) {
-        if (errno(e) === 'EEXIST') return null;
-        if (errno(e) !== 'ENOENT' || attempt >= MAX_DIR_RACES) throw unavailable('put-if-absent', key, e);
-        this.known.delete(dir);
-        ensured.delete(dir);
-      }
-    }
-  }
-
-  /** ensureDir on the thread pool: `dir` and any missing folder above it, each recorded in `ensured`. */
-  private async makeDirAsync(dir: string, ensured: Set<string>): Promise<void> {
+  private createEmpty(key: string, path: string, ensured: Set<string>): number | null {
+    let fd: number | null = null;
     try {
-      await makeDir(dir, DIR_MODE);
+      this.intoPlace(path, () => {
+        fd = openSync(path, CREATE_NEW, FILE_MODE);
+      }, ensured);
+      return fd;
     } catch (e) {
-      if (errno(e) === 'ENOENT' && dirname(dir) !== dir) {
-        await this.makeDirAsync(dirname(dir), ensured);
-        await makeDir(dir, DIR_MODE).catch((again) => (errno(again) === 'EEXIST' ? undefined : Promise.reject(again)));
-      } else if (errno(e) !== 'EEXIST') throw e;
+      if (errno(e) === 'EEXIST') return null;
+      throw unavailable('put-if-absent', key, e);
     }
-    ensured.add(dir);
   }
 
   /** One write's outcome, its error as a value: each of a group is placed whatever the others do. */
@@ -423,7 +400,7 @@ export class FsStore implements BlobStore {
   private async openTemp(tmp: string, key: string, body: BlobBody): Promise<number> {
     let fh: number | undefined;
     try {
-      fh = await createFd(tmp, FILE_MODE);
+      fh = openSync(tmp, 'wx', FILE_MODE);
       await writeAllFd(fh, body);
       return fh;
     } catch (e) {
