@@ -31,13 +31,6 @@ async function sameBatch(stored: StoredBatchRecord, push: BatchPush): Promise<bo
   return (await sha256Hex(raw)) === (push.base64 ? a.sha256 : b.sha256);
 }
 
-/**
- * A head's body. Its key says everything (session, host, seq) and no reader ever opens one, so it is empty: on the
- * file system an empty object is created at its own name, with no temp file and no data block to write or, when a
- * newer head replaces it, to free (heads an older server wrote hold `{seq, batchId}`, and are read by key the same).
- */
-const EMPTY_HEAD = new Uint8Array(0);
-
 interface HeadKey {
   key: string;
   seq: number;
@@ -68,7 +61,9 @@ async function listHeads(store: BlobStore, account: string, env: BatchEnvelope):
  * Runs on 'exists' too: it repairs a crash between the batch write and the head write.
  */
 async function advanceHead(store: BlobStore, account: string, env: BatchEnvelope, existing: HeadKey[]): Promise<void> {
-  if (!existing.some((h) => h.seq >= env.seq)) await store.putIfAbsent(keys.head(account, env.session, env.host, env.seq), EMPTY_HEAD);
+  if (!existing.some((h) => h.seq >= env.seq)) {
+    await store.putIfAbsent(keys.head(account, env.session, env.host, env.seq), encodeJson({ seq: env.seq, batchId: env.batchId }));
+  }
   const top = Math.max(env.seq, ...existing.map((h) => h.seq));
   // Older heads are redundant; a racing push of a newer seq only ever deletes keys below its own.
   await Promise.all(existing.filter((h) => h.seq < top).map((h) => store.delete(h.key)));

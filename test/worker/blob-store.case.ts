@@ -224,32 +224,6 @@ export function describeBlobStore(name: string, make: () => Promise<StoreUnderTe
       expect(dec.decode((await store().get(`${p}d/k`))!.body)).toBe('again');
     });
 
-    it('an empty body written put-if-absent (alone, in parts, in a group) is created once; racers leave one winner', async () => {
-      const p = fresh();
-      const s = store();
-      expect(await s.putIfAbsent(`${p}e`, new Uint8Array(0))).toBe(true);
-      expect(await s.putIfAbsent(`${p}e`, new Uint8Array(0))).toBe(false);
-      expect(await s.putIfAbsent(`${p}e`, enc.encode('not empty'))).toBe(false);
-      expect(await s.putIfAbsent(`${p}parts`, [new Uint8Array(0), new Uint8Array(0)])).toBe(true);
-      expect(await s.putIfAbsent(`${p}full`, enc.encode('full'))).toBe(true);
-      expect(await s.putIfAbsent(`${p}full`, new Uint8Array(0))).toBe(false);
-      const raced = await Promise.all(Array.from({ length: RACERS }, () => s.putIfAbsent(`${p}race`, new Uint8Array(0))));
-      expect(raced.filter(Boolean)).toHaveLength(1);
-      if (s.writeMany) {
-        const group = await s.writeMany([
-          { key: `${p}g/new`, body: new Uint8Array(0) },
-          { key: `${p}e`, body: new Uint8Array(0) },
-          { key: `${p}g/data`, body: enc.encode('data') },
-          { key: `${p}full`, body: new Uint8Array(0), replace: true },
-        ]);
-        expect(group).toEqual([true, false, true, true]);
-        expect((await s.get(`${p}full`))!.body.byteLength).toBe(0); // a put of an empty body replaces
-      }
-      for (const k of ['e', 'parts', 'race']) expect((await s.get(`${p}${k}`))!.body.byteLength).toBe(0);
-      expect(dec.decode((await s.get(`${p}${s.writeMany ? 'g/data' : 'full'}`))!.body)).toBe(s.writeMany ? 'data' : 'full');
-      expect((await listAll(s, { prefix: p })).keys).toHaveLength(s.writeMany ? 6 : 4);
-    });
-
     it('binary bodies round-trip byte-exact: every byte value, 1 MiB of random bytes, and the empty body', async () => {
       const p = fresh();
       const every = Uint8Array.from({ length: 512 }, (_, i) => i % 256);

@@ -19,43 +19,11 @@ describeBlobStore('file system', async () => {
 const enc = new TextEncoder();
 const dec = new TextDecoder();
 
-/**
- * Runs `body` (module code over the real store, `store` opened on `root`) in a plain node process until it prints
- * `reached`, then kills it with SIGKILL: the crash strikes exactly there.
- */
-async function killWhen(dir: string, name: string, root: string, body: string, reached: string): Promise<void> {
-  const writer = join(dir, `${name}.mjs`);
-  await build({
-    stdin: {
-      contents: `
-        import { FsStore } from ${JSON.stringify(join(REPO_ROOT, 'worker/store/fs-store.ts'))};
-        const store = new FsStore(process.argv[2]);
-        ${body}
-        process.stdout.write(${JSON.stringify(reached + '\n')});
-        setInterval(() => {}, 1000);`,
-      resolveDir: REPO_ROOT,
-      loader: 'ts',
-    },
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    outfile: writer,
-    logLevel: 'silent',
-  });
-  const child = spawn(process.execPath, [writer, root], { stdio: ['ignore', 'pipe', 'inherit'] });
-  await new Promise<void>((resolve, reject) => {
-    child.stdout.on('data', (d) => String(d).includes(reached) && resolve());
-    child.once('exit', (code) => reject(new Error(`writer exited ${code} before: ${reached}`)));
-  });
-  child.kill('SIGKILL');
-  await new Promise((resolve) => child.once('exit', resolve));
-}
-
 describe('FsStore, file-system specifics', () => {
   const t = tempDir('sessync-fs-store-x-');
   afterAll(() => t.cleanup());
 
-  it('racing put-if-absent from separate node processes leaves exactly one winner per key, for bodies linked into place and empty ones created at their name', async () => {
+  it('racing put-if-absent from separate node processes leaves exactly one winner per key', async () => {
     const PROCS = 6;
     const KEYS = 30;
     // Bundle a tiny racer around the real store so each child is a plain `node` process.
@@ -70,13 +38,10 @@ describe('FsStore, file-system specifics', () => {
           // The parent sends a start time a moment ahead, so every process begins at the same instant.
           process.stdin.once('data', (d) => setTimeout(async () => {
             const won = [];
-            const wonEmpty = [];
             for (let i = 0; i < Number(n); i++) {
               if (await store.putIfAbsent('a/acct/s/sess/b/host/' + String(i).padStart(12, '0'), new TextEncoder().encode('proc ' + id))) won.push(i);
-              // An empty object (a head) is created at its own name, not linked: the same one winner.
-              if (await store.putIfAbsent('a/acct/heads/sess/host/' + String(i).padStart(12, '0'), new Uint8Array(0))) wonEmpty.push(i);
             }
-            process.stdout.write(JSON.stringify({ won, wonEmpty }) + '\\n');
+            process.stdout.write(JSON.stringify(won) + '\\n');
             process.exit(0);
           }, Number(String(d)) - Date.now()));`,
         resolveDir: REPO_ROOT,
@@ -89,12 +54,12 @@ describe('FsStore, file-system specifics', () => {
       logLevel: 'silent',
     });
 
-    const race = async (root: string): Promise<{ won: number[]; wonEmpty: number[] }[]> => {
+    const race = async (root: string): Promise<number[][]> => {
       const children = Array.from({ length: PROCS }, (_, id) => {
         const child = spawn(process.execPath, [racer, root, String(id), String(KEYS)], { stdio: ['pipe', 'pipe', 'inherit'] });
         let out = '';
         const ready = new Promise<void>((resolve) => child.stdout.on('data', (d) => { out += d; if (out.includes('ready\n')) resolve(); }));
-        const done = new Promise<{ won: number[]; wonEmpty: number[] }>((resolve, reject) => {
+        const done = new Promise<number[]>((resolve, reject) => {
           child.on('error', reject);
           child.on('close', (code) => (code === 0 ? resolve(JSON.parse(out.split('\n')[1]!)) : reject(new Error(`racer ${id} exited ${code}: ${out}`))));
         });
@@ -114,17 +79,15 @@ describe('FsStore, file-system specifics', () => {
       const wins = await race(root);
       const store = new FsStore(root);
       for (let i = 0; i < KEYS; i++) {
-        const winners = wins.flatMap((w, id) => (w.won.includes(i) ? [id] : []));
+        const winners = wins.flatMap((w, id) => (w.includes(i) ? [id] : []));
         expect(winners, `round ${round}, key ${i}`).toHaveLength(1);
         const got = await store.get('a/acct/s/sess/b/host/' + String(i).padStart(12, '0'));
         expect(got && dec.decode(got.body)).toBe(`proc ${winners[0]}`);
-        expect(wins.filter((w) => w.wonEmpty.includes(i)), `round ${round}, empty key ${i}`).toHaveLength(1);
-        expect((await store.get('a/acct/heads/sess/host/' + String(i).padStart(12, '0')))?.body.byteLength).toBe(0);
       }
       expect(readdirSync(join(root, '.tmp'))).toEqual([]);
       // Every racer opened the fresh root at once: one marker, and all of them wrote in its layout (the reads above).
       expect(JSON.parse(readFileSync(join(root, '.layout'), 'utf8'))).toEqual({ layout: 'flat', dirLevels: 4 });
-      contested = wins.filter((w) => w.won.length > 0).length > 1 && wins.filter((w) => w.wonEmpty.length > 0).length > 1;
+      contested = wins.filter((w) => w.length > 0).length > 1;
     }
     expect(contested, 'no round had more than one winning process: the processes never raced').toBe(true);
   }, 120_000);
@@ -216,10 +179,33 @@ describe('FsStore, file-system specifics', () => {
 
   it('kill -9 between a temp write and its link: readers never see the temp, and the next open removes it', async () => {
     const root = join(t.dir, 'killed');
+    const writer = join(t.dir, 'half-writer.mjs');
     // The real write path up to the moment a crash can strike: the temp file written and fsynced, not yet linked.
-    await killWhen(t.dir, 'half-writer', root, `
-      await store.putIfAbsent('a/done', new TextEncoder().encode('complete'));
-      await store['writeTemp']('a/half', new Uint8Array(1024 * 1024).fill(0x7b));`, 'temp written');
+    await build({
+      stdin: {
+        contents: `
+          import { FsStore } from ${JSON.stringify(join(REPO_ROOT, 'worker/store/fs-store.ts'))};
+          const store = new FsStore(process.argv[2]);
+          await store.putIfAbsent('a/done', new TextEncoder().encode('complete'));
+          await store['writeTemp']('a/half', new Uint8Array(1024 * 1024).fill(0x7b));
+          process.stdout.write('temp written\\n');
+          setInterval(() => {}, 1000);`,
+        resolveDir: REPO_ROOT,
+        loader: 'ts',
+      },
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      outfile: writer,
+      logLevel: 'silent',
+    });
+    const child = spawn(process.execPath, [writer, root], { stdio: ['ignore', 'pipe', 'inherit'] });
+    await new Promise<void>((resolve, reject) => {
+      child.stdout.on('data', (d) => String(d).includes('temp written') && resolve());
+      child.once('exit', (code) => reject(new Error(`writer exited ${code} before its temp write`)));
+    });
+    child.kill('SIGKILL');
+    await new Promise((resolve) => child.once('exit', resolve));
     expect(readdirSync(join(root, '.tmp'))).toHaveLength(1);
     const reader = new FsStore(root);
     expect((await reader.list()).keys).toEqual(['a/done']);
@@ -227,24 +213,6 @@ describe('FsStore, file-system specifics', () => {
     await reader.open();
     expect(readdirSync(join(root, '.tmp'))).toEqual([]);
     expect(dec.decode((await reader.get('a/done'))!.body)).toBe('complete');
-  }, 60_000);
-
-  it('kill -9 between an empty object\'s create at its name and its fsync: it reads back whole (empty), a retry answers false', async () => {
-    const root = join(t.dir, 'killed-empty');
-    // The real path of an empty put-if-absent up to where a crash can strike: created (O_EXCL), not yet fsynced.
-    await killWhen(t.dir, 'empty-writer', root, `
-      await store.open();
-      await store.putIfAbsent('a/heads/s/h/000000000001', new Uint8Array(0));
-      const key = 'a/heads/s2/h/000000000001';
-      if (store['createEmpty'](key, store.pathOf(key), new Set()) === null) throw new Error('the key was there already');`, 'created');
-    const reader = new FsStore(root);
-    await reader.open();
-    expect((await reader.list({ prefix: 'a/heads/' })).keys).toEqual(['a/heads/s/h/000000000001', 'a/heads/s2/h/000000000001']);
-    expect((await reader.get('a/heads/s2/h/000000000001'))!.body.byteLength).toBe(0);
-    // Not reported stored before the crash, so its writer retries: the key is there, whole, and stays as it is.
-    expect(await reader.putIfAbsent('a/heads/s2/h/000000000001', new Uint8Array(0))).toBe(false);
-    expect(await reader.writeMany([{ key: 'a/heads/s2/h/000000000001', body: new Uint8Array(0) }, { key: 'a/heads/s3/h/000000000001', body: [] }])).toEqual([false, true]);
-    expect(readdirSync(join(root, '.tmp'))).toEqual([]);
   }, 60_000);
 
   it('delete prunes the directories it empties, up to the root', async () => {

@@ -1,7 +1,7 @@
 // File-system BlobStore: one file per key under a root directory, atomic put-if-absent across processes.
 import { createHash, randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
-import { closeSync, constants as fsConstants, fstatSync, linkSync, mkdirSync, openSync, readSync, renameSync, rmdirSync, unlinkSync } from 'node:fs';
+import { closeSync, fstatSync, linkSync, mkdirSync, openSync, readSync, renameSync, rmdirSync, unlinkSync } from 'node:fs';
 import { closeAfter, fsyncFd, readFd, writeAllFd } from './fd-io.js';
 import { dirname, join } from 'node:path';
 import { SessyncError, isSessyncError } from '../../shared/errors.js';
@@ -34,13 +34,6 @@ const SMALL_READ_BYTES = 16 * 1024;
 /** Folders a process remembers as there (made or found by it); past this many it forgets them all and finds them again. */
 const MAX_KNOWN_DIRS = 100_000;
 const utf8 = new TextEncoder();
-/** Creates a file at its own name, failing with EEXIST when the name is taken (the put-if-absent of an empty object). */
-const CREATE_NEW = fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL;
-
-/** Whether a body has no bytes: such an object is created at its own name, with no temp file (see FsStore). */
-function isEmptyBody(body: BlobBody): boolean {
-  return Array.isArray(body) ? body.every((p: Uint8Array) => p.byteLength === 0) : (body as Uint8Array).byteLength === 0;
-}
 
 /** chmod 0700, or a warning when the folder is someone else's (the operator chose that; the store still works). */
 export async function narrowToOwner(dir: string): Promise<void> {
@@ -100,10 +93,7 @@ async function readWhole(fd: number): Promise<Uint8Array> {
  * (put-if-absent: link fails with EEXIST when the key exists, atomically, whatever process raced it) or renamed (put:
  * atomic replace) into place. Readers never see a partial file. No cheaper create is as safe: a file created at its
  * own name (O_EXCL) is visible while it is written and, after a crash, half there for good; a no-replace rename
- * (renameat2) is Linux-only and not in Node. The one exception is an empty object written put-if-absent (a session's
- * head: its key is all it says): it has no bytes to be seen half written, so it is created at its own name with
- * O_EXCL (EEXIST when the key exists, as link answers), which spares a temp name, a link and an unlink, and, as no
- * data block is written, the block allocation of its write and the discard of its delete.
+ * (renameat2) is Linux-only and not in Node.
  *
  * Calls that only touch directory entries and open files (open, close, link, rename, unlink, mkdir, rmdir,
  * stat) are made synchronously: they take microseconds, less than the CPU a thread-pool round trip costs (a push
@@ -138,7 +128,6 @@ export class FsStore implements BlobStore {
 
   async putIfAbsent(key: string, body: BlobBody): Promise<boolean> {
     validateKey(key);
-    if (isEmptyBody(body)) return (await this.writeGroup([{ key, body }]))[0]!;
     const tmp = await this.writeTemp(key, body);
     try {
       return await this.placeOne({ key, body }, tmp);
@@ -177,13 +166,8 @@ export class FsStore implements BlobStore {
     const temps: string[] = [];
     /** Temps renamed into place (put): their name is gone, nothing to remove. */
     const renamed = new Set<string>();
-    const ensured = new Set<string>();
     try {
-      // Each write's temp file, written; or, for an empty put-if-absent, the object itself at its name (tmp null;
-      // fh null when the key was there already). An empty file is whole from the start: nothing else in the group
-      // waits for it, and it takes its fsync (its inode) in the one round below like any temp file.
-      const handles = await Promise.allSettled(writes.map(async (w, i) => {
-        if (!w.replace && isEmptyBody(w.body)) return { tmp: null, fh: this.createEmpty(w.key, paths[i]!, ensured) };
+      const handles = await Promise.allSettled(writes.map(async (w) => {
         const tmp = this.tempName();
         temps.push(tmp);
         return { tmp, fh: await this.openTemp(tmp, w.key, w.body) };
@@ -193,40 +177,21 @@ export class FsStore implements BlobStore {
         const failed = handles.find((h) => h.status === 'rejected');
         if (failed) throw failed.reason;
         // The one fsync round: the data of every write on disk before any name points at it.
-        await Promise.all(opened.map(({ fh }, i) => (fh === null ? undefined : fsyncFd(fh).catch((e) => Promise.reject(unavailable('write', writes[i]!.key, e))))));
+        await Promise.all(opened.map(({ fh }, i) => fsyncFd(fh).catch((e) => Promise.reject(unavailable('write', writes[i]!.key, e)))));
       } finally {
         // Each closed whatever the others do; after a successful sync a close changes nothing stored either.
-        for (const { fh } of opened) if (fh !== null) closeAfter(fh);
+        for (const { fh } of opened) closeAfter(fh);
       }
-      const created = writes.map((w, i) => {
-        const { tmp, fh } = opened[i]!;
-        return tmp === null ? fh !== null : this.placed(() => this.place(w, paths[i]!, tmp, ensured));
-      });
+      const ensured = new Set<string>();
+      const created = writes.map((w, i) => this.placed(() => this.place(w, paths[i]!, opened[i]!.tmp, ensured)));
       const refused = created.find((c) => c instanceof Error);
-      for (const [i, w] of writes.entries()) if (w.replace && created[i] === true) renamed.add(opened[i]!.tmp!);
+      for (const [i, w] of writes.entries()) if (w.replace && created[i] === true) renamed.add(opened[i]!.tmp);
       if (refused) throw refused; // the others may be in place, each whole: a retry finds them
       // Names made durable once per directory, before any write of the group is reported stored.
       await this.syncNames(paths.filter((_, i) => created[i] === true), ensured);
       return created as boolean[];
     } finally {
       await Promise.all(temps.filter((t) => !renamed.has(t)).map((t) => this.removeTemp(t)));
-    }
-  }
-
-  /**
-   * An empty object created at its own name (its folder made first where needed): the open fd, not yet fsynced, or
-   * null when the key exists (O_EXCL answers EEXIST atomically, whatever process raced it, as link does).
-   */
-  private createEmpty(key: string, path: string, ensured: Set<string>): number | null {
-    let fd: number | null = null;
-    try {
-      this.intoPlace(path, () => {
-        fd = openSync(path, CREATE_NEW, FILE_MODE);
-      }, ensured);
-      return fd;
-    } catch (e) {
-      if (errno(e) === 'EEXIST') return null;
-      throw unavailable('put-if-absent', key, e);
     }
   }
 
