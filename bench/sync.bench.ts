@@ -63,18 +63,23 @@ async function writeSession(root: string, cwd: string, id: string, bytes: number
   return path;
 }
 
-/** fetch that counts request body bytes and requests: what the sync client really sends. */
-function countingFetch(): { fetch: typeof fetch; bytes: () => number; requests: () => number; reset(): void } {
-  let bytes = 0;
-  let requests = 0;
-  const f: typeof fetch = (input, init) => {
-    requests++;
-    const body = init?.body;
-    if (typeof body === 'string') bytes += Buffer.byteLength(body);
-    else if (body instanceof Uint8Array) bytes += body.byteLength;
-    return fetch(input, init);
+/**
+ * Api clients as the CLI makes them (its own node:http transport, not a fetch given in their place), with the requests
+ * and request-body bytes they sent summed since the last reset: what the sync client really sends.
+ */
+function countingClients(url: string, token: string): { api: () => ApiClient; bytes: () => number; requests: () => number; reset(): void } {
+  let made: ApiClient[] = [];
+  const sum = (f: (c: ApiClient) => number) => made.reduce((n, c) => n + f(c), 0);
+  return {
+    api: () => {
+      const c = new ApiClient({ url, token });
+      made.push(c);
+      return c;
+    },
+    bytes: () => sum((c) => c.bytesSent),
+    requests: () => sum((c) => c.requestCount),
+    reset: () => void (made = []),
   };
-  return { fetch: f, bytes: () => bytes, requests: () => requests, reset: () => ((bytes = 0), (requests = 0)) };
 }
 
 const ms = (t0: number) => performance.now() - t0;
@@ -149,8 +154,8 @@ const bench: Bench = {
     const dir = mkdtempSync(join(tmpdir(), 'sessync-sync-bench-'));
     const server = await startServe(join(dir, 'server'));
     try {
-      const counter = countingFetch();
-      const api = () => new ApiClient({ url: server.url, token: server.token, fetch: counter.fetch });
+      const counter = countingClients(server.url, server.token);
+      const api = counter.api;
 
       // 1,000 sessions / 100 MB: first push, beside a plain copy of the same files.
       const cwdMany = join(dir, 'many-project');
