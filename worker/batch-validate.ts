@@ -224,10 +224,10 @@ function crossingLine(parts: readonly Uint8Array[], p: number, start: number): {
 
 /**
  * Throws a 400 SessyncError for a meta the server must not keep: a header nested deeper than
- * LIMITS.maxJsonDepth, larger than LIMITS.maxHeaderBytes as JSON, or one a client could not use as
- * a session file's first line.
+ * LIMITS.maxJsonDepth, larger than LIMITS.maxHeaderBytes as JSON, one a client could not use as
+ * a session file's first line, or one of another session than `session` (the one it is pushed for).
  */
-export function validateMeta(meta: SessionMetaInput): void {
+export function validateMeta(meta: SessionMetaInput, session: string): void {
   const path = findTooDeepValue(meta.header, LIMITS.maxJsonDepth);
   if (path) throw bad(`meta.header nests JSON deeper than ${LIMITS.maxJsonDepth} levels (the limit), at meta.header.${path.slice(0, 6).join('.')}...`);
   const json = JSON.stringify(meta.header);
@@ -237,4 +237,9 @@ export function validateMeta(meta: SessionMetaInput): void {
   }
   const problem = checkHeader(meta.header);
   if (problem) throw bad(`meta.header: ${problem}`);
+  // Kept as the session's meta: a puller would write a file whose header names another session than its batches.
+  const id = meta.header.id as string;
+  if (id !== session) {
+    throw bad(`meta.header.id ${JSON.stringify(id.slice(0, 200))} is not the session this batch is pushed for (${JSON.stringify(session)}); a session's meta must be its own header`);
+  }
 }

@@ -138,7 +138,7 @@ function putAllIfAbsent(store: BlobStore, writes: readonly BlobWrite[]): Promise
 export async function storeOneBatch(store: BlobStore, account: string, session: string, req: BatchPush, accountKey: StoredAccountKey | null): Promise<PushBatchResponse> {
   const bodyBytes = await validateBatch(session, req);
   checkPushEncryption(accountKey, req);
-  if (req.meta && !isSealedMetaInput(req.meta)) validateMeta(req.meta);
+  if (req.meta && !isSealedMetaInput(req.meta)) validateMeta(req.meta, session);
   const env = req.envelope;
   // Binary, the body's bytes as they came: never escaped into JSON, never base64'd (a JSON push's base64 stays as sent).
   // `received` is written only by the putIfAbsent below that creates the record: a retry that answers `exists` keeps the first.

@@ -75,6 +75,28 @@ describe('defect 2: everything is validated before anything is stored', () => {
     expect(await sessionKeys(session)).toEqual([]);
   });
 
+  it('a plaintext meta whose header.id is another session is 400 naming both ids, and stores nothing', async () => {
+    const r = await rig.alice.push(await makeBatch({ session: 'meta-mine', host: 'h', seq: 1, meta: metaFor('meta-other') }));
+    expect(r.status, r.text).toBe(400);
+    expect(r.json.error).toMatchObject({ code: 'bad_input', retryable: false });
+    expect(r.json.error.message).toContain('"meta-other"');
+    expect(r.json.error.message).toContain('"meta-mine"');
+    expect(await sessionKeys('meta-mine')).toEqual([]);
+    expect(await sessionKeys('meta-other')).toEqual([]);
+  });
+
+  it('in POST /v1/batches the mismatched item is refused alone: the other session is stored', async () => {
+    const bad = await makeBatch({ session: 'meta-multi-bad', host: 'h', seq: 1, meta: metaFor('meta-multi-x') });
+    const good = await makeBatch({ session: 'meta-multi-ok', host: 'h', seq: 1, meta: metaFor('meta-multi-ok') });
+    const r = await rig.alice.call('POST', '/v1/batches', { batches: [bad, good] });
+    expect(r.status, r.text).toBe(200);
+    expect(r.json.results[0]).toMatchObject({ ok: false, error: { code: 'bad_input' } });
+    expect(r.json.results[0].error.message).toMatch(/meta\.header\.id "meta-multi-x" .*"meta-multi-bad"/);
+    expect(r.json.results[1]).toMatchObject({ ok: true, status: 'created' });
+    expect(await sessionKeys('meta-multi-bad')).toEqual([]);
+    expect((await rig.alice.call('GET', '/v1/sessions/meta-multi-ok')).json.header.id).toBe('meta-multi-ok');
+  });
+
   it('a bad line after good ones stores none of the batch', async () => {
     const good = entryLine('h', 1, 0);
     const r = await rig.alice.push(await makeBatch({ session: 'half', host: 'h', seq: 1, lines: [good, good, '{"type":"message"'], meta: metaFor('half') }));
