@@ -2,7 +2,8 @@
 import type { Context } from 'hono';
 import { decodeFrameChunks, FRAMES_TYPE } from '../shared/batch-frames.js';
 import { SessyncError } from '../shared/errors.js';
-import { LIMITS, PushBatchRequestSchema, PushBatchesRequestSchema, PushFrameHeaderSchema } from '../shared/wire.js';
+import { LIMITS, PushBatchRequestSchema, PushBatchesRequestSchema } from '../shared/wire.js';
+import { parseFrameHeader } from './frame-header.js';
 import { jsonPush, type BatchPush } from './batch-validate.js';
 import { describeIssues, hasContentType, parseJson, readBodyChunks, readBodyText } from './request-body.js';
 
@@ -34,8 +35,8 @@ export async function readPushItems(c: Context, what: string, maxItems: number):
   const frames = decodeFrameChunks(chunks, { maxFrames: maxItems, maxBodyBytes: LIMITS.maxRequestBytes });
   if (frames.length === 0) throw new SessyncError('bad_input', `${what}: the frames body holds no batch`);
   return frames.map((f, i): PushItem => {
-    const parsed = PushFrameHeaderSchema.safeParse(f.header);
-    if (!parsed.success) return { ok: false, error: new SessyncError('bad_input', `${what}: frame ${i}: ${describeIssues(parsed.error)}`) };
+    const parsed = parseFrameHeader(f.header);
+    if (!parsed.ok) return { ok: false, error: new SessyncError('bad_input', `${what}: frame ${i}: ${describeIssues(parsed.error)}`) };
     const push: BatchPush = { envelope: parsed.data.envelope, body: f.parts.length === 1 ? f.parts[0]! : f.parts, base64: false };
     if (parsed.data.meta !== undefined) push.meta = parsed.data.meta;
     return { ok: true, push };
