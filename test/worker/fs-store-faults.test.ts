@@ -1,7 +1,7 @@
-// The file store's group write under injected system-call faults: a temp open failing on the thread pool, a folder
-// made ahead failing or pruned, an fsync failing while others are in flight. The real store on a real folder; only
-// the named calls of node:fs are wrapped (each passes through to the real call unless a test's hook says otherwise).
-import { existsSync, readdirSync, rmdirSync, statSync } from 'node:fs';
+// The file store's group write under injected system-call faults: a temp open failing, a folder pruned or left by
+// someone else, a folder that cannot be made, an fsync failing while others are in flight. The real store on a real
+// folder; only the named calls of node:fs are wrapped (each passes through to the real call unless a hook says otherwise).
+import { existsSync, mkdirSync, readdirSync, rmdirSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { isSessyncError } from '../../shared/errors.js';
@@ -11,14 +11,12 @@ import { tempDir } from '../helpers/cli.js';
 type Errno = NodeJS.ErrnoException;
 
 const io = vi.hoisted(() => ({
-  /** What happened, in order: `open <path>`, `fsync-start <fd>`, `fsync-end <fd>`, `close <fd>`, `mkdir-ahead <path>`. */
+  /** What happened, in order: `open <path>`, `fsync-start <fd>`, `fsync-end <fd>`, `close <fd>`. */
   log: [] as string[],
   /** Path of each fd the store opened (temp files and folders). */
   paths: new Map<number, string>(),
   hooks: {} as {
-    open?: (path: string) => Errno | undefined;
-    mkdirAhead?: (path: string) => Errno | undefined;
-    afterMkdirAhead?: (path: string) => void;
+    openSync?: (path: string) => Errno | undefined;
     mkdirSync?: (path: string) => Errno | undefined;
     beforeLink?: (to: string) => void;
     /** 'fail' fails it at once; 'late' runs it, then holds its result back a few event-loop turns. */
@@ -38,26 +36,6 @@ function turns(n: number, then: () => void): void {
 
 vi.mock('node:fs', async (importOriginal) => {
   const real = await importOriginal<typeof import('node:fs')>();
-  const open = (path: string, flags: string, mode: number, cb: (e: Errno | null, fd: number) => void) => {
-    const injected = io.hooks.open?.(path);
-    if (injected) return setImmediate(() => cb(injected, -1));
-    real.open(path, flags, mode, (e, fd) => {
-      if (!e) {
-        io.paths.set(fd, path);
-        io.log.push(`open ${path}`);
-      }
-      cb(e, fd);
-    });
-  };
-  const mkdir = (path: string, opts: object, cb: (e: Errno | null) => void) => {
-    io.log.push(`mkdir-ahead ${path}`);
-    const injected = io.hooks.mkdirAhead?.(path);
-    if (injected) return setImmediate(() => cb(injected));
-    real.mkdir(path, opts, (e) => {
-      if (!e) io.hooks.afterMkdirAhead?.(path);
-      cb(e);
-    });
-  };
   const fsync = (fd: number, cb: (e: Errno | null) => void) => {
     io.log.push(`fsync-start ${fd}`);
     const how = io.hooks.fsync?.(io.paths.get(fd) ?? '');
@@ -73,8 +51,11 @@ vi.mock('node:fs', async (importOriginal) => {
     real.closeSync(fd);
   };
   const openSync = ((path: string, ...rest: never[]) => {
+    const injected = io.hooks.openSync?.(String(path));
+    if (injected) throw injected;
     const fd = (real.openSync as (...a: unknown[]) => number)(path, ...rest);
     io.paths.set(fd, String(path));
+    io.log.push(`open ${path}`);
     return fd;
   }) as typeof real.openSync;
   const mkdirSync = ((path: string, opts: never) => {
@@ -86,7 +67,7 @@ vi.mock('node:fs', async (importOriginal) => {
     io.hooks.beforeLink?.(to);
     real.linkSync(from, to);
   };
-  const fs = { ...real, open, mkdir, fsync, closeSync, openSync, mkdirSync, linkSync };
+  const fs = { ...real, fsync, closeSync, openSync, mkdirSync, linkSync };
   return { ...fs, default: fs };
 });
 
@@ -147,18 +128,17 @@ async function expectGroupStored(store: FsStore, root: string): Promise<void> {
 }
 
 describe('FsStore group write, injected faults', () => {
-  it('a temp open failing on the thread pool fails the group: its error names the key, nothing is named, no fd left open', async () => {
+  it('a temp open failing fails the group: its error names the key, nothing is named, no fd left open', async () => {
     const { store, root } = await freshStore();
     let temps = 0;
-    io.hooks.open = (path) => (path.includes('/.tmp/') && ++temps === 2 ? fault('ENOSPC') : undefined);
+    io.hooks.openSync = (path) => (path.includes('/.tmp/') && ++temps === 2 ? fault('ENOSPC') : undefined);
     const e = await store.writeMany(writesOf(KEYS)).then(() => null, (err: unknown) => err);
-    expect(temps, 'the temp files were not opened on the thread pool').toBe(3);
+    expect(temps).toBe(3);
     expect(isSessyncError(e, 'unavailable') && e.retryable).toBe(false); // ENOSPC needs an operator
     expect((e as Error).message).toContain(KEYS[1]);
     expect((await store.list()).keys).toEqual([]);
     expect(readdirSync(join(root, '.tmp'))).toEqual([]);
-    const opened = io.log.filter((l) => l.startsWith('open ')).length;
-    expect(opened).toBe(2);
+    expect(io.log.filter((l) => l.startsWith('open ')).length).toBe(2);
     for (const [fd] of io.paths) expect(io.log, `fd ${fd} never closed`).toContain(`close ${fd}`);
   });
 
@@ -181,30 +161,15 @@ describe('FsStore group write, injected faults', () => {
     expect(readdirSync(join(root, '.tmp'))).toEqual([]);
   });
 
-  it('folders made ahead on the thread pool: every new folder\'s entry is still fsynced, up to the root', async () => {
+  it('new folders: every one\'s entry is fsynced in its parent, up to the root', async () => {
     const { store, root } = await freshStore();
     await expectGroupStored(store, root);
-    expect(io.log.filter((l) => l.startsWith('mkdir-ahead ')).length, 'no folder was made ahead').toBe(3);
   });
 
-  it('folders made ahead failing: the group makes them itself, stores every write and makes their entries durable', async () => {
+  it('folders left by someone else (a failed group, another process: nothing this process fsynced) are made durable up to the root', async () => {
     const { store, root } = await freshStore();
-    io.hooks.mkdirAhead = () => fault('EACCES');
+    for (const key of KEYS) mkdirSync(dirname(store.pathOf(key)), { recursive: true });
     await expectGroupStored(store, root);
-    expect(io.log.filter((l) => l.startsWith('mkdir-ahead ')).length).toBe(3);
-  });
-
-  it('a folder made ahead, pruned before its link (another process deleting), is made again', async () => {
-    const { store, root } = await freshStore();
-    let pruned = 0;
-    io.hooks.afterMkdirAhead = (path) => {
-      if (path.endsWith('one')) {
-        rmdirSync(path); // its parents stay: the others' folders are in them
-        pruned++;
-      }
-    };
-    await expectGroupStored(store, root);
-    expect(pruned).toBe(1);
   });
 
   it('a folder pruned between its mkdir and the link is made again (the bounded ENOENT retry)', async () => {
@@ -222,7 +187,6 @@ describe('FsStore group write, injected faults', () => {
 
   it('a folder that cannot be made: the error names the key, not a file system without hard links', async () => {
     const { store } = await freshStore();
-    io.hooks.mkdirAhead = () => fault('EPERM');
     io.hooks.mkdirSync = () => fault('EPERM');
     const e = await store.putIfAbsent(KEYS[0]!, enc.encode('x')).then(() => null, (err: unknown) => err);
     expect(isSessyncError(e, 'unavailable') && e.retryable).toBe(false);

@@ -1,5 +1,5 @@
-// The file store's calls that wait for the disk (fsync, a file's data read or written, an inode allocated), on the thread pool.
-import { closeSync, fsync, mkdir, open, read, writev } from 'node:fs';
+// The file store's calls that wait for the disk (fsync, and reading or writing a file's data), on the thread pool by fd.
+import { closeSync, fsync, read, writev } from 'node:fs';
 import type { BlobBody } from './blob-store.js';
 
 /**
@@ -12,19 +12,6 @@ export function closeAfter(fd: number): void {
   } catch (e) {
     console.warn(`sessync file store: closing fd ${fd} failed: ${(e as Error).message}`);
   }
-}
-
-/**
- * open(2) of a new file (flags 'wx': it must not exist) on the thread pool. Creating a file allocates an inode, which on
- * ext4 without a journal scans the inodes freed in the last minutes one by one: 0.3-1.5 ms after a large delete.
- */
-export function createFd(path: string, mode: number): Promise<number> {
-  return new Promise((resolve, reject) => open(path, 'wx', mode, (e, fd) => (e ? reject(e) : resolve(fd))));
-}
-
-/** mkdir -p on the thread pool (an inode to allocate per folder made, as for createFd); an existing folder is no error. */
-export function makeDirs(path: string, mode: number): Promise<void> {
-  return new Promise((resolve, reject) => mkdir(path, { mode, recursive: true }, (e) => (e ? reject(e) : resolve())));
 }
 
 /** fsync(2) of an open fd; resolves once the file's data and metadata are on disk. */

@@ -2,7 +2,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import { closeSync, fstatSync, linkSync, mkdirSync, openSync, readSync, renameSync, rmdirSync, unlinkSync } from 'node:fs';
-import { closeAfter, createFd, fsyncFd, makeDirs, readFd, writeAllFd } from './fd-io.js';
+import { closeAfter, fsyncFd, readFd, writeAllFd } from './fd-io.js';
 import { dirname, join } from 'node:path';
 import { SessyncError, isSessyncError } from '../../shared/errors.js';
 import type { BlobBody, BlobObject, BlobStore, BlobWrite, ListOptions, ListPage } from './blob-store.js';
@@ -95,13 +95,13 @@ async function readWhole(fd: number): Promise<Uint8Array> {
  * own name (O_EXCL) is visible while it is written and, after a crash, half there for good; a no-replace rename
  * (renameat2) is Linux-only and not in Node.
  *
- * Calls that only touch directory entries and open files (open of an existing file, close, link, rename, unlink,
- * mkdir, rmdir, stat) are made synchronously: they take microseconds, less than the CPU a thread-pool round trip costs
- * (a push made about twenty of them). The calls that wait for the disk (fsync, a file's data read or written, and
- * listings of directories larger than one block, which can be long) go to the thread pool and never block the event
- * loop; so does the create of a temp file, and a group's missing folders are made there ahead of the synchronous
- * mkdir that checks them: each allocates an inode, which ext4 without a journal made cost 0.3-1.5 ms after a large
- * delete (it checks the inodes freed in the last minutes one by one).
+ * Calls that only touch directory entries and open files (open, close, link, rename, unlink, mkdir, rmdir,
+ * stat) are made synchronously: they take microseconds, less than the CPU a thread-pool round trip costs (a push
+ * made about twenty of them). The calls that wait for the disk (fsync, a file's data read or written, and
+ * listings of directories larger than one block, which can be long) go to the thread pool and never block the event loop.
+ * Creates (open O_EXCL, mkdir) stay synchronous although each allocates an inode, which ext4 without a journal made
+ * cost 0.3-1.5 ms after a large delete: moved to the thread pool they cost the server more CPU (contending
+ * allocations) and saved no wall time on two cores (measured: see the commit that took them out).
  */
 export class FsStore implements BlobStore {
   private ready: Promise<void> | undefined;
@@ -154,9 +154,7 @@ export class FsStore implements BlobStore {
    * Group commit: every temp file is written, then all are fsynced in one round, then linked or renamed into
    * place, then each directory that got a new name is fsynced once. The guarantees per write are those of
    * putIfAbsent and put (nothing is named before its data is on disk, nothing is reported before its name is),
-   * at one round of fsyncs for the group instead of two fsyncs per write one after the other. The temp files are
-   * opened (all at once) and the missing folders made ahead on the thread pool; a folder becomes a name only through
-   * intoPlace, whose parent fsync is in the names round, as before.
+   * at one round of fsyncs for the group instead of two fsyncs per write one after the other.
    */
   async writeMany(writes: readonly BlobWrite[]): Promise<boolean[]> {
     const out: boolean[] = [];
@@ -184,15 +182,10 @@ export class FsStore implements BlobStore {
         for (const { fh } of opened) closeAfter(fh);
         throw failed.reason;
       }
-      // The group's missing folders, made on the thread pool while the data is fsynced: only a head start for
-      // intoPlace below, which still makes (finds: EEXIST, no inode to allocate) each one and records it for the
-      // names round. So a failure here is dropped: that path meets it again and reports it, or retries a pruned one.
-      const ahead = this.makeDirsAhead(paths);
       // The one fsync round: the data of every write on disk before any name points at it. Each fd is closed once its
       // own fsync has settled, never while it is in flight (a closed fd number can be reused by another open at once);
       // after a successful sync a close changes nothing stored.
       const synced = await Promise.allSettled(opened.map(({ fh }, i) => fsyncFd(fh).finally(() => closeAfter(fh)).catch((e) => Promise.reject(unavailable('write', writes[i]!.key, e)))));
-      await ahead;
       const unsynced = synced.find((r) => r.status === 'rejected');
       if (unsynced) throw unsynced.reason;
       const ensured = new Set<string>();
@@ -206,13 +199,6 @@ export class FsStore implements BlobStore {
     } finally {
       await Promise.all(temps.filter((t) => !renamed.has(t)).map((t) => this.removeTemp(t)));
     }
-  }
-
-  /** mkdir -p, on the thread pool, of the folders of `paths` this process does not know; resolves when all settled, never rejects. */
-  private async makeDirsAhead(paths: readonly string[]): Promise<void> {
-    const dirs = new Set(paths.map((p) => dirname(p)).filter((d) => !this.known.has(d)));
-    // Dropped on purpose: intoPlace makes every folder again synchronously and reports what fails there.
-    await Promise.allSettled([...dirs].map((d) => makeDirs(d, DIR_MODE)));
   }
 
   /** One write's outcome, its error as a value: each of a group is placed whatever the others do. */
@@ -386,7 +372,7 @@ export class FsStore implements BlobStore {
   private async openTemp(tmp: string, key: string, body: BlobBody): Promise<number> {
     let fh: number | undefined;
     try {
-      fh = await createFd(tmp, FILE_MODE); // on the thread pool: an inode to allocate (see createFd)
+      fh = openSync(tmp, 'wx', FILE_MODE);
       await writeAllFd(fh, body);
       return fh;
     } catch (e) {
