@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { encodeFrames, FRAMES_TYPE } from '../shared/batch-frames.js';
 import { SessyncError, isSessyncError, type ErrorCode } from '../shared/errors.js';
 import { toFrame, toJsonRequest } from './sync/push-wire.js';
-import { fetchTransport, nodeTransport, type Transport, type TransportResponse } from './http-transport.js';
+import { failedBeforeSending, fetchTransport, nodeTransport, type Transport, type TransportResponse } from './http-transport.js';
 import { readPullFrames } from './sync/pull-frames.js';
 import {
   AccountKeyResponseSchema,
@@ -317,13 +317,18 @@ export class ApiClient {
     return (await this.call('GET', '/v1/tokens', undefined, ListTokensResponseSchema)).tokens;
   }
 
+  /** Sent once (see OnceOnly): a retry after the server made the token would make a second. */
   async createToken(name?: string): Promise<CreateOwnTokenResponse> {
-    return this.call('POST', '/v1/tokens', name === undefined ? {} : { name }, CreateOwnTokenResponseSchema);
+    return this.call('POST', '/v1/tokens', name === undefined ? {} : { name }, CreateOwnTokenResponseSchema, {
+      once: { what: 'create a token', check: 'run `sessync tokens` to see whether it was made (revoke a token made twice there) before trying again' },
+    });
   }
 
-  /** `current` revokes the token this client holds. */
+  /** `current` revokes the token this client holds. Sent once: a second DELETE after the first revoked it answers 404 (or 401). */
   async revokeToken(id: string): Promise<z.infer<typeof RevokeTokenResponseSchema>> {
-    return this.call('DELETE', `/v1/tokens/${enc(id)}`, undefined, RevokeTokenResponseSchema);
+    return this.call('DELETE', `/v1/tokens/${enc(id)}`, undefined, RevokeTokenResponseSchema, {
+      once: { what: `revoke token ${id}`, check: id === 'current' ? 'try a command with this token: a refusal naming the revocation means it is revoked' : 'run `sessync tokens` to see whether it is still listed' },
+    });
   }
 
   /** The line that reports one of `ignoredHeads`. */
@@ -361,8 +366,11 @@ export class ApiClient {
     return this.call('PUT', `/v1/sessions/${enc(session)}/meta/seal`, req, SessionMetaResponseSchema);
   }
 
+  /** Sent once (see OnceOnly): a retry after the server made the share would make a second link. */
   async createShare(req: CreateShareRequest): Promise<CreateShareResponse> {
-    return this.call('POST', '/v1/shares', req, CreateShareResponseSchema);
+    return this.call('POST', '/v1/shares', req, CreateShareResponseSchema, {
+      once: { what: 'create a share', check: 'run `sessync shares` to see whether it was made (its link is shown only once: revoke it there and share again)' },
+    });
   }
 
   /** Every share of the account, following `nextPage` (the server answers at most a few dozen per page). */
@@ -382,8 +390,11 @@ export class ApiClient {
     return shares;
   }
 
+  /** Sent once: a second DELETE after the first revoked the share answers 404. */
   async revokeShare(idOrToken: string): Promise<z.infer<typeof RevokeShareResponseSchema>> {
-    return this.call('DELETE', `/v1/shares/${enc(idOrToken)}`, undefined, RevokeShareResponseSchema);
+    return this.call('DELETE', `/v1/shares/${enc(idOrToken)}`, undefined, RevokeShareResponseSchema, {
+      once: { what: 'revoke the share', check: 'run `sessync shares` to see whether it is still listed' },
+    });
   }
 
   /** GET /v1/shares/:token/blob: no auth, the token is the capability. */
@@ -394,14 +405,16 @@ export class ApiClient {
   /** One request with retries: only errors marked retryable are tried again, after backoff with full jitter. */
   /** `body` is serialised here, unless it is `{ json }`: text the caller built. */
   /** `frames`: the answer may come as frames (Accept names them); this reads it (JSON answers go through `schema`). */
-  private async call<T>(method: string, path: string, body: unknown, schema: z.ZodType<T>, o: { auth?: boolean; frames?: (bytes: Uint8Array) => T } = {}): Promise<T> {
+  /** `once`: the request must not reach the server twice (see OnceOnly). */
+  private async call<T>(method: string, path: string, body: unknown, schema: z.ZodType<T>, o: { auth?: boolean; frames?: (bytes: Uint8Array) => T; once?: OnceOnly } = {}): Promise<T> {
     const payload = body === undefined ? undefined : body instanceof RawBody ? body : body instanceof PrebuiltJson ? body.json : JSON.stringify(body);
     const started = Date.now();
     for (let attempt = 0; ; attempt++) {
       try {
-        return await this.once(method, path, payload, schema, o.auth !== false, o.frames);
+        return await this.once(method, path, payload, schema, o.auth !== false, o.frames, o.once === undefined);
       } catch (e) {
-        const err = isSessyncError(e) ? e : new SessyncError('internal', String((e as Error)?.message ?? e), { cause: e });
+        let err = isSessyncError(e) ? e : new SessyncError('internal', String((e as Error)?.message ?? e), { cause: e });
+        if (err.retryable && o.once && !surelyNotActedOn(err)) err = mayHaveActed(err, o.once);
         if (!err.retryable || attempt >= this.retries) throw err;
         const cap = Math.min(this.maxDelayMs, this.baseDelayMs * 2 ** attempt);
         const delay = Math.round(cap / 2 + Math.random() * (cap / 2));
@@ -413,7 +426,7 @@ export class ApiClient {
     }
   }
 
-  private async once<T>(method: string, path: string, payload: string | RawBody | undefined, schema: z.ZodType<T>, auth: boolean, frames?: (bytes: Uint8Array) => T): Promise<T> {
+  private async once<T>(method: string, path: string, payload: string | RawBody | undefined, schema: z.ZodType<T>, auth: boolean, frames: ((bytes: Uint8Array) => T) | undefined, idempotent: boolean): Promise<T> {
     // A server from before frames ignores the first type and answers JSON, which is read as always.
     const headers: Record<string, string> = { accept: frames ? `${FRAMES_TYPE}, application/json` : 'application/json' };
     if (payload !== undefined) headers['content-type'] = payload instanceof RawBody ? payload.type : 'application/json';
@@ -428,12 +441,13 @@ export class ApiClient {
     const ctrl = new AbortController();
     const timer = setTimeout(() => ctrl.abort(), this.timeoutMs);
     try {
-      res = await this.transport(this.url + path, { method, headers, ...(payload === undefined ? {} : { body: payload instanceof RawBody ? payload.chunks : payload }), signal: ctrl.signal });
+      res = await this.transport(this.url + path, { method, headers, ...(payload === undefined ? {} : { body: payload instanceof RawBody ? payload.chunks : payload }), signal: ctrl.signal, ...(idempotent ? {} : { idempotent: false }) });
     } catch (e) {
       clearTimeout(timer);
       // fetch puts the system's code in `cause`; node:http on the error itself.
       const why = (e as { cause?: { code?: string } })?.cause?.code ?? (e as { code?: string })?.code ?? (e as Error)?.message ?? String(e);
-      throw new SessyncError('unavailable', `cannot reach the sessync server at ${this.url} (${why}): check the URL and that the server is running`, { retryable: true, cause: e, details: { reason: why } });
+      const details = failedBeforeSending(e) ? { reason: why, notSent: true } : { reason: why };
+      throw new SessyncError('unavailable', `cannot reach the sessync server at ${this.url} (${why}): check the URL and that the server is running`, { retryable: true, cause: e, details });
     }
     this.answered = true;
     if (frames && res.ok && isFramesAnswer(res)) {
@@ -536,6 +550,38 @@ export function serverError(e: { code: string; message: string; retryable?: bool
   return new SessyncError(known, `server: ${e.message}`, { retryable, details: { status, code: e.code, ...(server === undefined ? {} : { server }) } });
 }
 
+/**
+ * A request that creates or revokes something (a token, a share). The server acts on it as it reads it, so when the
+ * connection drops after it was sent, the client cannot know whether that happened; sending it again could make a
+ * second token or link, or answer "no such token" for one just revoked. So it is sent again only when it surely never
+ * reached the server. `what` names the action and `check` how the user finds out, for the error that says so.
+ */
+interface OnceOnly {
+  what: string;
+  check: string;
+}
+
+/**
+ * Statuses a server or proxy answers without passing the request on or acting on it (request timeout, too early,
+ * too many requests). A 5xx can come from a proxy after the server acted (a gateway timeout), so it is not here.
+ */
+const NOT_ACTED_STATUS = new Set([408, 425, 429]);
+
+/** Whether a retryable failure surely left the server untouched: no byte sent, or a status that refuses before acting. */
+function surelyNotActedOn(err: SessyncError): boolean {
+  const d = err.details as { notSent?: unknown; status?: unknown } | undefined;
+  return d?.notSent === true || (typeof d?.status === 'number' && NOT_ACTED_STATUS.has(d.status));
+}
+
+/** The error for a once-only request that failed after the server may have acted: not retryable, and says how to check. */
+function mayHaveActed(err: SessyncError, once: OnceOnly): SessyncError {
+  return new SessyncError('unavailable', `${err.message}; the request to ${once.what} was sent, so the server may have done it: ${once.check}`, {
+    retryable: false,
+    cause: err,
+    details: { ...(err.details as Record<string, unknown> | undefined), sentOnce: true },
+  });
+}
+
 function isUnreachable(err: SessyncError): boolean {
   const reason = (err.details as { reason?: unknown } | undefined)?.reason;
   return typeof reason === 'string' && UNREACHABLE.has(reason);
@@ -549,10 +595,18 @@ function enc(s: string): string {
 export function normaliseUrl(url: string): string {
   let u = url.trim();
   if (!/^https?:\/\//i.test(u)) u = `http://${u}`;
+  let parsed: URL;
   try {
-    new URL(u);
+    parsed = new URL(u);
   } catch {
     throw new SessyncError('bad_input', `"${url}" is not a URL: use e.g. http://127.0.0.1:8787 or https://sessync.example.com`);
+  }
+  // node:http would send them as Basic auth on every request (fetch refused such URLs); the server reads only a token.
+  // The message leaves the password out: it would end up in a terminal's scrollback or a log.
+  if (parsed.username !== '' || parsed.password !== '') {
+    parsed.username = '';
+    parsed.password = '';
+    throw new SessyncError('bad_input', `the server URL must not hold a user name or password (as in https://user:pass@host): sessync authenticates with a token; use \`sessync login ${parsed.toString().replace(/\/+$/, '')} --token <token>\``);
   }
   return u.replace(/\/+$/, '');
 }

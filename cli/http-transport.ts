@@ -11,7 +11,22 @@ export interface TransportRequest {
   headers: Record<string, string>;
   body?: string | readonly Uint8Array[];
   signal: AbortSignal;
+  /**
+   * False for a request the server must not get twice (it creates or revokes something). It then goes on a
+   * connection of its own, never a kept-alive one (whose close by the server races the write, so a failure there
+   * cannot say whether the server read the request), and is never sent again here. A failure that happened before
+   * the connection was made carries `notSent: true`: only then may the caller send it again.
+   */
+  idempotent?: boolean;
 }
+
+/** A transport failure known to have happened before any byte of the request could reach the server. */
+export function failedBeforeSending(e: unknown): boolean {
+  return (e as { notSent?: unknown } | null)?.notSent === true;
+}
+
+/** Failures that only happen before a connection exists (fetch cannot say more: its errors carry no such mark). */
+const BEFORE_CONNECTING = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT']);
 
 /** The part of a fetch Response the api client reads. */
 export interface TransportResponse {
@@ -73,14 +88,26 @@ export const nodeTransport: Transport = async (url, req) => {
 
 function send(url: string, req: TransportRequest, mayRetry: boolean): Promise<IncomingMessage> {
   const u = new URL(url);
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') return Promise.reject(Object.assign(new Error(`unsupported protocol ${u.protocol}`), { code: 'ERR_INVALID_PROTOCOL' }));
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') return Promise.reject(Object.assign(new Error(`unsupported protocol ${u.protocol}`), { code: 'ERR_INVALID_PROTOCOL', notSent: true }));
+  // node:http would send a user name and password in the URL as Basic auth (fetch refuses such a URL): never, not
+  // even after a redirect to one. The api client refuses such a server URL before this (see normaliseUrl).
+  if (u.username !== '' || u.password !== '') return Promise.reject(Object.assign(new Error('a URL with a user name or password in it (sessync authenticates with a token)'), { code: 'ERR_URL_CREDENTIALS', notSent: true }));
+  const fresh = req.idempotent === false;
   const headers: Record<string, string> = { ...req.headers };
   if (typeof req.body === 'string' && headers['content-length'] === undefined) headers['content-length'] = String(Buffer.byteLength(req.body));
   if (req.body === undefined && req.method !== 'GET' && req.method !== 'HEAD') headers['content-length'] = '0';
   return new Promise<IncomingMessage>((resolve, reject) => {
     if (req.signal.aborted) return reject(abortError());
     const make = u.protocol === 'https:' ? httpsRequest : httpRequest;
-    const cr: ClientRequest = make(u, { method: req.method, headers, agent: agents[u.protocol as 'http:' | 'https:'] });
+    // agent false: a new connection, closed after the answer.
+    const cr: ClientRequest = make(u, { method: req.method, headers, agent: fresh ? false : agents[u.protocol as 'http:' | 'https:'] });
+    // Until the connection is made (TLS done, for https) no byte of the request can have left: a failure then is
+    // marked notSent. A socket already connected when handed over (a kept-alive one) may have carried it.
+    let connected = false;
+    cr.once('socket', (s) => {
+      if (!s.connecting) connected = true;
+      else s.once(u.protocol === 'https:' ? 'secureConnect' : 'connect', () => (connected = true));
+    });
     const onAbort = (): void => {
       cr.destroy(abortError());
     };
@@ -97,10 +124,11 @@ function send(url: string, req: TransportRequest, mayRetry: boolean): Promise<In
     cr.on('error', (e: NodeJS.ErrnoException) => {
       req.signal.removeEventListener('abort', onAbort);
       if (answered) return;
+      if (!connected) Object.assign(e, { notSent: true });
       // A kept-alive connection the server closed just as it was reused (its idle timeout): sent again once, on a new
-      // one, as Node's docs advise; as the api client's own retries send any request again when the server cannot be reached (pushes are idempotent
-      // by seq and batch id; a token or share made twice is the cost fetch had too).
-      if (mayRetry && cr.reusedSocket && (e.code === 'ECONNRESET' || e.code === 'EPIPE') && !req.signal.aborted) {
+      // one, as Node's docs advise. Only an idempotent request (a push is, by seq and batch id) is ever on a reused
+      // connection, so only one is ever sent again here.
+      if (mayRetry && !fresh && cr.reusedSocket && (e.code === 'ECONNRESET' || e.code === 'EPIPE') && !req.signal.aborted) {
         send(url, req, false).then(resolve, reject);
         return;
       }
@@ -194,7 +222,14 @@ function decode(bytes: Buffer, encoding: string | undefined): Buffer {
 /** A Transport on a fetch function (a caller's own: tests, a proxy, an in-process app): as the api client always sent it. */
 export function fetchTransport(fetchFn: typeof fetch): Transport {
   return async (url, req) => {
-    const res = await fetchFn(url, { method: req.method, headers: req.headers, ...fetchBody(req.body), signal: req.signal });
+    let res: Response;
+    try {
+      res = await fetchFn(url, { method: req.method, headers: req.headers, ...fetchBody(req.body), signal: req.signal });
+    } catch (e) {
+      const code = (e as { cause?: { code?: unknown } } | null)?.cause?.code;
+      if (typeof code === 'string' && BEFORE_CONNECTING.has(code) && typeof e === 'object' && e !== null) Object.assign(e, { notSent: true });
+      throw e;
+    }
     return {
       status: res.status,
       ok: res.ok,

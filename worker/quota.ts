@@ -1,10 +1,17 @@
 // Optional per-account quota (bytes of stored batches, sessions), set by the admin; off unless a quota object exists.
 import type { BlobStore } from './store/blob-store.js';
-import { SessyncError } from '../shared/errors.js';
+import { SessyncError, isSessyncError } from '../shared/errors.js';
 import { keys, parseHeadKey } from '../shared/keys.js';
-import type { Quota, QuotaResponse } from '../shared/wire.js';
+import { z } from 'zod';
+import { QuotaSchema, type Quota, type QuotaResponse } from '../shared/wire.js';
 import { addAtRequestEnd, sharedRead } from './store/group-commit.js';
-import { batchBytes, decodeJson, encodeJson, listAll, readBatch } from './session-data.js';
+import { batchBytes, encodeJson, listAll, readBatch } from './session-data.js';
+import { readStoredRecord } from './stored-record.js';
+
+/** Stored limits are read as the admin route checks them; keys a newer server added are dropped, not refused. */
+const StoredQuotaSchema = QuotaSchema.strip();
+const UsageSchema = z.object({ bytes: z.number().int().min(0) }).passthrough();
+const DAMAGED_QUOTA = "pushes to this account are refused until the server's admin sets its quota again (PUT /v1/admin/accounts/:account/quota), which replaces the record";
 
 export interface Usage {
   bytes: number;
@@ -14,9 +21,9 @@ export interface Usage {
 /** The account's quota, or null for none; read once per request however many batches the request holds. */
 export async function readQuota(store: BlobStore, account: string): Promise<Quota | null> {
   const key = keys.quota(account);
-  const obj = await sharedRead(store, `get ${key}`, () => store.get(key));
-  if (!obj) return null;
-  const q = decodeJson(key, obj.body) as Quota;
+  // A damaged record refuses the push (corrupt): guessing "no quota" would let the account past a limit set for it.
+  const q = await sharedRead(store, `get ${key}`, () => readStoredRecord(store, key, StoredQuotaSchema, 'quota record of this account', DAMAGED_QUOTA));
+  if (!q) return null;
   return q.maxBytes === undefined && q.maxSessions === undefined ? null : q;
 }
 
@@ -47,8 +54,9 @@ export async function countUsage(store: BlobStore, account: string): Promise<Usa
 /** Bytes from the counter (counted when the quota was set, kept up by pushes and deletions). */
 async function readBytes(store: BlobStore, account: string): Promise<number> {
   const key = keys.usage(account);
-  const obj = await store.get(key);
-  if (obj) return (decodeJson(key, obj.body) as { bytes: number }).bytes;
+  // The counter is derived (recounted whenever the admin sets a quota): a damaged one is logged and counted again.
+  const usage = await readStoredRecord(store, key, UsageSchema, 'usage counter', 'it is counted again').catch((e: unknown) => (isSessyncError(e, 'corrupt') ? null : Promise.reject(e)));
+  if (usage) return usage.bytes;
   const counted = await countUsage(store, account);
   await store.put(key, encodeJson({ bytes: counted.bytes }));
   return counted.bytes;

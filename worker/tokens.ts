@@ -1,10 +1,11 @@
 // Token records: issue, look up, list, revoke, and the once-a-day "last used" mark; only SHA-256s of tokens are stored.
 import type { BlobStore } from './store/blob-store.js';
-import { SessyncError } from '../shared/errors.js';
+import { SessyncError, isSessyncError } from '../shared/errors.js';
 import { keys } from '../shared/keys.js';
 import { NAME_RE, type TokenInfo } from '../shared/wire.js';
 import { sha256Hex } from './sha256.js';
-import { readJsonRecord } from './store/json-record.js';
+import { z } from 'zod';
+import { readStoredRecord } from './stored-record.js';
 
 /** What keys.token(hash) holds. `id` and `name` are absent in records written before tokens could be listed. */
 export interface TokenRecord {
@@ -30,6 +31,34 @@ export interface TokenIndexRecord {
 export type TokenLookup =
   | { ok: true; account: string; id: string; hash: string; record: TokenRecord }
   | { ok: false; revoked?: { at: string; id: string; name?: string } };
+
+/**
+ * The stored forms, checked on every read: a record that is not one is damaged (see readStoredRecord). Passthrough,
+ * because touchToken and revokeToken write a read record back and must keep fields a newer server added.
+ */
+const TokenRecordSchema: z.ZodType<TokenRecord> = z
+  .object({ account: z.string().regex(NAME_RE), created: z.string(), id: z.string().optional(), name: z.string().optional(), lastUsed: z.string().optional(), revoked: z.string().optional() })
+  .passthrough();
+const TokenIndexRecordSchema: z.ZodType<TokenIndexRecord> = z
+  .object({ id: z.string(), tokenHash: z.string().regex(/^[0-9a-f]{64}$/), name: z.string().optional(), created: z.string() })
+  .passthrough();
+
+/** What a damaged record of a token means for its owner, and how it is mended. */
+const DAMAGED_TOKEN = "the server cannot tell whether the token is valid or revoked, so it refuses it: log in with another token of the account (revoking this one with `sessync tokens revoke <id>` replaces the record), or ask the server's admin for a new token";
+const DAMAGED_INDEX = "the server cannot list or revoke the account's tokens until the admin deletes or restores that record (its key is in the server's log)";
+
+function readTokenRecord(store: BlobStore, hash: string): Promise<TokenRecord | null> {
+  return readStoredRecord(store, keys.token(hash), TokenRecordSchema, 'token record', DAMAGED_TOKEN);
+}
+
+/** The token record, or null when absent or damaged: for the writes that replace it whole (a revocation), which mend it. */
+async function readTokenRecordToReplace(store: BlobStore, hash: string): Promise<TokenRecord | null> {
+  return readTokenRecord(store, hash).catch((e: unknown) => (isSessyncError(e, 'corrupt') ? null : Promise.reject(e)));
+}
+
+function readIndexRecord(store: BlobStore, key: string): Promise<TokenIndexRecord | null> {
+  return readStoredRecord(store, key, TokenIndexRecordSchema, 'token index record', DAMAGED_INDEX);
+}
 
 const TOKEN_PREFIX = 'sst_';
 /** Longest bearer value worth hashing; anything longer is not one of ours. */
@@ -94,8 +123,8 @@ export async function issueTokenRecord(store: BlobStore, account: string, name?:
 export async function lookupToken(store: BlobStore, token: string): Promise<TokenLookup> {
   if (token.length > MAX_BEARER) return { ok: false };
   const hash = await sha256Hex(token);
-  const rec = await readJsonRecord<TokenRecord>(store, keys.token(hash), 'token record');
-  if (!rec || typeof rec.account !== 'string' || !NAME_RE.test(rec.account)) return { ok: false };
+  const rec = await readTokenRecord(store, hash);
+  if (!rec) return { ok: false };
   const id = rec.id ?? tokenIdOf(hash);
   if (rec.revoked) return { ok: false, revoked: { at: rec.revoked, id, ...(rec.name === undefined ? {} : { name: rec.name }) } };
   return { ok: true, account: rec.account, id, hash, record: rec };
@@ -120,7 +149,7 @@ export async function touchToken(store: BlobStore, t: Extract<TokenLookup, { ok:
   // Revocation writes the revoked record, drops the index entry, then writes the revoked record again: if the index
   // is still here, that last write comes after ours; if it is gone, ours may have undone the first, so redo it.
   if (await store.get(indexKey)) return true;
-  const again = await readJsonRecord<TokenRecord>(store, keys.token(t.hash), 'token record');
+  const again = await readTokenRecordToReplace(store, t.hash);
   await store.put(keys.token(t.hash), encode({ ...updated, revoked: again?.revoked ?? new Date(now).toISOString() }));
   return false;
 }
@@ -137,9 +166,11 @@ export async function listTokens(store: BlobStore, account: string, currentId?: 
   } while (cursor !== undefined);
   const rows = await Promise.all(
     indexKeys.map(async (k) => {
-      const index = await readJsonRecord<TokenIndexRecord>(store, k, 'token index record');
+      const index = await readIndexRecord(store, k);
       if (!index) return null;
-      const rec = await readJsonRecord<TokenRecord>(store, keys.token(index.tokenHash), 'token record');
+      // Damaged (logged by the read): the token is refused, but listed from its index entry so that it can be revoked,
+      // which replaces the record.
+      const rec = await readTokenRecord(store, index.tokenHash).catch((e: unknown) => (isSessyncError(e, 'corrupt') ? ({ account, created: index.created } as TokenRecord) : Promise.reject(e)));
       // An index entry without a live record: a revocation that stopped half way (the token is already refused).
       if (!rec || rec.revoked) return null;
       const info: TokenInfo = { id: index.id, created: index.created, current: index.id === currentId };
@@ -161,10 +192,10 @@ export async function listTokens(store: BlobStore, account: string, currentId?: 
 export async function revokeToken(store: BlobStore, account: string, id: string): Promise<boolean> {
   if (!TOKEN_ID_RE.test(id)) return false;
   const indexKey = keys.accountToken(account, id);
-  const index = await readJsonRecord<TokenIndexRecord>(store, indexKey, 'token index record');
+  const index = await readIndexRecord(store, indexKey);
   if (!index) return false;
   const recordKey = keys.token(index.tokenHash);
-  const rec = await readJsonRecord<TokenRecord>(store, recordKey, 'token record');
+  const rec = await readTokenRecordToReplace(store, index.tokenHash);
   if (rec && rec.account !== account) return false;
   const revoked: TokenRecord = { ...(rec ?? { account, created: index.created }), id, revoked: rec?.revoked ?? new Date().toISOString() };
   await store.put(recordKey, encode(revoked));

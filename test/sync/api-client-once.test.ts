@@ -1,0 +1,180 @@
+// Requests that create or revoke (tokens, shares) reach the server once: a connection dropped after the server acted is not retried.
+import { createServer, request, type IncomingMessage, type Server } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ApiClient, normaliseUrl } from '../../cli/api-client.js';
+import { isSessyncError } from '../../shared/errors.js';
+import { encryptShare, newShareKey } from '../../shared/share-crypto.js';
+import { startNodeRig, type NodeRig } from '../worker/node-rig.js';
+import { cliEnv } from '../cli/cli-env.js';
+import { freePort } from './helpers.js';
+
+/**
+ * A proxy in front of the real server that passes each request on whole, reads the server's whole answer, and then
+ * drops the client's connection instead of handing the answer on: the server acted, the client never hears of it.
+ */
+async function droppingProxy(upstream: string): Promise<{ url: string; forwarded: string[]; close(): Promise<void> }> {
+  const forwarded: string[] = [];
+  const server: Server = createServer((req, res) => {
+    const parts: Buffer[] = [];
+    req.on('data', (c: Buffer) => parts.push(c));
+    req.on('end', () => {
+      forwarded.push(`${req.method} ${req.url}`);
+      const headers = { ...req.headers };
+      delete headers.host;
+      const out = request(`${upstream}${req.url}`, { method: req.method, headers }, (answer: IncomingMessage) => {
+        answer.resume();
+        answer.on('end', () => res.socket?.destroy());
+      });
+      out.end(Buffer.concat(parts));
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const port = (server.address() as { port: number }).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    forwarded,
+    close: () => new Promise<void>((r) => {
+      server.closeAllConnections();
+      server.close(() => r());
+    }),
+  };
+}
+
+let rig: NodeRig;
+let proxy: Awaited<ReturnType<typeof droppingProxy>>;
+let token: string;
+
+beforeAll(async () => {
+  rig = await startNodeRig();
+  proxy = await droppingProxy(rig.url);
+  token = rig.alice.token!;
+});
+afterAll(async () => {
+  await proxy.close();
+  await rig.close();
+});
+
+/** A client through the proxy that would retry a retryable failure 3 times, quickly. */
+function viaProxy(): ApiClient {
+  return new ApiClient({ url: proxy.url, token, retries: 3, baseDelayMs: 10, maxDelayMs: 20 });
+}
+
+async function liveTokens(): Promise<string[]> {
+  const r = await rig.alice.call('GET', '/v1/tokens');
+  expect(r.status).toBe(200);
+  return (r.json.tokens as { id: string }[]).map((t) => t.id);
+}
+
+describe('a connection dropped after the server answered', () => {
+  it('POST /v1/tokens: sent once, the token made once, and the error says so and how to check', async () => {
+    const before = await liveTokens();
+    proxy.forwarded.length = 0;
+    const err = await viaProxy().createToken('laptop').catch((e: unknown) => e);
+    expect(isSessyncError(err, 'unavailable')).toBe(true);
+    expect((err as { retryable: boolean }).retryable).toBe(false);
+    expect((err as Error).message).toMatch(/the request to create a token was sent, so the server may have done it: run `sessync tokens`/);
+    expect(proxy.forwarded).toEqual(['POST /v1/tokens']);
+    expect((await liveTokens()).length).toBe(before.length + 1);
+  });
+
+  it('POST /v1/shares: one share stored, not one per attempt', async () => {
+    const ciphertext = await encryptShare(new TextEncoder().encode('shared text'), newShareKey());
+    const expiresAt = new Date(Date.now() + 24 * 3600_000).toISOString();
+    proxy.forwarded.length = 0;
+    const err = await viaProxy().createShare({ ciphertext, expiresAt }).catch((e: unknown) => e);
+    expect(isSessyncError(err, 'unavailable') && !err.retryable).toBe(true);
+    expect((err as Error).message).toMatch(/`sessync shares`/);
+    expect(proxy.forwarded).toEqual(['POST /v1/shares']);
+    const listed = await rig.alice.call('GET', '/v1/shares');
+    expect(listed.json.shares).toHaveLength(1);
+  });
+
+  it('DELETE /v1/tokens/:id: sent once, so the user hears "may have", never a 404 for the token just revoked', async () => {
+    const made = await new ApiClient({ url: rig.url, token }).createToken('to revoke');
+    proxy.forwarded.length = 0;
+    const err = await viaProxy().revokeToken(made.id).catch((e: unknown) => e);
+    expect(isSessyncError(err, 'unavailable') && !err.retryable).toBe(true);
+    expect((err as Error).message).toMatch(/the request to revoke token tok_\w+ was sent/);
+    expect(proxy.forwarded).toEqual([`DELETE /v1/tokens/${made.id}`]);
+    expect(await liveTokens()).not.toContain(made.id);
+  });
+
+  it('an idempotent request (GET /v1/whoami) keeps its retries through the same drops', async () => {
+    proxy.forwarded.length = 0;
+    const err = await viaProxy().whoami().catch((e: unknown) => e);
+    expect(isSessyncError(err, 'unavailable') && err.retryable).toBe(true);
+    expect(proxy.forwarded).toHaveLength(4);
+  });
+});
+
+describe('a request that surely never reached a server', () => {
+  it('POST /v1/tokens to a port nobody listens on is retried (connection refused: no byte was sent)', async () => {
+    const port = await freePort();
+    const api = new ApiClient({ url: `http://127.0.0.1:${port}`, token, retries: 3, baseDelayMs: 10, maxDelayMs: 20, unreachableRetryMs: 5_000 });
+    const err = await api.createToken().catch((e: unknown) => e);
+    expect(isSessyncError(err, 'unavailable') && err.retryable).toBe(true);
+    expect((err as { details: { reason: string; notSent?: boolean } }).details).toMatchObject({ reason: 'ECONNREFUSED', notSent: true });
+    expect(api.requestCount).toBe(4);
+  });
+});
+
+/** A server answering every request as a sessync health check, recording each request's Authorization header. */
+async function recordingServer(): Promise<{ server: Server; seen: (string | undefined)[] }> {
+  const seen: (string | undefined)[] = [];
+  const server = createServer((req, res) => {
+    seen.push(req.headers.authorization);
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ service: 'sessync', api: 1 }));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  return { server, seen };
+}
+
+describe('a server URL with a user name or password', () => {
+  it('is refused where it is taken, as bad_input naming the token, without echoing the password', () => {
+    for (const url of ['http://user:hunter2@127.0.0.1:8787', 'https://user@sessync.example.com/']) {
+      let err: unknown;
+      try {
+        normaliseUrl(url);
+      } catch (e) {
+        err = e;
+      }
+      expect(isSessyncError(err, 'bad_input')).toBe(true);
+      expect((err as Error).message).toMatch(/must not hold a user name or password.*authenticates with a token/);
+      expect((err as Error).message).not.toMatch(/hunter2/);
+      expect(() => new ApiClient({ url, token: 'x' })).toThrow(/must not hold a user name or password/);
+    }
+  });
+
+  it('`sessync login` refuses it before any request, so no Basic auth reaches the server', async () => {
+    const { server, seen } = await recordingServer();
+    const t = cliEnv();
+    try {
+      const port = (server.address() as { port: number }).port;
+      const r = await t.run(['login', `http://alice:hunter2@127.0.0.1:${port}`, '--token', 'sst_x']);
+      expect(r.code).not.toBe(0);
+      expect(r.stderr).toMatch(/must not hold a user name or password/);
+      expect(r.stderr).not.toMatch(/hunter2/);
+      expect(seen).toEqual([]);
+    } finally {
+      t.cleanup();
+      await new Promise((r) => server.close(r));
+    }
+  });
+
+  it('a redirect to such a URL is not followed: no Basic auth reaches the host it names', async () => {
+    const { server: target, seen } = await recordingServer();
+    const port = (target.address() as { port: number }).port;
+    const redirector = createServer((_req, res) => res.writeHead(307, { location: `http://alice:hunter2@127.0.0.1:${port}/v1/health` }).end());
+    await new Promise<void>((r) => redirector.listen(0, '127.0.0.1', () => r()));
+    try {
+      const api = new ApiClient({ url: `http://127.0.0.1:${(redirector.address() as { port: number }).port}`, retries: 0 });
+      const err = await api.health().catch((e: unknown) => e);
+      expect(isSessyncError(err)).toBe(true);
+      expect((err as Error).message).toMatch(/ERR_URL_CREDENTIALS/);
+      expect(seen).toEqual([]);
+    } finally {
+      await new Promise((r) => target.close(r));
+      await new Promise((r) => redirector.close(r));
+    }
+  });
+});

@@ -1,0 +1,30 @@
+// A record the server wrote itself (token, quota) read and checked: a damaged one is a logged, non-retryable `corrupt`, never a 500.
+import type { z } from 'zod';
+import type { BlobStore } from './store/blob-store.js';
+import { SessyncError } from '../shared/errors.js';
+
+const decoder = new TextDecoder();
+
+/**
+ * The record at `key` checked against `schema`, or null when there is none. A record that is not JSON or not of the
+ * schema (a disk fault, a hand edit, a cut write of an older server) is the account's problem, not a server fault: a
+ * retry cannot mend it, so it is a 422 `corrupt` saying `advice` (what repairs it), as damaged batches and metas are.
+ * The key goes to the log only (the admin needs it to repair the record; the client does not).
+ */
+export async function readStoredRecord<T>(store: BlobStore, key: string, schema: z.ZodType<T>, what: string, advice: string): Promise<T | null> {
+  const obj = await store.get(key);
+  if (!obj) return null;
+  const damaged = (why: string): SessyncError => {
+    console.error(`sessync: the ${what} at ${key} is damaged (${why}): answered 422 corrupt`);
+    return new SessyncError('corrupt', `the ${what} stored on this server is damaged (${why}); ${advice}`, { retryable: false });
+  };
+  let value: unknown;
+  try {
+    value = JSON.parse(decoder.decode(obj.body));
+  } catch (e) {
+    throw damaged(`not JSON: ${(e as Error).message.slice(0, 120)}`);
+  }
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) throw damaged(`not a ${what}`);
+  return parsed.data;
+}
