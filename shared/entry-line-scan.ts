@@ -2,10 +2,11 @@
 import { LIMITS } from './wire.js';
 
 /**
- * Where the last line scanEntryLine accepted keeps its id and parentId: byte offsets into the bytes it was given
- * (`parentStart` -1 for a null parent). One shared record, so a line costs no allocation; read it before the next scan.
+ * Where the last line scanEntryLine accepted keeps its id, parentId and type: byte offsets into the bytes it was given
+ * (`parentStart` -1 for a null parent; the type has no escape, so its bytes are its text). One shared record, so a
+ * line costs no allocation; read it before the next scan.
  */
-export const scanned = { idStart: 0, idEnd: 0, parentStart: -1, parentEnd: -1 };
+export const scanned = { idStart: 0, idEnd: 0, parentStart: -1, parentEnd: -1, typeStart: 0, typeEnd: 0 };
 
 /** Per byte inside a string: 0 for a plain ASCII char, 1 for '"', 2 for '\\', 3 for a control char, 4 for a non-ASCII lead. */
 const STR = (() => {
@@ -408,6 +409,8 @@ function entryAccepted(b: Uint8Array): boolean {
   if (!knownFieldsAccepted(typeIndex(b, ts, tn))) return false;
   scanned.idStart = is;
   scanned.idEnd = ie;
+  scanned.typeStart = ts;
+  scanned.typeEnd = ts + tn;
   return true;
 }
 

@@ -172,19 +172,39 @@ export function stateOfEntries(entries: readonly SessionEntry[], o: { checked?: 
  * pending id, so the tips record is not built entry by entry. Every entry must have passed checkEntry.
  */
 export function stateOfChain(entries: readonly SessionEntry[]): TailState {
-  const state = emptyState('');
   const last = entries[entries.length - 1];
-  if (last === undefined) return state;
-  const root = entries[0]!.parentId;
-  if (root !== null) state.pending = [root];
-  state.tips[last.id] = last.timestamp;
-  state.leafId = last.id;
-  state.lastId = last.id;
-  state.entryCount = entries.length;
+  if (last === undefined) return emptyState('');
+  let messages = 0;
+  let name: string | undefined;
   for (const e of entries) {
-    if (e.type === 'message') state.messageCount++;
-    else if (e.type === 'session_info' && typeof e.name === 'string') state.name = e.name;
+    if (e.type === 'message') messages++;
+    else if (e.type === 'session_info' && typeof e.name === 'string') name = e.name;
   }
+  return chainState({ root: entries[0]!.parentId, lastId: last.id, lastTimestamp: last.timestamp, entries: entries.length, messages, ...(name !== undefined ? { name } : {}) });
+}
+
+/** What stateOfChain reads of a chain, for a caller that has its facts without the parsed entries (a scan of its lines). */
+export interface ChainFacts {
+  /** The first entry's parentId. */
+  root: string | null;
+  lastId: string;
+  lastTimestamp: string;
+  entries: number;
+  messages: number;
+  /** The last session_info entry's name, if any has one. */
+  name?: string;
+}
+
+/** stateOfChain from the chain's facts: the last entry the only tip, the first's parent the only pending id. */
+export function chainState(c: ChainFacts): TailState {
+  const state = emptyState('');
+  if (c.root !== null) state.pending = [c.root];
+  state.tips[c.lastId] = c.lastTimestamp;
+  state.leafId = c.lastId;
+  state.lastId = c.lastId;
+  state.entryCount = c.entries;
+  state.messageCount = c.messages;
+  if (c.name !== undefined) state.name = c.name;
   return state;
 }
 

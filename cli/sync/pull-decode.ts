@@ -16,9 +16,10 @@ import type { SyncContext } from './sync-context.js';
  * The entries of one stored batch. What an older server may have stored damaged is skipped and named, never
  * fatal: a body that does not match its sha-256 (the whole batch), and lines that are not JSON, nest deeper
  * than LIMITS.maxJsonDepth, or are not entries (each line alone). Only an encoding this client cannot read
- * stops the session's pull: a newer sessync can, so its cursor must not move past it.
+ * stops the session's pull: a newer sessync can, so its cursor must not move past it. `shaChecked`: the caller
+ * already found the body's sha-256 to match (bodyMatches), so it is not computed twice.
  */
-export function decode(session: string, b: OpenedBatch, note: SyncContext['note']): Decoded {
+export function decode(session: string, b: OpenedBatch, note: SyncContext['note'], shaChecked = false): Decoded {
   const { host, seq } = b.envelope;
   if (b.damaged !== undefined) {
     // The server could not read the object it stores (an older server wrote it): it names host and seq only.
@@ -31,7 +32,7 @@ export function decode(session: string, b: OpenedBatch, note: SyncContext['note'
   }
   // An opened sealed batch was checked by its GCM tag, stronger than the sha-256 (which is of its ciphertext).
   // The sha-256 is of the body as it came: a string's UTF-8 (JSON), or the frame's bytes.
-  const matches = b.authenticated === true || sha256Of(b.body) === b.envelope.sha256;
+  const matches = shaChecked || bodyMatches(b);
   const text = matches ? bodyText(b.body) : null;
   if (text === null) {
     const reason = `its body ${matches ? 'is not UTF-8' : 'does not match its sha-256'} (stored damaged); none of its ${b.envelope.entryCount} entries merged`;
@@ -74,6 +75,11 @@ export interface Decoded {
   problems: BatchProblem[];
   /** The body (bytes, or text: encrypted or JSON answers), when it is exactly its entries' lines (each with its newline). */
   whole?: string | Uint8Array;
+}
+
+/** Whether the body is the one its envelope names: authenticated when it was opened, else its sha-256. */
+export function bodyMatches(b: OpenedBatch): boolean {
+  return b.authenticated === true || sha256Of(b.body) === b.envelope.sha256;
 }
 
 function sha256Of(body: string | Uint8Array): string {

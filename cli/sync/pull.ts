@@ -22,6 +22,7 @@ import { PRIVATE_FILE, mkdirPrivate } from '../store/private-fs.js';
 import { openPulled } from '../keys/open-pull.js';
 import { readMeta, type E2eKeys } from '../keys/sync-keys.js';
 import { decode, newFileLines, type Decoded, type NewFileLines } from './pull-decode.js';
+import { scanNewFile } from './pull-scan.js';
 import { killPoint } from './kill-point.js';
 
 /** The highest seq there can be (BatchEnvelopeSchema): tells the server not to send this host's own batches back. */
@@ -73,23 +74,31 @@ interface Page {
  * A page's batches opened (encrypted: every one authenticated before any is merged; a failure throws, nothing
  * written) and decoded. For a file being created they become its lines here, and the parsed entries are let go
  * before the first wait: a pull of many sessions decodes many pages at once, and entries kept across the writes
- * would only be copied by the garbage collector (kept when more pages follow, which merge against them).
+ * would only be copied by the garbage collector (kept when more pages follow, which merge against them). The usual
+ * first pull (one page, one clean chain) makes no entries at all: scanNewFile checks its bytes (pull-scan.ts).
  */
 async function readPage(ctx: SyncContext, e2e: E2eKeys | null, session: string, res: PullPage, served: SessionMetaResponse | undefined, creating: boolean): Promise<Page> {
   const batches = e2e ? await openPulled(ctx, e2e, session, res.batches, served) : res.batches;
+  let bytes = 0;
+  for (const b of res.batches) bytes += typeof b.body === 'string' ? b.body.length : b.body.byteLength;
+  // The usual first pull (one page, one clean chain) is checked on its bytes alone; more pages merge against its entries.
+  let shaChecked = 0;
+  if (creating && !res.more) {
+    const scan = scanNewFile(batches);
+    if (scan.fresh) return { incoming: [], fresh: scan.fresh, entries: scan.fresh.count, skipped: 0, bytes, problems: [] };
+    shaChecked = scan.shaChecked;
+  }
   const incoming: IncomingEntry[] = [];
   const problems: BatchProblem[] = [];
   const decoded: Decoded[] = [];
   let skipped = 0;
-  for (const b of batches) {
-    const d = decode(session, b, ctx.note);
+  for (const [i, b] of batches.entries()) {
+    const d = decode(session, b, ctx.note, i < shaChecked);
     decoded.push(d);
     for (const x of d.entries) incoming.push(x);
     skipped += d.skipped;
     for (const p of d.problems) problems.push(p);
   }
-  let bytes = 0;
-  for (const b of res.batches) bytes += typeof b.body === 'string' ? b.body.length : b.body.byteLength;
   const counts = { entries: incoming.length, skipped, bytes, problems };
   if (creating) return { incoming: [], fresh: newFileLines(decoded, incoming, res.more), ...counts };
   return { incoming, ...counts };

@@ -99,6 +99,9 @@ async function readWhole(fd: number): Promise<Uint8Array> {
  * stat) are made synchronously: they take microseconds, less than the CPU a thread-pool round trip costs (a push
  * made about twenty of them). The calls that wait for the disk (fsync, a file's data read or written, and
  * listings of directories larger than one block, which can be long) go to the thread pool and never block the event loop.
+ * Creates (open O_EXCL, mkdir) stay synchronous although each allocates an inode, which ext4 without a journal made
+ * cost 0.3-1.5 ms after a large delete: moved to the thread pool they cost the server more CPU (contending
+ * allocations) and saved no wall time on two cores (measured: see the commit that took them out).
  */
 export class FsStore implements BlobStore {
   private ready: Promise<void> | undefined;
@@ -173,15 +176,18 @@ export class FsStore implements BlobStore {
         return { tmp, fh: await this.openTemp(tmp, w.key, w.body) };
       }));
       const opened = handles.flatMap((h) => (h.status === 'fulfilled' ? [h.value] : []));
-      try {
-        const failed = handles.find((h) => h.status === 'rejected');
-        if (failed) throw failed.reason;
-        // The one fsync round: the data of every write on disk before any name points at it.
-        await Promise.all(opened.map(({ fh }, i) => fsyncFd(fh).catch((e) => Promise.reject(unavailable('write', writes[i]!.key, e)))));
-      } finally {
-        // Each closed whatever the others do; after a successful sync a close changes nothing stored either.
+      const failed = handles.find((h) => h.status === 'rejected');
+      if (failed) {
+        // Every open and write has settled (allSettled): nothing is in flight on these fds.
         for (const { fh } of opened) closeAfter(fh);
+        throw failed.reason;
       }
+      // The one fsync round: the data of every write on disk before any name points at it. Each fd is closed once its
+      // own fsync has settled, never while it is in flight (a closed fd number can be reused by another open at once);
+      // after a successful sync a close changes nothing stored.
+      const synced = await Promise.allSettled(opened.map(({ fh }, i) => fsyncFd(fh).finally(() => closeAfter(fh)).catch((e) => Promise.reject(unavailable('write', writes[i]!.key, e)))));
+      const unsynced = synced.find((r) => r.status === 'rejected');
+      if (unsynced) throw unsynced.reason;
       const ensured = new Set<string>();
       const created = writes.map((w, i) => this.placed(() => this.place(w, paths[i]!, opened[i]!.tmp, ensured)));
       const refused = created.find((c) => c instanceof Error);
@@ -216,9 +222,10 @@ export class FsStore implements BlobStore {
   /** Links (put-if-absent) or renames (put) a synced temp file into place; the caller makes the name durable. */
   private place(w: BlobWrite, path: string, tmp: string, ensured: Set<string>): boolean {
     try {
-      this.intoPlace(path, () => (w.replace ? renameSync(tmp, path) : linkSync(tmp, path)), ensured);
+      this.intoPlace(w.key, path, () => (w.replace ? renameSync(tmp, path) : linkSync(tmp, path)), ensured);
       return true;
     } catch (e) {
+      if (isSessyncError(e)) throw e; // its folder could not be made (intoPlace names the key)
       if (w.replace) throw unavailable('put', w.key, e);
       if (errno(e) === 'EEXIST') return false;
       throw this.linkFailed(w.key, e);
@@ -413,15 +420,24 @@ export class FsStore implements BlobStore {
    * Links or renames the temp file to `path`. Its folder is made first unless this process knows it is there; a
    * folder pruned meanwhile by a concurrent delete (the link fails with ENOENT) is made again.
    */
-  private intoPlace(path: string, place: () => void, ensured: Set<string>): void {
+  private intoPlace(key: string, path: string, place: () => void, ensured: Set<string>): void {
     const dir = dirname(path);
     for (let attempt = 0; ; attempt++) {
+      let making = false;
       try {
-        if (!this.known.has(dir) && !ensured.has(dir)) this.ensureDir(dir, ensured);
+        if (!this.known.has(dir) && !ensured.has(dir)) {
+          making = true;
+          this.ensureDir(dir, ensured);
+          making = false;
+        }
         place();
         return;
       } catch (e) {
-        if (errno(e) !== 'ENOENT' || attempt >= MAX_DIR_RACES) throw e;
+        if (errno(e) !== 'ENOENT' || attempt >= MAX_DIR_RACES) {
+          // A folder's error names the key it was for (Node's message names the folder); a link's is the caller's to word.
+          if (making) throw unavailable('make the folder of', key, e);
+          throw e;
+        }
         this.known.delete(dir);
         ensured.delete(dir);
       }
@@ -438,6 +454,13 @@ export class FsStore implements BlobStore {
         // Once more only: a parent pruned again at once fails the link, and intoPlace's bounded retries take over.
         this.makeDirAgain(dir);
       } else if (errno(e) !== 'EEXIST') throw e;
+      else {
+        // Found, not made: by the group's head start, a failed group or another process, and its parent perhaps
+        // with it (mkdir -p), so nobody this process saw fsynced their entries. The parent is found (recorded) the
+        // same way, up to a folder this process knows, so the names round fsyncs each entry as if made here.
+        const up = dirname(dir);
+        if (up !== dir && !this.known.has(up) && !ensured.has(up)) this.ensureDir(up, ensured);
+      }
     }
     ensured.add(dir);
   }
