@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { encodeFrames, FRAMES_TYPE } from '../shared/batch-frames.js';
 import { SessyncError, isSessyncError, type ErrorCode } from '../shared/errors.js';
 import { toFrame, toJsonRequest } from './sync/push-wire.js';
-import { failedBeforeSending, fetchTransport, nodeTransport, type Transport, type TransportResponse } from './http-transport.js';
+import { failedBeforeSending, fetchTransport, nodeTransport, withoutUserinfo, type Transport, type TransportResponse } from './http-transport.js';
 import { readPullFrames } from './sync/pull-frames.js';
 import {
   AccountKeyResponseSchema,
@@ -444,10 +444,12 @@ export class ApiClient {
       res = await this.transport(this.url + path, { method, headers, ...(payload === undefined ? {} : { body: payload instanceof RawBody ? payload.chunks : payload }), signal: ctrl.signal, ...(idempotent ? {} : { idempotent: false }) });
     } catch (e) {
       clearTimeout(timer);
+      // The transport's own verdict (a redirect it will not follow, a URL it refuses): the same on every try.
+      if (isSessyncError(e)) throw e;
       // fetch puts the system's code in `cause`; node:http on the error itself.
       const why = (e as { cause?: { code?: string } })?.cause?.code ?? (e as { code?: string })?.code ?? (e as Error)?.message ?? String(e);
       const details = failedBeforeSending(e) ? { reason: why, notSent: true } : { reason: why };
-      throw new SessyncError('unavailable', `cannot reach the sessync server at ${this.url} (${why}): check the URL and that the server is running`, { retryable: true, cause: e, details });
+      throw new SessyncError('unavailable', `cannot reach the sessync server at ${this.url} (${why})${CHECK_SERVER}`, { retryable: true, cause: e, details });
     }
     this.answered = true;
     if (frames && res.ok && isFramesAnswer(res)) {
@@ -567,6 +569,9 @@ interface OnceOnly {
  */
 const NOT_ACTED_STATUS = new Set([408, 425, 429]);
 
+/** The advice that ends an "cannot reach the server" message; mayHaveActed drops it (that request did reach one). */
+const CHECK_SERVER = ': check the URL and that the server is running';
+
 /** Whether a retryable failure surely left the server untouched: no byte sent, or a status that refuses before acting. */
 function surelyNotActedOn(err: SessyncError): boolean {
   const d = err.details as { notSent?: unknown; status?: unknown } | undefined;
@@ -575,7 +580,9 @@ function surelyNotActedOn(err: SessyncError): boolean {
 
 /** The error for a once-only request that failed after the server may have acted: not retryable, and says how to check. */
 function mayHaveActed(err: SessyncError, once: OnceOnly): SessyncError {
-  return new SessyncError('unavailable', `${err.message}; the request to ${once.what} was sent, so the server may have done it: ${once.check}`, {
+  // Without "check the URL and that the server is running": the request was sent, so the URL reached a server.
+  const what = err.message.replace(CHECK_SERVER, '').replace(/^cannot reach /, 'lost the connection to ');
+  return new SessyncError('unavailable', `${what}; the request to ${once.what} was sent, so the server may have done it: ${once.check}`, {
     retryable: false,
     cause: err,
     details: { ...(err.details as Record<string, unknown> | undefined), sentOnce: true },
@@ -599,7 +606,8 @@ export function normaliseUrl(url: string): string {
   try {
     parsed = new URL(u);
   } catch {
-    throw new SessyncError('bad_input', `"${url}" is not a URL: use e.g. http://127.0.0.1:8787 or https://sessync.example.com`);
+    // Echoed without any `user:pass@`: the password must not end up in scrollback or a log.
+    throw new SessyncError('bad_input', `"${withoutUserinfo(url)}" is not a URL: use e.g. http://127.0.0.1:8787 or https://sessync.example.com`);
   }
   // node:http would send them as Basic auth on every request (fetch refused such URLs); the server reads only a token.
   // The message leaves the password out: it would end up in a terminal's scrollback or a log.

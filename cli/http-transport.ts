@@ -3,6 +3,7 @@ import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type 
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import { concatChunks } from '../shared/batch-frames.js';
+import { SessyncError } from '../shared/errors.js';
 import { version } from '../package.json';
 
 /** One request as the api client makes it: the body is text, or binary chunks sent as they are (never joined). */
@@ -77,6 +78,9 @@ export const nodeTransport: Transport = async (url, req) => {
     if (typeof location === 'string' && hops < MAX_REDIRECTS && follows(req.method, res.statusCode ?? 0)) {
       res.resume();
       const next = new URL(location, url);
+      // Refused here, as the server's answer (it did get the request): never "not sent", so never sent again.
+      const refused = refusedRedirect(next, url);
+      if (refused) throw refused;
       // Another host, port or scheme (https to http included) gets no token: a redirect must not hand it on.
       if (next.origin !== new URL(url).origin) headers = Object.fromEntries(Object.entries(headers).filter(([k]) => !CREDENTIALS.includes(k.toLowerCase())));
       url = next.toString();
@@ -86,12 +90,36 @@ export const nodeTransport: Transport = async (url, req) => {
   }
 };
 
+/**
+ * `url` as it may be shown: any `user:pass@` left out (a password must not end up in scrollback or a log), even from
+ * text that does not parse as a URL, so up to the last `@` before a query or fragment.
+ */
+export function withoutUserinfo(url: string): string {
+  return url.replace(/^([^/?#]*\/\/|)[^?#]*@/, '$1');
+}
+
+/**
+ * Why a redirect to `next` is not followed, or null: a URL with a user name or password (node:http would send them as
+ * Basic auth; fetch refuses them) or of another protocol. Not retryable: the server would answer the same again.
+ */
+function refusedRedirect(next: URL, from: string): SessyncError | null {
+  const origin = withoutUserinfo(new URL(from).origin);
+  if (next.username !== '' || next.password !== '') {
+    return new SessyncError('wrong_server', `the server at ${origin} redirected to a URL with a user name or password (${withoutUserinfo(next.toString())}); sessync does not follow it (it authenticates with a token): log in with the URL the server should be reached at`, { retryable: false, details: { reason: 'ERR_URL_CREDENTIALS' } });
+  }
+  if (next.protocol !== 'http:' && next.protocol !== 'https:') {
+    return new SessyncError('wrong_server', `the server at ${origin} redirected to a ${next.protocol} URL; sessync follows only http and https: log in with the URL the server should be reached at`, { retryable: false, details: { reason: 'ERR_INVALID_PROTOCOL' } });
+  }
+  return null;
+}
+
 function send(url: string, req: TransportRequest, mayRetry: boolean): Promise<IncomingMessage> {
   const u = new URL(url);
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') return Promise.reject(Object.assign(new Error(`unsupported protocol ${u.protocol}`), { code: 'ERR_INVALID_PROTOCOL', notSent: true }));
-  // node:http would send a user name and password in the URL as Basic auth (fetch refuses such a URL): never, not
-  // even after a redirect to one. The api client refuses such a server URL before this (see normaliseUrl).
-  if (u.username !== '' || u.password !== '') return Promise.reject(Object.assign(new Error('a URL with a user name or password in it (sessync authenticates with a token)'), { code: 'ERR_URL_CREDENTIALS', notSent: true }));
+  // The caller's own URL (a redirect's is checked before it is followed; the api client's by normaliseUrl): a mistake
+  // in it is the same on every try, so bad_input, not a failure to reach the server that would be retried.
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') return Promise.reject(new SessyncError('bad_input', `unsupported protocol ${u.protocol} in the server URL: use http or https`, { details: { reason: 'ERR_INVALID_PROTOCOL' } }));
+  // node:http would send a user name and password in the URL as Basic auth (fetch refuses such a URL): never.
+  if (u.username !== '' || u.password !== '') return Promise.reject(new SessyncError('bad_input', 'the server URL must not hold a user name or password: sessync authenticates with a token', { details: { reason: 'ERR_URL_CREDENTIALS' } }));
   const fresh = req.idempotent === false;
   const headers: Record<string, string> = { ...req.headers };
   if (typeof req.body === 'string' && headers['content-length'] === undefined) headers['content-length'] = String(Buffer.byteLength(req.body));

@@ -1,6 +1,6 @@
 // Deleting a session everywhere: tombstone first, then its shares, heads, batches and meta, in bounded steps a retry resumes.
 import type { BlobStore } from './store/blob-store.js';
-import { SessyncError } from '../shared/errors.js';
+import { SessyncError, isSessyncError } from '../shared/errors.js';
 import { keys } from '../shared/keys.js';
 import { NAME_RE, type DeleteSessionResponse, type Tombstone } from '../shared/wire.js';
 import { batchBytes, decodeJson, encodeJson, keyExists, listAll, notFoundSession, readBatch, sessionHeads } from './session-data.js';
@@ -112,8 +112,14 @@ export async function deleteSessionStep(store: BlobStore, account: string, sessi
   }
   let removed = 0;
   let sharesRevoked = 0;
-  // With a quota, each batch is read before it goes, so the bytes counter drops by what the deletion frees.
-  const quotaOn = (await readQuota(store, account)) !== null;
+  // With a quota, each batch is read before it goes, so the bytes counter drops by what the deletion frees. A damaged
+  // quota record counts as a quota (it is logged by the read): refusing here, after the tombstone, would leave the
+  // session hidden with its batches and share links live; counting freed bytes costs only reads, and setting the
+  // quota again (which mends the record) recounts the usage anyway.
+  const quotaOn = await readQuota(store, account).then(
+    (q) => q !== null,
+    (e: unknown) => (isSessyncError(e, 'corrupt') ? true : Promise.reject(e)),
+  );
   const perObject = quotaOn ? 2 : 1;
   let freed = 0;
   // Counted so far: the tombstone lookup (and write), the quota read; below, each look at what is left is up to 4 lists.

@@ -15,7 +15,8 @@ export async function readStoredRecord<T>(store: BlobStore, key: string, schema:
   const obj = await store.get(key);
   if (!obj) return null;
   const damaged = (why: string): SessyncError => {
-    console.error(`sessync: the ${what} at ${key} is damaged (${why}): answered 422 corrupt`);
+    // Not "answered 422": a caller may work round the damage (and logs what it did instead).
+    console.error(`sessync: the ${what} at ${key} is damaged (${why})`);
     return new SessyncError('corrupt', `the ${what} stored on this server is damaged (${why}); ${advice}`, { retryable: false });
   };
   let value: unknown;

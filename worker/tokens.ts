@@ -45,7 +45,8 @@ const TokenIndexRecordSchema: z.ZodType<TokenIndexRecord> = z
 
 /** What a damaged record of a token means for its owner, and how it is mended. */
 const DAMAGED_TOKEN = "the server cannot tell whether the token is valid or revoked, so it refuses it: log in with another token of the account (revoking this one with `sessync tokens revoke <id>` replaces the record), or ask the server's admin for a new token";
-const DAMAGED_INDEX = "the server cannot list or revoke the account's tokens until the admin deletes or restores that record (its key is in the server's log)";
+/** Never answered as such: both readers fall back on the token record (readIndexOrRecover); kept for the log and any new reader. */
+const DAMAGED_INDEX = "the token is read from the token record it names instead";
 
 function readTokenRecord(store: BlobStore, hash: string): Promise<TokenRecord | null> {
   return readStoredRecord(store, keys.token(hash), TokenRecordSchema, 'token record', DAMAGED_TOKEN);
@@ -58,6 +59,46 @@ async function readTokenRecordToReplace(store: BlobStore, hash: string): Promise
 
 function readIndexRecord(store: BlobStore, key: string): Promise<TokenIndexRecord | null> {
   return readStoredRecord(store, key, TokenIndexRecordSchema, 'token index record', DAMAGED_INDEX);
+}
+
+/**
+ * The index entry at `indexKey` (of token `id`), or, when that entry is damaged, the token record it named, found
+ * without it: an id is `tok_` and the first 20 hex digits of the hash, the record's key `tokens/<hash>`. A record of
+ * another account, damaged too or revoked is not taken. Null (logged) when none is found: then the token is refused
+ * anyway, as an entry without a record is (a revocation that stopped half way). Without this one damaged entry would
+ * keep the account from listing its tokens, so from revoking a lost machine's.
+ */
+async function readIndexOrRecover(store: BlobStore, account: string, indexKey: string, id: string): Promise<{ index: TokenIndexRecord; rec: TokenRecord | null } | null> {
+  try {
+    const index = await readIndexRecord(store, indexKey);
+    return index && { index, rec: null };
+  } catch (e) {
+    if (!isSessyncError(e, 'corrupt')) throw e;
+  }
+  const found = TOKEN_ID_RE.test(id) ? await findRecordOfId(store, account, id) : null;
+  console.error(
+    found
+      ? `sessync: the token index record at ${indexKey} is damaged: read from the token record at ${keys.token(found.index.tokenHash)} instead`
+      : `sessync: the token index record at ${indexKey} is damaged and no live token record of account ${account} has id ${id}: left out (the token is refused)`,
+  );
+  return found;
+}
+
+/** `tokens/`, where keys.token puts every token record. */
+const TOKEN_RECORDS_PREFIX = keys.token('0'.repeat(64)).slice(0, -64);
+
+async function findRecordOfId(store: BlobStore, account: string, id: string): Promise<{ index: TokenIndexRecord; rec: TokenRecord } | null> {
+  // 80 bits: one key in practice; a page of them is still read through, never trusted by prefix alone.
+  const page = await store.list({ prefix: TOKEN_RECORDS_PREFIX + id.slice(4), limit: 10 });
+  for (const key of page.keys) {
+    const hash = key.slice(key.lastIndexOf('/') + 1);
+    if (!/^[0-9a-f]{64}$/.test(hash) || tokenIdOf(hash) !== id) continue;
+    const rec = await readTokenRecordToReplace(store, hash);
+    if (!rec || rec.account !== account || rec.revoked) continue;
+    const index: TokenIndexRecord = { id, tokenHash: hash, created: rec.created, ...(rec.name === undefined ? {} : { name: rec.name }) };
+    return { index, rec };
+  }
+  return null;
 }
 
 const TOKEN_PREFIX = 'sst_';
@@ -166,11 +207,12 @@ export async function listTokens(store: BlobStore, account: string, currentId?: 
   } while (cursor !== undefined);
   const rows = await Promise.all(
     indexKeys.map(async (k) => {
-      const index = await readIndexRecord(store, k);
-      if (!index) return null;
+      const entry = await readIndexOrRecover(store, account, k, k.slice(prefix.length));
+      if (!entry) return null;
+      const index = entry.index;
       // Damaged (logged by the read): the token is refused, but listed from its index entry so that it can be revoked,
       // which replaces the record.
-      const rec = await readTokenRecord(store, index.tokenHash).catch((e: unknown) => (isSessyncError(e, 'corrupt') ? ({ account, created: index.created } as TokenRecord) : Promise.reject(e)));
+      const rec = entry.rec ?? (await readTokenRecord(store, index.tokenHash).catch((e: unknown) => (isSessyncError(e, 'corrupt') ? ({ account, created: index.created } as TokenRecord) : Promise.reject(e))));
       // An index entry without a live record: a revocation that stopped half way (the token is already refused).
       if (!rec || rec.revoked) return null;
       const info: TokenInfo = { id: index.id, created: index.created, current: index.id === currentId };
@@ -192,10 +234,12 @@ export async function listTokens(store: BlobStore, account: string, currentId?: 
 export async function revokeToken(store: BlobStore, account: string, id: string): Promise<boolean> {
   if (!TOKEN_ID_RE.test(id)) return false;
   const indexKey = keys.accountToken(account, id);
-  const index = await readIndexRecord(store, indexKey);
-  if (!index) return false;
+  // A damaged index entry: revoked through the record it named (of this account), and dropped below like any other.
+  const entry = await readIndexOrRecover(store, account, indexKey, id);
+  if (!entry) return false;
+  const index = entry.index;
   const recordKey = keys.token(index.tokenHash);
-  const rec = await readTokenRecordToReplace(store, index.tokenHash);
+  const rec = entry.rec ?? (await readTokenRecordToReplace(store, index.tokenHash));
   if (rec && rec.account !== account) return false;
   const revoked: TokenRecord = { ...(rec ?? { account, created: index.created }), id, revoked: rec?.revoked ?? new Date().toISOString() };
   await store.put(recordKey, encode(revoked));

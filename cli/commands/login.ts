@@ -22,6 +22,24 @@ export function machineName(): string {
   return (hostname().trim() || 'this machine').slice(0, TOKEN_NAME_MAX);
 }
 
+/** A once-only request that failed after it was sent (see the api client's mayHaveActed). */
+function sentOnce(e: unknown): e is SessyncError {
+  return isSessyncError(e) && (e.details as { sentOnce?: unknown } | undefined)?.sentOnce === true;
+}
+
+/**
+ * The answer to "issue this machine a token" was lost: the server may have made one. The api client's advice (run
+ * `sessync tokens`) cannot work here, as nothing is saved until the token arrives, so say what does.
+ */
+function lostNewToken(e: SessyncError, url: string, name: string): SessyncError {
+  const why = e.message.slice(0, Math.max(0, e.message.indexOf('; the request to'))) || e.message;
+  return new SessyncError(
+    'unavailable',
+    `${why}; the server may have made this machine's token, but nothing was saved: run \`sessync login ${url}\` again, then \`sessync tokens\` lists any token named "${name}" that is not current: revoke it (\`sessync tokens revoke <id>\`)`,
+    { retryable: false, cause: e, details: e.details },
+  );
+}
+
 const command: Command = {
   summary: 'Log in to a sessync server: checks the server and the token, issues this machine its own token (named after it), saves it in $SESSYNC_HOME/login.json (mode 0600).',
   usage: '<url> [--token T] [--name NAME] [--keep-token] [--no-encrypt]',
@@ -55,6 +73,7 @@ const command: Command = {
         const issued = await api.createToken(name);
         login = { url, token: issued.token, account: who.account, tokenId: issued.id, ...(issued.name ? { tokenName: issued.name } : {}) };
       } catch (e) {
+        if (sentOnce(e)) throw lostNewToken(e, url, name);
         // A server from before per-machine tokens has no /v1/tokens: the given token still works, so keep it.
         if (!isSessyncError(e, 'not_found')) throw e;
         ctx.info(`note: ${url} cannot issue tokens (an older server); saving the given token`);

@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { keys } from '../../shared/keys.js';
 import { sha256Hex } from '../../worker/sha256.js';
 import { TEST_ADMIN_SECRET, TestClient, makeBatch, metaFor } from '../worker/routes-helpers.js';
-import { http, startNodeRig, type NodeRig } from '../worker/node-rig.js';
+import { http, startNodeRig, storedKeys, type NodeRig } from '../worker/node-rig.js';
 
 const encoder = new TextEncoder();
 const CUT = encoder.encode('{"account":"acct-0123456789ab'); // a write cut short
@@ -62,17 +62,69 @@ describe('a damaged token record', () => {
 });
 
 describe('a damaged token index record', () => {
-  it('listing the tokens answers 422 corrupt naming the index, logged with its key', async () => {
+  for (const [name, bytes] of [['cut short (not JSON)', CUT], ['JSON, but not an index record', NOT_A_TOKEN]] as const) {
+    it(`${name}: the token is listed (own and admin list) from its token record, logged with both keys`, async () => {
+      const t = await newToken();
+      const indexKey = keys.accountToken(rig.account, t.id);
+      await rig.fs.put(indexKey, bytes);
+      for (const r of [await rig.alice.call('GET', '/v1/tokens'), await admin.call('GET', `/v1/admin/accounts/${rig.account}/tokens`)]) {
+        expect(r.status).toBe(200);
+        expect((r.json.tokens as { id: string }[]).map((x) => x.id)).toContain(t.id);
+      }
+      expect(logged.some((l) => l.includes(indexKey) && l.includes(keys.token(t.hash)))).toBe(true);
+      // Still works until revoked: the list is how the user finds the id to revoke.
+      expect((await t.client.call('GET', '/v1/whoami')).status).toBe(200);
+      expect((await rig.alice.call('DELETE', `/v1/tokens/${t.id}`)).status).toBe(200);
+    });
+  }
+
+  it('revoking it (own or admin route) revokes through the token record and drops the entry', async () => {
+    for (const revoke of [
+      (id: string) => rig.alice.call('DELETE', `/v1/tokens/${id}`),
+      (id: string) => admin.call('DELETE', `/v1/admin/accounts/${rig.account}/tokens/${id}`),
+    ]) {
+      const t = await newToken();
+      const indexKey = keys.accountToken(rig.account, t.id);
+      await rig.fs.put(indexKey, CUT);
+      expect((await revoke(t.id)).status).toBe(200);
+      const after = await t.client.call('GET', '/v1/whoami');
+      expect(after.status).toBe(401);
+      expect(after.json.error.message).toMatch(/was revoked at/);
+      expect(await rig.fs.get(indexKey)).toBeNull();
+      const listed = await rig.alice.call('GET', '/v1/tokens');
+      expect(listed.status).toBe(200);
+      expect((listed.json.tokens as { id: string }[]).map((x) => x.id)).not.toContain(t.id);
+    }
+  });
+
+  it('an entry whose record is gone too is left out of the list (logged), and revoking it is a 404', async () => {
     const t = await newToken();
     const indexKey = keys.accountToken(rig.account, t.id);
-    const good = (await rig.fs.get(indexKey))!.body;
     await rig.fs.put(indexKey, CUT);
+    await rig.fs.delete(keys.token(t.hash));
     try {
       const r = await rig.alice.call('GET', '/v1/tokens');
-      expectCorrupt(r, /the token index record stored on this server is damaged/);
-      expect(logged.some((l) => l.includes(indexKey))).toBe(true);
+      expect(r.status).toBe(200);
+      expect((r.json.tokens as { id: string }[]).map((x) => x.id)).not.toContain(t.id);
+      expect(logged.some((l) => l.includes(indexKey) && /left out/.test(l))).toBe(true);
+      expect((await rig.alice.call('DELETE', `/v1/tokens/${t.id}`)).status).toBe(404);
     } finally {
-      await rig.fs.put(indexKey, good);
+      await rig.fs.delete(indexKey);
+    }
+  });
+
+  it("another account's token record is never taken for the damaged entry", async () => {
+    const t = await newToken();
+    const indexKey = keys.accountToken(rig.account, t.id);
+    const rec = JSON.parse(new TextDecoder().decode((await rig.fs.get(keys.token(t.hash)))!.body));
+    await rig.fs.put(keys.token(t.hash), encoder.encode(JSON.stringify({ ...rec, account: 'someone-else' })));
+    await rig.fs.put(indexKey, CUT);
+    try {
+      expect((await rig.alice.call('GET', '/v1/tokens')).json.tokens.map((x: { id: string }) => x.id)).not.toContain(t.id);
+      expect((await rig.alice.call('DELETE', `/v1/tokens/${t.id}`)).status).toBe(404);
+      expect(JSON.parse(new TextDecoder().decode((await rig.fs.get(keys.token(t.hash)))!.body)).revoked).toBeUndefined();
+    } finally {
+      await rig.fs.delete(indexKey);
     }
   });
 });
@@ -100,5 +152,28 @@ describe('a damaged quota record', () => {
     expect(logged.some((l) => l.includes(keys.usage(rig.account)))).toBe(true);
     const after = (await admin.call('GET', `/v1/admin/accounts/${rig.account}/quota`)).json.usage.bytes as number;
     expect(after).toBeGreaterThan(counted);
+  });
+});
+
+describe('deleting a session while the quota record is damaged', () => {
+  it('answers 200 and removes it all (batches gone, its share answers 410): the damage does not stop it half way', async () => {
+    const session = 'sess-delete-damaged-quota';
+    expect((await rig.alice.push(await makeBatch({ session, host: 'h1', seq: 1, meta: metaFor(session) }))).status).toBe(201);
+    const share = await rig.alice.call('POST', '/v1/shares', { ciphertext: 'Y2lwaGVy', expiresAt: new Date(Date.now() + 86_400_000).toISOString(), session });
+    expect(share.status).toBe(201);
+    const anon = new TestClient(http, undefined, rig.url);
+    expect((await anon.call('GET', `/v1/shares/${share.json.token}/blob`)).status).toBe(200);
+    const quotaKey = keys.quota(rig.account);
+    await rig.fs.put(quotaKey, CUT);
+    try {
+      const r = await rig.alice.call('DELETE', `/v1/sessions/${session}`, { host: 'h1' });
+      expect(r.status).toBe(200);
+      expect(r.json).toMatchObject({ session, complete: true, removed: 3, sharesRevoked: 1 });
+      expect((await anon.call('GET', `/v1/shares/${share.json.token}/blob`)).status).toBe(410);
+      expect(await storedKeys(rig.fs, keys.sessionPrefix(rig.account, session))).toEqual([]);
+      expect((await rig.alice.call('DELETE', `/v1/sessions/${session}`, { host: 'h1' })).json).toMatchObject({ complete: true, removed: 0 });
+    } finally {
+      expect((await admin.call('PUT', `/v1/admin/accounts/${rig.account}/quota`, {})).status).toBe(200);
+    }
   });
 });

@@ -12,7 +12,7 @@ import { freePort } from './helpers.js';
  * A proxy in front of the real server that passes each request on whole, reads the server's whole answer, and then
  * drops the client's connection instead of handing the answer on: the server acted, the client never hears of it.
  */
-async function droppingProxy(upstream: string): Promise<{ url: string; forwarded: string[]; close(): Promise<void> }> {
+async function droppingProxy(upstream: string, drops: (method: string, url: string) => boolean = () => true): Promise<{ url: string; forwarded: string[]; close(): Promise<void> }> {
   const forwarded: string[] = [];
   const server: Server = createServer((req, res) => {
     const parts: Buffer[] = [];
@@ -22,6 +22,11 @@ async function droppingProxy(upstream: string): Promise<{ url: string; forwarded
       const headers = { ...req.headers };
       delete headers.host;
       const out = request(`${upstream}${req.url}`, { method: req.method, headers }, (answer: IncomingMessage) => {
+        if (!drops(req.method!, req.url!)) {
+          res.writeHead(answer.statusCode!, answer.headers);
+          answer.pipe(res);
+          return;
+        }
         answer.resume();
         answer.on('end', () => res.socket?.destroy());
       });
@@ -73,6 +78,8 @@ describe('a connection dropped after the server answered', () => {
     expect(isSessyncError(err, 'unavailable')).toBe(true);
     expect((err as { retryable: boolean }).retryable).toBe(false);
     expect((err as Error).message).toMatch(/the request to create a token was sent, so the server may have done it: run `sessync tokens`/);
+    // It reached a server: "check the URL and that the server is running" would send the user the wrong way.
+    expect((err as Error).message).not.toMatch(/check the URL|server is running|cannot reach/);
     expect(proxy.forwarded).toEqual(['POST /v1/tokens']);
     expect((await liveTokens()).length).toBe(before.length + 1);
   });
@@ -129,16 +136,22 @@ async function recordingServer(): Promise<{ server: Server; seen: (string | unde
   return { server, seen };
 }
 
+/** What normaliseUrl throws for `url` (it must refuse it, as bad_input). */
+function refusal(url: string): Error {
+  let err: unknown;
+  try {
+    normaliseUrl(url);
+  } catch (e) {
+    err = e;
+  }
+  expect(isSessyncError(err, 'bad_input')).toBe(true);
+  return err as Error;
+}
+
 describe('a server URL with a user name or password', () => {
   it('is refused where it is taken, as bad_input naming the token, without echoing the password', () => {
     for (const url of ['http://user:hunter2@127.0.0.1:8787', 'https://user@sessync.example.com/']) {
-      let err: unknown;
-      try {
-        normaliseUrl(url);
-      } catch (e) {
-        err = e;
-      }
-      expect(isSessyncError(err, 'bad_input')).toBe(true);
+      const err = refusal(url);
       expect((err as Error).message).toMatch(/must not hold a user name or password.*authenticates with a token/);
       expect((err as Error).message).not.toMatch(/hunter2/);
       expect(() => new ApiClient({ url, token: 'x' })).toThrow(/must not hold a user name or password/);
@@ -169,12 +182,77 @@ describe('a server URL with a user name or password', () => {
     try {
       const api = new ApiClient({ url: `http://127.0.0.1:${(redirector.address() as { port: number }).port}`, retries: 0 });
       const err = await api.health().catch((e: unknown) => e);
-      expect(isSessyncError(err)).toBe(true);
-      expect((err as Error).message).toMatch(/ERR_URL_CREDENTIALS/);
+      expect(isSessyncError(err, 'wrong_server')).toBe(true);
+      expect((err as Error).message).toMatch(/redirected to a URL with a user name or password .*sessync does not follow it/);
+      expect((err as Error).message).not.toMatch(/hunter2/);
       expect(seen).toEqual([]);
     } finally {
       await new Promise((r) => target.close(r));
       await new Promise((r) => redirector.close(r));
+    }
+  });
+});
+
+describe('a once-only request redirected where sessync does not follow', () => {
+  for (const [what, location, message] of [
+    ['a URL with a user name or password', 'http://alice:hunter2@127.0.0.1:1/v1/tokens', /redirected to a URL with a user name or password \(http:\/\/127\.0\.0\.1:1\/v1\/tokens\); sessync does not follow it/],
+    ['another protocol', 'ftp://127.0.0.1:1/v1/tokens', /redirected to a ftp: URL; sessync follows only http and https/],
+  ] as const) {
+    it(`POST /v1/tokens answered 307 to ${what}: wrong_server, not retryable, sent once (not taken for an unreachable server)`, async () => {
+      let posts = 0;
+      const redirector = createServer((req, res) => {
+        if (req.method === 'POST') posts++;
+        req.resume();
+        res.writeHead(307, { location }).end();
+      });
+      await new Promise<void>((r) => redirector.listen(0, '127.0.0.1', () => r()));
+      try {
+        const api = new ApiClient({ url: `http://127.0.0.1:${(redirector.address() as { port: number }).port}`, token, retries: 3, baseDelayMs: 10, maxDelayMs: 20 });
+        const err = await api.createToken('redirected').catch((e: unknown) => e);
+        expect(isSessyncError(err, 'wrong_server')).toBe(true);
+        expect((err as { retryable: boolean }).retryable).toBe(false);
+        expect((err as Error).message).toMatch(message);
+        expect((err as Error).message).not.toMatch(/hunter2|alice|cannot reach/);
+        expect(posts).toBe(1);
+      } finally {
+        await new Promise((r) => redirector.close(r));
+      }
+    });
+  }
+});
+
+describe('a URL that does not parse', () => {
+  it('is echoed without its user name and password', () => {
+    for (const url of ['https://alice:hunter2@sessync.example.com:99999', 'alice:hunter2@sessync.example.com:99999', 'https://alice:hun/ter2@sessync.example.com:99999']) {
+      const err = refusal(url);
+      expect((err as Error).message).toMatch(/"(https:\/\/)?sessync\.example\.com:99999" is not a URL/);
+      expect((err as Error).message).not.toMatch(/alice|hunter2|hun|ter2/);
+    }
+  });
+});
+
+describe('`sessync login` when the answer to its POST /v1/tokens is lost', () => {
+  it('says what works (log in again, then revoke the extra token by its name), and that advice does work', async () => {
+    const lossy = await droppingProxy(rig.url, (method, url) => method === 'POST' && url === '/v1/tokens');
+    const t = cliEnv();
+    try {
+      const before = await liveTokens();
+      const r = await t.run(['login', lossy.url, '--token', token, '--name', 'lost-answer', '--no-encrypt']);
+      expect(r.code).not.toBe(0);
+      expect(r.stderr).toMatch(/nothing was saved: run `sessync login http:\/\/127\.0\.0\.1:\d+` again, then `sessync tokens` lists any token named "lost-answer" that is not current: revoke it/);
+      expect(r.stderr).not.toMatch(/check the URL|server is running/);
+      expect(lossy.forwarded.filter((x) => x === 'POST /v1/tokens')).toHaveLength(1);
+      expect((await liveTokens()).length).toBe(before.length + 1);
+      // The advice, followed: `sessync tokens` fails before a login (the reason the old advice did not work), after one it lists the extra token.
+      expect((await t.run(['tokens'])).stderr).toMatch(/not logged in/);
+      expect((await t.run(['login', rig.url, '--token', token, '--name', 'lost-answer', '--no-encrypt'])).code).toBe(0);
+      const listed = (await t.json(['tokens'])).tokens as { id: string; name?: string; current: boolean }[];
+      const extra = listed.filter((x) => x.name === 'lost-answer' && !x.current);
+      expect(extra).toHaveLength(1);
+      expect((await t.run(['tokens', 'revoke', extra[0]!.id])).code).toBe(0);
+    } finally {
+      t.cleanup();
+      await lossy.close();
     }
   });
 });
