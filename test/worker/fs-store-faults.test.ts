@@ -11,7 +11,10 @@ import { tempDir } from '../helpers/cli.js';
 type Errno = NodeJS.ErrnoException;
 
 const io = vi.hoisted(() => ({
-  /** What happened, in order: `open <path>`, `fsync-start <fd>`, `fsync-end <fd>`, `close <fd>`. */
+  /**
+   * What happened, in order: `open <path>`, `fsync-start <fd>`, `fsync-end <fd>`, `synced <path>` (an fsync that
+   * succeeded, named by the path its fd had then: fd numbers are reused once closed), `close <fd>`.
+   */
   log: [] as string[],
   /** Path of each fd the store opened (temp files and folders). */
   paths: new Map<number, string>(),
@@ -21,6 +24,8 @@ const io = vi.hoisted(() => ({
     beforeLink?: (to: string) => void;
     /** 'fail' fails it at once; 'late' runs it, then holds its result back a few event-loop turns. */
     fsync?: (path: string) => 'fail' | 'late' | undefined;
+    /** An fsync held back until the promise settles. */
+    gate?: (path: string) => Promise<void> | undefined;
   },
 }));
 
@@ -38,11 +43,15 @@ vi.mock('node:fs', async (importOriginal) => {
   const real = await importOriginal<typeof import('node:fs')>();
   const fsync = (fd: number, cb: (e: Errno | null) => void) => {
     io.log.push(`fsync-start ${fd}`);
-    const how = io.hooks.fsync?.(io.paths.get(fd) ?? '');
+    const path = io.paths.get(fd) ?? '';
+    const how = io.hooks.fsync?.(path);
     const done = (e: Errno | null) => {
       io.log.push(`fsync-end ${fd}`);
+      if (!e) io.log.push(`synced ${path}`);
       cb(e);
     };
+    const gate = io.hooks.gate?.(path);
+    if (gate) return void gate.then(() => real.fsync(fd, done));
     if (how === 'fail') return setImmediate(() => done(fault('EIO')));
     real.fsync(fd, (e) => (how === 'late' ? turns(5, () => done(e)) : done(e)));
   };
@@ -104,15 +113,26 @@ function foldersUnder(dir: string): string[] {
   return out;
 }
 
-/** The folders the store fsynced (opened by path, then fsynced). */
+/** The paths (folders and temp files) fsynced successfully so far, each named when its fsync ended. */
 function fsyncedPaths(): Set<string> {
-  const out = new Set<string>();
-  for (const line of io.log) {
-    const [what, arg] = line.split(' ') as [string, string];
-    if (what === 'fsync-start') out.add(io.paths.get(Number(arg)) ?? `fd ${arg}`);
-  }
-  return out;
+  return new Set(io.log.filter((l) => l.startsWith('synced ')).map((l) => l.slice('synced '.length)));
 }
+
+/** The folder holding each key's name was fsynced: a crash cannot lose the name. */
+function expectNamesDurable(store: FsStore, keys: readonly string[]): void {
+  const synced = fsyncedPaths();
+  for (const key of keys) expect(synced.has(dirname(store.pathOf(key))), `the folder holding ${key} was never fsynced`).toBe(true);
+}
+
+/** Resolves once `cond` holds, checked each turn of the event loop. */
+function until(cond: () => boolean): Promise<void> {
+  return new Promise((resolve) => {
+    const check = () => (cond() ? resolve() : setImmediate(check));
+    check();
+  });
+}
+
+const isFolder = (path: string) => path !== '' && !path.includes('/.tmp/');
 
 /** Every folder's own entry made durable: the folder holding it was fsynced (a crash cannot lose the folder). */
 function expectEveryFolderDurable(root: string): void {
@@ -120,10 +140,11 @@ function expectEveryFolderDurable(root: string): void {
   for (const f of foldersUnder(root)) expect(synced.has(dirname(f)), `the entry of ${f} in ${dirname(f)} was never fsynced`).toBe(true);
 }
 
-/** The group of KEYS written: each created, read back whole, every new folder's entry fsynced. */
+/** The group of KEYS written: each created, read back whole, every name and every new folder's entry fsynced. */
 async function expectGroupStored(store: FsStore, root: string): Promise<void> {
   expect(await store.writeMany(writesOf(KEYS))).toEqual([true, true, true]);
   for (const key of KEYS) expect(dec.decode((await store.get(key))!.body)).toBe(`body of ${key}`);
+  expectNamesDurable(store, KEYS);
   expectEveryFolderDurable(root);
 }
 
@@ -195,5 +216,83 @@ describe('FsStore group write, injected faults', () => {
     const group = await store.writeMany(writesOf(KEYS)).then(() => null, (err: unknown) => err);
     expect((group as Error).message).toContain(KEYS[0]);
     expect((await store.list()).keys).toEqual([]);
+  });
+});
+
+describe('FsStore folder durability: names and folders this process did not see made durable', () => {
+  it('a partial tree left by a process killed mid-chain (mkdir -p): a folder made under it walks up too', async () => {
+    const { store, root } = await freshStore();
+    mkdirSync(join(root, 'a', 'acct'), { recursive: true }); // killed after a/acct, before a/acct/s: nobody fsynced root or a
+    await expectGroupStored(store, root);
+  });
+
+  it('two groups of one new account at once: the second is reported stored only with every entry it uses durable', async () => {
+    const { store, root } = await freshStore();
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let holding = true;
+    io.hooks.gate = (path) => (holding && isFolder(path) ? held : undefined);
+    const first = store.writeMany(writesOf([KEYS[0]!])); // makes a, acct, s, one
+    // The first group is in its names round (a folder fsync started and held): its folders are made, not yet known.
+    await until(() => io.log.some((l) => l.startsWith('fsync-start ') && isFolder(io.paths.get(Number(l.slice(12))) ?? '')));
+    holding = false;
+    expect(await store.writeMany(writesOf([KEYS[1]!]))).toEqual([true]); // another request of the same account
+    const synced = fsyncedPaths();
+    release();
+    await first;
+    const holder = dirname(store.pathOf(KEYS[1]!));
+    const missing = [holder];
+    for (let f = holder; f !== root; f = dirname(f)) missing.push(dirname(f));
+    expect(missing.filter((d) => !synced.has(d)), 'not yet fsynced when the second group was reported stored').toEqual([]);
+  });
+
+  it('past MAX_KNOWN_DIRS the store forgets its folders, not its root: the walk up never leaves the store', async () => {
+    const { store, root } = await freshStore();
+    expect(await store.writeMany(writesOf([KEYS[1]!]))).toEqual([true]); // a/acct/s/two made and known
+    const known = (store as unknown as { known: Set<string> }).known;
+    for (let i = 0; known.size < 100_000; i++) known.add(`/nonexistent/${i}`);
+    expect(await store.writeMany(writesOf([KEYS[0]!]))).toEqual([true]); // its names round clears `known`
+    // On macOS and FreeBSD mkdir("/") fails EISDIR, on Windows a drive root EPERM: a walk reaching it failed every write.
+    io.hooks.mkdirSync = (path) => (path === '/' ? fault('EISDIR') : undefined);
+    io.log.length = 0;
+    const other = 'a/acct/s/two/b/host/000000000002'; // into a folder made and known before the clear
+    for (let i = 0; i < 2; i++) expect(await store.writeMany(writesOf([other]))).toEqual([i === 0]);
+    const outside = [...fsyncedPaths()].filter((p) => !(p === root || p.startsWith(root + '/')));
+    expect(outside, 'fsynced outside the store').toEqual([]);
+  });
+
+  it('a retry after a failed names round answers "exists", and makes those names durable before saying so', async () => {
+    const { store } = await freshStore();
+    io.hooks.fsync = (path) => (isFolder(path) ? 'fail' : undefined);
+    const first = await store.writeMany(writesOf(KEYS)).then(() => null, (err: unknown) => err);
+    expect(isSessyncError(first, 'unavailable')).toBe(true);
+    expect(KEYS.filter((k) => existsSync(store.pathOf(k)))).toEqual(KEYS); // linked, their folders not durable
+    io.hooks = {};
+    io.log.length = 0;
+    expect(await store.writeMany(writesOf(KEYS))).toEqual([false, false, false]); // what a client's retry of the push does
+    expectNamesDurable(store, KEYS);
+    io.log.length = 0;
+    expect(await store.putIfAbsent(KEYS[0]!, enc.encode('again'))).toBe(false); // the single write answers the same
+    expectNamesDurable(store, [KEYS[0]!]);
+  });
+
+  it('a group refused at the place step makes the names it did place durable before it fails', async () => {
+    const { store } = await freshStore();
+    io.hooks.mkdirSync = (path) => (path.endsWith('/two') ? fault('EPERM') : undefined);
+    const e = await store.writeMany(writesOf(KEYS)).then(() => null, (err: unknown) => err);
+    expect(isSessyncError(e, 'unavailable')).toBe(true);
+    expect((e as Error).message).toContain(KEYS[1]);
+    const named = [KEYS[0]!, KEYS[2]!];
+    expect(named.filter((k) => existsSync(store.pathOf(k)))).toEqual(named); // a retry answers "exists" for these
+    expectNamesDurable(store, named);
+  });
+
+  it('the test\'s own record: an fsynced folder stays recorded when later reads reuse its fd number', async () => {
+    const { store } = await freshStore();
+    expect(await store.writeMany(writesOf(KEYS))).toEqual([true, true, true]);
+    const before = fsyncedPaths();
+    for (const key of KEYS) await store.get(key);
+    expect([...before].filter((p) => !fsyncedPaths().has(p))).toEqual([]);
+    expectNamesDurable(store, KEYS);
   });
 });

@@ -158,7 +158,7 @@ export class FsStore implements BlobStore {
 
   /**
    * Group commit: every temp file is written, then all are fsynced in one round, then linked or renamed into
-   * place, then each directory that got a new name is fsynced once. The guarantees per write are those of
+   * place, then each directory holding one of their names is fsynced once. The guarantees per write are those of
    * putIfAbsent and put (nothing is named before its data is on disk, nothing is reported before its name is),
    * at one round of fsyncs for the group instead of two fsyncs per write one after the other.
    */
@@ -198,9 +198,17 @@ export class FsStore implements BlobStore {
       const created = writes.map((w, i) => this.placed(() => this.place(w, paths[i]!, opened[i]!.tmp, ensured)));
       const refused = created.find((c) => c instanceof Error);
       for (const [i, w] of writes.entries()) if (w.replace && created[i] === true) renamed.add(opened[i]!.tmp);
-      if (refused) throw refused; // the others may be in place, each whole: a retry finds them
-      // Names made durable once per directory, before any write of the group is reported stored.
-      await this.syncNames(paths.filter((_, i) => created[i] === true), ensured);
+      // Names made durable once per directory, before any write of the group is reported stored. A name found there
+      // ("exists") too: it may be one this process placed in a group whose names round failed, or another writer's
+      // not yet fsynced, and the caller takes "exists" as stored.
+      const placed = paths.filter((_, i) => !(created[i] instanceof Error));
+      if (refused) {
+        // The others are in place, each whole, and a retry finds them: made durable before the failure is reported,
+        // since a retry answered "exists" is stored for good. The refusal is the error to report; this one is logged.
+        await this.syncNames(placed, ensured).catch((e: unknown) => console.warn(`sessync file store: after a refused write, ${(e as Error).message}`));
+        throw refused;
+      }
+      await this.syncNames(placed, ensured);
       return created as boolean[];
     } finally {
       await Promise.all(temps.filter((t) => !renamed.has(t)).map((t) => this.removeTemp(t)));
@@ -220,9 +228,9 @@ export class FsStore implements BlobStore {
   private async placeOne(w: BlobWrite, tmp: string): Promise<boolean> {
     const path = this.pathOf(w.key);
     const ensured = new Set<string>();
-    if (!this.place(w, path, tmp, ensured)) return false;
-    await this.syncNames([path], ensured);
-    return true;
+    const created = this.place(w, path, tmp, ensured);
+    await this.syncNames([path], ensured); // "exists" too: that name may not be durable yet (see writeGroup)
+    return created;
   }
 
   /** Links (put-if-absent) or renames (put) a synced temp file into place; the caller makes the name durable. */
@@ -246,15 +254,18 @@ export class FsStore implements BlobStore {
   }
 
   /**
-   * fsyncs, once each, the directories that got the new names at `paths`, and the parents of the folders `ensured`
-   * (made, or first found, by these writes): a new folder's own entry is a name in its parent.
+   * fsyncs, once each, the directories holding the names at `paths` (placed or found there), and the parents of the
+   * folders `ensured` (made, or first found, by these writes): a new folder's own entry is a name in its parent.
    */
   private async syncNames(paths: readonly string[], ensured: ReadonlySet<string>): Promise<void> {
     const dirs = new Set(paths.map((p) => dirname(p)));
     for (const d of ensured) if (d !== this.root) dirs.add(dirname(d));
     await Promise.all([...dirs].map((d) => this.syncDir(d).catch((e) => Promise.reject(unavailable('write', d, e)))));
     // Only now are they known: a folder whose entry a failed sync may have left undurable is made (found) again.
-    if (this.known.size + ensured.size > MAX_KNOWN_DIRS) this.known.clear();
+    if (this.known.size + ensured.size > MAX_KNOWN_DIRS) {
+      this.known.clear();
+      this.known.add(this.root); // the walk up in ensureDir stops at a known folder: never past the store's root
+    }
     for (const d of ensured) this.known.add(d);
   }
 
@@ -454,24 +465,29 @@ export class FsStore implements BlobStore {
     }
   }
 
-  /** Makes `dir` and any missing folder above it (mkdir of the folder first: for a write it is usually the only one missing). */
+  /**
+   * Makes `dir` and any missing folder above it (mkdir of the folder first: for a write it is usually the only one
+   * missing), recording in `ensured` each folder whose entry the names round must fsync in its parent.
+   */
   private ensureDir(dir: string, ensured: Set<string>): void {
     try {
       mkdirSync(dir, { mode: DIR_MODE });
     } catch (e) {
       if (errno(e) === 'ENOENT' && dirname(dir) !== dir) {
-        this.ensureDir(dirname(dir), ensured);
+        this.ensureDir(dirname(dir), ensured); // records the parent, and walks up from it
         // Once more only: a parent pruned again at once fails the link, and intoPlace's bounded retries take over.
         this.makeDirAgain(dir);
-      } else if (errno(e) !== 'EEXIST') throw e;
-      else {
-        // Found, not made: by the group's head start, a failed group or another process, and its parent perhaps
-        // with it (mkdir -p), so nobody this process saw fsynced their entries. The parent is found (recorded) the
-        // same way, up to a folder this process knows, so the names round fsyncs each entry as if made here.
-        const up = dirname(dir);
-        if (up !== dir && !this.known.has(up) && !ensured.has(up)) this.ensureDir(up, ensured);
+        ensured.add(dir);
+        return;
       }
+      if (errno(e) !== 'EEXIST') throw e;
     }
+    // Made or found, its parent may be a folder nobody this process saw made durable: left by a process killed
+    // mid-chain (mkdir -p), by a failed group, or made by a concurrent group of this process still in its names round.
+    // The parent is found (recorded) the same way, up to a folder this process knows (the root at the latest), so the
+    // names round fsyncs each entry on the way as if made here.
+    const up = dirname(dir);
+    if (dir !== this.root && up !== dir && !this.known.has(up) && !ensured.has(up)) this.ensureDir(up, ensured);
     ensured.add(dir);
   }
 
