@@ -226,7 +226,7 @@ export class ApiClient {
     const names = sessions.map((s) => s.session);
     return this.withoutMetaIfRefused(sessions.some((s) => s.withMeta), (withMeta) =>
       this.call<{ results: PullPageItem[] }>('POST', '/v1/pulls', { sessions: pullItems(sessions, withMeta) }, PullManyResponseSchema, {
-        frames: (body) => ({ results: readPullFrames(body, names, 'POST /v1/pulls') }),
+        frames: (bytes) => ({ results: readPullFrames(bytes, names, 'POST /v1/pulls') }),
       }),
     );
   }
@@ -236,8 +236,8 @@ export class ApiClient {
     const where = `POST /v1/sessions/${session}/pull`;
     return this.withoutMetaIfRefused(o.withMeta === true, (withMeta) =>
       this.call<PullPage>('POST', `/v1/sessions/${enc(session)}/pull`, pullBody(cursor, withMeta), PullResponseSchema, {
-        frames: (body) => {
-          const item = readPullFrames(body, [session], where)[0]!;
+        frames: (bytes) => {
+          const item = readPullFrames(bytes, [session], where)[0]!;
           if (!item.ok) throw serverError(item.error, 200, item.error.details);
           const { ok: _, session: __, ...page } = item;
           return page;
@@ -406,7 +406,7 @@ export class ApiClient {
   /** `body` is serialised here, unless it is `{ json }`: text the caller built. */
   /** `frames`: the answer may come as frames (Accept names them); this reads it (JSON answers go through `schema`). */
   /** `once`: the request must not reach the server twice (see OnceOnly). */
-  private async call<T>(method: string, path: string, body: unknown, schema: z.ZodType<T>, o: { auth?: boolean; frames?: (body: readonly Uint8Array[]) => T; once?: OnceOnly } = {}): Promise<T> {
+  private async call<T>(method: string, path: string, body: unknown, schema: z.ZodType<T>, o: { auth?: boolean; frames?: (bytes: Uint8Array) => T; once?: OnceOnly } = {}): Promise<T> {
     const payload = body === undefined ? undefined : body instanceof RawBody ? body : body instanceof PrebuiltJson ? body.json : JSON.stringify(body);
     const started = Date.now();
     for (let attempt = 0; ; attempt++) {
@@ -426,7 +426,7 @@ export class ApiClient {
     }
   }
 
-  private async once<T>(method: string, path: string, payload: string | RawBody | undefined, schema: z.ZodType<T>, auth: boolean, frames: ((body: readonly Uint8Array[]) => T) | undefined, idempotent: boolean): Promise<T> {
+  private async once<T>(method: string, path: string, payload: string | RawBody | undefined, schema: z.ZodType<T>, auth: boolean, frames: ((bytes: Uint8Array) => T) | undefined, idempotent: boolean): Promise<T> {
     // A server from before frames ignores the first type and answers JSON, which is read as always.
     const headers: Record<string, string> = { accept: frames ? `${FRAMES_TYPE}, application/json` : 'application/json' };
     if (payload !== undefined) headers['content-type'] = payload instanceof RawBody ? payload.type : 'application/json';
@@ -453,16 +453,15 @@ export class ApiClient {
     }
     this.answered = true;
     if (frames && res.ok && isFramesAnswer(res)) {
-      // As its chunks where the transport has them: the frames are read over them, not over a joined copy.
-      let body: readonly Uint8Array[];
+      let bytes: Uint8Array;
       try {
-        body = res.chunks ? await res.chunks() : [await res.bytes()];
+        bytes = await res.bytes();
       } catch (e) {
         throw new SessyncError('unavailable', `connection to ${this.url} dropped while reading the answer`, { retryable: true, cause: e });
       } finally {
         clearTimeout(timer);
       }
-      return frames(body);
+      return frames(bytes);
     }
     let text: string;
     try {

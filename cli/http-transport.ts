@@ -37,11 +37,6 @@ export interface TransportResponse {
   header(name: string): string | null;
   text(): Promise<string>;
   bytes(): Promise<Uint8Array>;
-  /**
-   * The body as it arrived, in chunks that are never joined (a frames answer is read over them); absent on a
-   * transport that has only the whole body (then read bytes()).
-   */
-  chunks?(): Promise<readonly Uint8Array[]>;
 }
 
 export type Transport = (url: string, req: TransportRequest) => Promise<TransportResponse>;
@@ -196,12 +191,8 @@ function abortError(): Error {
 
 function answer(res: IncomingMessage): TransportResponse {
   const status = res.statusCode ?? 0;
-  let body: Promise<Buffer[]> | undefined;
-  const read = (): Promise<Buffer[]> => (body ??= collect(res));
-  const joined = async (): Promise<Buffer> => {
-    const parts = await read();
-    return parts.length === 1 ? parts[0]! : Buffer.concat(parts);
-  };
+  let body: Promise<Buffer> | undefined;
+  const read = (): Promise<Buffer> => (body ??= collect(res));
   return {
     status,
     ok: status >= 200 && status < 300,
@@ -209,18 +200,14 @@ function answer(res: IncomingMessage): TransportResponse {
       const v = res.headers[name.toLowerCase()];
       return v === undefined ? null : Array.isArray(v) ? v.join(', ') : v;
     },
-    text: async () => (await joined()).toString('utf8'),
-    bytes: joined,
-    chunks: read,
+    text: async () => (await read()).toString('utf8'),
+    bytes: read,
   };
 }
 
-/**
- * The whole answer body as its chunks (joining 100 MB of a pull costs a copy and its garbage), decoded if the server
- * (or a proxy before it) compressed it, as fetch decodes it: a compressed body is one chunk, decompressed.
- */
-function collect(res: IncomingMessage): Promise<Buffer[]> {
-  return new Promise<Buffer[]>((resolve, reject) => {
+/** The whole answer body, decoded if the server (or a proxy before it) compressed it, as fetch decodes it. */
+function collect(res: IncomingMessage): Promise<Buffer> {
+  return new Promise<Buffer>((resolve, reject) => {
     const parts: Buffer[] = [];
     let done = false;
     res.on('data', (c: Buffer) => parts.push(c));
@@ -231,7 +218,7 @@ function collect(res: IncomingMessage): Promise<Buffer[]> {
     res.once('end', () => {
       done = true;
       try {
-        resolve(decode(parts, res.headers['content-encoding']));
+        resolve(decode(parts.length === 1 ? parts[0]! : Buffer.concat(parts), res.headers['content-encoding']));
       } catch (e) {
         reject(e);
       }
@@ -243,18 +230,18 @@ function collect(res: IncomingMessage): Promise<Buffer[]> {
   });
 }
 
-function decode(parts: Buffer[], encoding: string | undefined): Buffer[] {
-  const coding = (encoding ?? '').trim().toLowerCase();
-  if (coding === '' || coding === 'identity') return parts;
-  const bytes = parts.length === 1 ? parts[0]! : Buffer.concat(parts);
-  switch (coding) {
+function decode(bytes: Buffer, encoding: string | undefined): Buffer {
+  switch ((encoding ?? '').trim().toLowerCase()) {
+    case '':
+    case 'identity':
+      return bytes;
     case 'gzip':
     case 'x-gzip':
-      return [gunzipSync(bytes)];
+      return gunzipSync(bytes);
     case 'deflate':
-      return [inflateSync(bytes)];
+      return inflateSync(bytes);
     case 'br':
-      return [brotliDecompressSync(bytes)];
+      return brotliDecompressSync(bytes);
     default:
       throw new Error(`the answer is in an encoding this client cannot read (${encoding})`);
   }

@@ -1,8 +1,7 @@
 // Reads a frames answer to a pull (shared/wire.ts, PullBatchFrameHeaderSchema) into each session's page, or refuses it whole.
-import { concatChunks, decodeFrameChunks } from '../../shared/batch-frames.js';
+import { decodeFrames } from '../../shared/batch-frames.js';
 import { SessyncError } from '../../shared/errors.js';
-import { LIMITS, type PulledBatchIn, type PullPageItem } from '../../shared/wire.js';
-import { parseBatchHeader, parseEndHeader } from './pull-frame-header.js';
+import { LIMITS, PullBatchFrameHeaderSchema, PullEndFrameHeaderSchema, type PulledBatchIn, type PullPageItem } from '../../shared/wire.js';
 import type { z } from 'zod';
 
 /**
@@ -17,14 +16,12 @@ const MAX_BODY_BYTES = 3 * LIMITS.maxBatchBytes;
  * answer (`wrong_server`, nothing of it is handed on, so nothing of it is written): a body that does not decode
  * (cut short, a length that lies, a header that is not JSON), a header of neither kind, a session other than the
  * next one asked for, batches not followed by their session's end frame, or a session missing at the end.
- * `body` is the answer as it arrived (its chunks, never joined) or whole: a batch's body is a view of the chunk it
- * lies in, and only one that spans chunks is copied (once, into its own array).
  */
-export function readPullFrames(body: Uint8Array | readonly Uint8Array[], sessions: readonly string[], where: string): PullPageItem[] {
+export function readPullFrames(bytes: Uint8Array, sessions: readonly string[], where: string): PullPageItem[] {
   const refuse = (why: string) => new SessyncError('wrong_server', `${where}: the server's frames answer is malformed (${why}); nothing of it was used`);
   let frames;
   try {
-    frames = decodeFrameChunks(body instanceof Uint8Array ? [body] : body, { maxFrames: sessions.length * (LIMITS.maxBatchesPerPull + 1), maxBodyBytes: MAX_BODY_BYTES });
+    frames = decodeFrames(bytes, { maxFrames: sessions.length * (LIMITS.maxBatchesPerPull + 1), maxBodyBytes: MAX_BODY_BYTES });
   } catch (e) {
     throw refuse((e as Error).message);
   }
@@ -34,14 +31,14 @@ export function readPullFrames(body: Uint8Array | readonly Uint8Array[], session
     const expected = sessions[items.length];
     if (expected === undefined) throw refuse(`frame ${i} comes after the last session asked for`);
     if ('envelope' in f.header) {
-      const h = parseBatchHeader(f.header);
+      const h = PullBatchFrameHeaderSchema.safeParse(f.header);
       if (!h.success) throw refuse(`frame ${i} is not a pulled batch: ${describeZod(h.error)}`);
       if (h.data.session !== expected) throw refuse(`frame ${i} is a batch of session ${h.data.session}, expected one of ${expected}`);
       const { session: _, ...batch } = h.data;
-      batches.push({ ...batch, body: f.parts.length === 1 ? f.parts[0]! : concatChunks(f.parts) });
+      batches.push({ ...batch, body: f.body });
       continue;
     }
-    const end = parseEndHeader(f.header);
+    const end = PullEndFrameHeaderSchema.safeParse(f.header);
     if (!end.success) throw refuse(`frame ${i} is neither a pulled batch nor a session's end: ${describeZod(end.error)}`);
     if (end.data.session !== expected) throw refuse(`frame ${i} ends session ${end.data.session}, expected ${expected}`);
     if (!end.data.ok && batches.length > 0) throw refuse(`frame ${i} ends session ${expected} with an error after ${batches.length} batch(es)`);
