@@ -5,6 +5,7 @@ import { keys } from '../shared/keys.js';
 import { NAME_RE, type DeleteSessionResponse, type Tombstone } from '../shared/wire.js';
 import { batchBytes, decodeJson, encodeJson, keyExists, listAll, notFoundSession, readBatch, sessionHeads } from './session-data.js';
 import { addBytes, readQuota } from './quota.js';
+import { readShareRecordToReplace } from './share-records.js';
 
 /**
  * Store operations one step may make: a Workers request may make about 50 subrequests, so a session of many
@@ -81,8 +82,9 @@ async function revokeSessionShare(store: BlobStore, account: string, pointerKey:
     const p = decodeJson(pointerKey, obj.body) as SessionSharePointer;
     const now = new Date().toISOString();
     const recKey = keys.share(p.tokenHash);
-    const rec = await store.get(recKey);
-    const old = rec ? (decodeJson(recKey, rec.body) as { created?: string; expiresAt?: string }) : {};
+    // A damaged share record (logged by the read) is replaced by the tombstone like any other: refusing here, after
+    // the session's tombstone, would leave the session hidden with its other shares and batches still stored.
+    const old: { created?: string; expiresAt?: string } = (await readShareRecordToReplace(store, p.tokenHash)) ?? {};
     await store.put(recKey, encodeJson({ id: p.id, account, created: old.created ?? now, expiresAt: old.expiresAt ?? now, revoked: now, reason: 'session_deleted' }));
     await store.delete(keys.accountShare(account, p.id));
   }

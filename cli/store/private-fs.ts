@@ -1,6 +1,7 @@
 // What sessync creates is its owner's alone: folders 0700, session, state and cache files 0600, whatever the umask.
 import { mkdirSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
+import { dirname } from 'node:path';
 
 /** Mode of every file sessync creates (session files, sync state, caches, locks, backups). */
 export const PRIVATE_FILE = 0o600;
@@ -9,13 +10,29 @@ export const PRIVATE_DIR = 0o700;
 
 /**
  * mkdir -p where every folder it creates is 0700. Folders that exist keep their mode: they are the user's
- * (or pi's, with --sessions-dir), and sessync does not change what it did not make.
+ * (or pi's, with --sessions-dir), and sessync does not change what it did not make. Returns the folders it made,
+ * deepest first, as mkdirPrivateSync does.
  */
-export async function mkdirPrivate(dir: string): Promise<void> {
-  await mkdir(dir, { recursive: true, mode: PRIVATE_DIR });
+export async function mkdirPrivate(dir: string): Promise<string[]> {
+  const first = await mkdir(dir, { recursive: true, mode: PRIVATE_DIR });
+  return first === undefined ? [] : madeBetween(dir, first);
 }
 
-/** mkdirPrivate for a caller that keeps its page-cache calls off the thread pool (session-writer's new files). */
-export function mkdirPrivateSync(dir: string): void {
-  mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR });
+/**
+ * mkdirPrivate for a caller that keeps its page-cache calls off the thread pool (session-writer's new files).
+ * Returns the folders it made, deepest first (none when `dir` was there): each one's name in its parent is what a
+ * caller that needs the folder to survive a power cut must fsync (the parent of each).
+ */
+export function mkdirPrivateSync(dir: string): string[] {
+  const first = mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR });
+  return first === undefined ? [] : madeBetween(dir, first);
+}
+
+/** `dir` and its ancestors up to `first` (the highest one mkdir -p made), deepest first. */
+function madeBetween(dir: string, first: string): string[] {
+  const out: string[] = [];
+  for (let d = dir; ; d = dirname(d)) {
+    out.push(d);
+    if (d === first || dirname(d) === d) return out;
+  }
 }

@@ -64,6 +64,11 @@ export type HeaderRead = { ok: true; header: SessionHeader } | { ok: false; reas
 export function parseHeaderPrefix(buf: Buffer, bytesRead: number): HeaderRead {
   const nl = buf.subarray(0, bytesRead).indexOf(0x0a);
   if (nl < 0 && bytesRead === HEADER_PREFIX_BYTES) return { ok: false, reason: `first line longer than ${HEADER_PREFIX_BYTES} bytes` };
+  // A byte order mark is invisible in the parse error's quote of the line; pi, Claude Code and Codex never write one, so
+  // the file was saved by something else (an editor's "UTF-8 with BOM"). Refused, not stripped: no bytes change silently.
+  if (bytesRead >= 3 && buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf) {
+    return { ok: false, reason: 'first line starts with a UTF-8 byte order mark (bytes EF BB BF), which pi, Claude Code and Codex never write: remove those 3 bytes (an editor saving as "UTF-8 with BOM" adds them)' };
+  }
   const text = buf.toString('utf8', 0, nl < 0 ? bytesRead : nl);
   let v: unknown;
   try {

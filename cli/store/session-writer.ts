@@ -65,6 +65,55 @@ function settleAfter(dir: string, st: DirSync): void {
 
 function noop(): void {}
 
+/**
+ * Folders this process made for new files whose names in their parents are being fsynced (no journal took those
+ * fsyncs): a file linked in one (or below one) is not durable until that is done, whoever made the folder. A pull's
+ * files that found the folder missing together make it once; the others must not report their file durable before
+ * the one that made it has its parent fsynced. Each entry goes once its fsyncs are done.
+ */
+const parentSyncs = new Map<string, Promise<void>>();
+
+/**
+ * `made` (mkdirPrivateSync's answer, deepest first): each folder's name fsynced in its parent, up to the folder that
+ * was already there: one fsync per new folder, not per file. Left to `defer` (the run's journal, which fsyncs them
+ * before its next write) when it takes them; else started now, and waited for by every file linked under them.
+ * Called at once after the mkdir, before any file can be linked in the new folders.
+ */
+export function syncNewFolders(made: readonly string[], defer?: (dir: string) => boolean): void {
+  if (made.length === 0) return;
+  const parents = made.map((d) => dirname(d));
+  if (defer) {
+    let taken = true;
+    for (const p of parents) taken = defer(p) && taken;
+    if (taken) return;
+  }
+  const p = Promise.all(parents.map((d) => fsyncDir(d))).then(noop);
+  for (const d of made) parentSyncs.set(d, p);
+  // Kept on failure: every later file under the folder fails too (its name is not known durable), and says why.
+  p.then(() => {
+    for (const d of made) if (parentSyncs.get(d) === p) parentSyncs.delete(d);
+  }, noop);
+}
+
+/**
+ * A file just created in `dir` made durable by name: the folder fsynced (or left to `defer`), and the fsyncs of new
+ * folders above it (syncNewFolders) waited for.
+ */
+export async function syncNewName(dir: string, defer?: (dir: string) => boolean): Promise<void> {
+  if (!defer?.(dir)) await fsyncDir(dir);
+  await newFoldersSynced(dir);
+}
+
+/** The parent fsyncs of new folders at or above `dir` still under way (none: nothing to wait for). */
+async function newFoldersSynced(dir: string): Promise<void> {
+  if (parentSyncs.size === 0) return;
+  for (let d = dir; ; d = dirname(d)) {
+    const p = parentSyncs.get(d);
+    if (p) await p;
+    if (dirname(d) === d) return;
+  }
+}
+
 /** Writes `data` to a temp file beside `path` and fsyncs it; returns the temp path. */
 export async function writeTemp(path: string, data: string | Uint8Array): Promise<string> {
   const tmp = tempBeside(path);
@@ -137,14 +186,16 @@ const newFileFsyncs = new Turns(Math.max(1, (Number(process.env.UV_THREADPOOL_SI
  * reclaimed first) and the fsync (the disk). fstat and close are calls of microseconds, and a pull that creates 1,000
  * files would spend more on their thread-pool round trips (a wake-up of a worker and of the loop each) than on them.
  */
-async function writeTempPieces(path: string, data: readonly Uint8Array[]): Promise<{ tmp: string; mtimeMs: number }> {
+async function writeTempPieces(path: string, data: readonly Uint8Array[], deferFolderSync?: (dir: string) => boolean): Promise<{ tmp: string; mtimeMs: number }> {
   const tmp = tempBeside(path);
   let fd: number;
   try {
     fd = await openNew(tmp);
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
-    mkdirPrivateSync(dirname(path)); // at once: the other files of the pull that found it missing too open after it
+    // At once: the other files of the pull that found it missing too open after it. The new folders' names are
+    // taken care of before this returns to the loop: no file can be linked in them before their fsyncs are known.
+    syncNewFolders(mkdirPrivateSync(dirname(path)), deferFolderSync);
     fd = await openNew(tmp);
   }
   let mtimeMs: number;
@@ -229,11 +280,11 @@ async function writeNewFile(path: string, header: SessionHeader, data: readonly 
 }
 
 /**
- * The new file written (temp, fsync, link, folder fsync) and its tail state, built from what was written. The folder
- * fsync is left to `deferFolderSync` when it takes it.
+ * The new file written (temp, fsync, link, folder fsync, and the fsync of each new folder's parent) and its tail
+ * state, built from what was written. The folder fsyncs are left to `deferFolderSync` when it takes them.
  */
 async function linkNewFile(path: string, header: SessionHeader, data: readonly Uint8Array[], entries: TailState, deferFolderSync?: (dir: string) => boolean): Promise<TailState> {
-  const { tmp, mtimeMs } = await writeTempPieces(path, data);
+  const { tmp, mtimeMs } = await writeTempPieces(path, data, deferFolderSync);
   try {
     linkSync(tmp, path); // link, unlike rename, refuses to replace an existing file
   } catch (e) {
@@ -242,8 +293,7 @@ async function linkNewFile(path: string, header: SessionHeader, data: readonly U
   } finally {
     unlinkQuietly(tmp);
   }
-  const dir = dirname(path);
-  if (!deferFolderSync?.(dir)) await fsyncDir(dir);
+  await syncNewName(dirname(path), deferFolderSync); // a folder made for it (by this file or another) too
   return stateOfWritten(path, header, entries, data, mtimeMs);
 }
 

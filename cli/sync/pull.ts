@@ -9,7 +9,7 @@ import { toJsonText } from '../../shared/json-stringify.js';
 import { canonicalJson, exactTexts, mergeEntries, type IncomingEntry, type MergeConflict } from '../../shared/merge.js';
 import { ownValue, toNullRecord } from '../../shared/own-keys.js';
 import { LIMITS, type Cursor, type PullPage, type SessionMetaResponse } from '../../shared/wire.js';
-import { appendEntries, createPulledFile } from '../store/session-writer.js';
+import { appendEntries, createPulledFile, syncNewFolders, syncNewName } from '../store/session-writer.js';
 import { ensureCurrent } from '../store/migrate-file.js';
 import { readSession } from '../store/session-reader.js';
 import { alignLeaf } from '../store/leaf-marker.js';
@@ -129,14 +129,23 @@ async function setAside(ctx: SyncContext, session: string, conflicts: MergeConfl
     text += toJsonText({ id: c.id, host: c.host ?? null, detected: new Date().toISOString(), kept: c.kept, entry: c.aside }) + '\n';
   }
   if (text) {
-    await mkdirPrivate(dirname(p));
-    const fh = await open(p, 'a', PRIVATE_FILE);
+    // Its folders noted at once (before another session's conflicts can be linked in them), as session-writer does.
+    syncNewFolders(await mkdirPrivate(dirname(p)), ctx.state.deferFolderSync);
+    let created = true;
+    const fh = await open(p, 'ax', PRIVATE_FILE).catch((e: NodeJS.ErrnoException) => {
+      if (e.code !== 'EEXIST') throw e;
+      created = false;
+      return open(p, 'a', PRIVATE_FILE);
+    });
     try {
       await fh.write(text);
       await fh.sync();
     } finally {
       await fh.close();
     }
+    // The cursor saved after this moves past these entries: a new file's name is durable before it (a power cut
+    // must not take the only copy here of the other version along with the file's folder entry).
+    if (created) await syncNewName(dirname(p), ctx.state.deferFolderSync);
   }
   ctx.note?.(`session ${session}: ${conflicts.length} entr${conflicts.length === 1 ? 'y has' : 'ies have'} the same id as a local one but different content; the local version stays in the log, the other is kept in ${p}`);
   return conflicts.length;

@@ -40,7 +40,8 @@ export interface PushResult {
   entries: number;
   bytes: number;
   /** Lines not pushed because they are not valid entries (reported, never silently dropped). */
-  skipped: { offset: number; reason: string }[];
+  /** Lines not pushed as they are: left out, or (`sent`) sent changed. */
+  skipped: { offset: number; reason: string; sent?: true }[];
   migrated?: string;
 }
 
@@ -320,7 +321,7 @@ async function pushHolding(ctx: SyncContext, target: PushTarget, turn: ReadTurn)
     }
     await turn.hold();
     const slice = ahead?.slice ?? (await readSlice(path, st.pushedOffset, size, new Set(st.skipIds)));
-    for (const s of slice.skipped) ctx.note?.(`session ${session}: line at byte ${s.offset} not pushed: ${s.reason}`);
+    for (const s of slice.skipped) ctx.note?.(`session ${session}: line at byte ${s.offset} ${s.sent ? 'pushed changed' : 'not pushed'}: ${s.reason}`);
     result.skipped.push(...slice.skipped);
     if (slice.end === st.pushedOffset) break; // only an unfinished line: the next push takes it
     if (slice.count === 0) {

@@ -1,6 +1,7 @@
 // Reading a session file's tail for a push: complete lines after an offset, one batch at most, invalid lines reported.
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { createHash } from 'node:crypto';
+import { isUtf8 } from 'node:buffer';
 import { checkEntry, type SessionEntry } from '../../shared/entry.js';
 import { HEADER_PREFIX_BYTES, openSessionSync, parseHeaderPrefix, readHeaderSync, type HeaderRead } from '../store/session-reader.js';
 import { parseJsonLine, serializeLine } from '../../shared/jsonl.js';
@@ -22,7 +23,8 @@ export interface Slice {
   bytes: number;
   /** Offset after the last line consumed (sent, skipped or invalid). */
   end: number;
-  skipped: { offset: number; reason: string }[];
+  /** Lines not sent as they are: left out, or (`sent`) sent changed; each is reported, none silently. */
+  skipped: { offset: number; reason: string; sent?: true }[];
   /** tailHash(path, end), from the bytes read (absent when they were not all in one read). */
   tailHash?: string;
   /**
@@ -226,6 +228,9 @@ function sliceOf(fd: number, from: number, size: number, skipIds: ReadonlySet<st
           parsedInRun = true; // its text came from a decoding that replaces invalid UTF-8: its bytes may not be valid
           out.bytes += lineBytes + 1;
         }
+        // Its text was decoded with U+FFFD for each byte that is not UTF-8, and that text is what goes (the server and
+        // every reader take UTF-8 only): the entry is kept whole, so its children keep their parent, and reported changed.
+        if (!isUtf8(buf.subarray(lineStart, nl))) out.skipped.push({ offset: lineOffset, reason: 'sent with U+FFFD in place of bytes that are not UTF-8 (other machines get it so)', sent: true });
         out.count++;
       }
       if (out.count >= LIMITS.maxEntriesPerBatch) return done();

@@ -2,9 +2,11 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { appendEntries, createSessionFile, fsyncDir } from '../../cli/store/session-writer.js';
-import { peekTailState, readTailState } from '../../cli/store/tail-state.js';
+import { appendEntries, createPulledFile, createSessionFile, fsyncDir } from '../../cli/store/session-writer.js';
+import { peekTailState, readTailState, stateOfEntries } from '../../cli/store/tail-state.js';
+import { serializeLine } from '../../shared/jsonl.js';
 import fs, { mkdirSync } from 'node:fs';
+import fsp from 'node:fs/promises';
 import { syncBuiltinESMExports } from 'node:module';
 import { useTempHome } from '../helpers/cli.js';
 
@@ -89,5 +91,61 @@ describe('session writer', () => {
       expect(made).toMatchObject({ leafId: 'e4', lastId: 'e4', entryCount: 4, messageCount: 3, name: 'named' });
     }
   });
-});
 
+  it('files created under new folders are reported made only once every new folder\'s name is fsynced in its parent, whoever made it', async () => {
+    // What the writer does, in order: links (node:fs) and completed fsyncs of folders (node:fs/promises handles).
+    const events: string[] = [];
+    const top = join(home.dir, 'new');
+    const dir = join(top, 'deeper', 'project');
+    const link = fs.linkSync;
+    const open = fsp.open;
+    (fs as { linkSync: unknown }).linkSync = (a: string, b: string) => {
+      link(a, b);
+      events.push(`link ${b}`);
+    };
+    (fsp as { open: unknown }).open = async (path: string, ...rest: never[]) => {
+      const fh = await open(path, ...rest);
+      const sync = fh.sync.bind(fh);
+      fh.sync = async () => {
+        // The fsync of the folder that was there comes last: a file that does not wait for it is seen reported first.
+        if (path === home.dir) await new Promise((r) => setTimeout(r, 50));
+        await sync();
+        events.push(`fsync ${path}`);
+      };
+      return fh;
+    };
+    syncBuiltinESMExports();
+    try {
+      await Promise.all(Array.from({ length: 6 }, async (_, i) => {
+        const file = join(dir, `s${i}.jsonl`);
+        await createSessionFile(file, { ...header, id: `s${i}` }, [entry]);
+        events.push(`made ${file}`);
+      }));
+    } finally {
+      (fs as { linkSync: unknown }).linkSync = link;
+      (fsp as { open: unknown }).open = open;
+      syncBuiltinESMExports();
+    }
+    // Each new folder's parent, and the folder that was there: one fsync each, not one per file.
+    for (const d of [home.dir, top, join(top, 'deeper')]) {
+      expect(events.filter((e) => e === `fsync ${d}`), `fsyncs of ${d}: ${events.join(', ')}`).toHaveLength(1);
+    }
+    const lastParentSync = Math.max(...[home.dir, top, join(top, 'deeper')].map((d) => events.indexOf(`fsync ${d}`)));
+    const firstMade = events.findIndex((e) => e.startsWith('made '));
+    expect(firstMade, events.join(', ')).toBeGreaterThan(lastParentSync);
+    expect(events.filter((e) => e.startsWith('made '))).toHaveLength(6);
+  });
+
+  it('a pulled file under new folders hands every new folder\'s parent to the journal with its own folder, when it takes them', async () => {
+    const dir = join(home.dir, 'fresh', 'sessions', 'project');
+    const taken: string[] = [];
+    const defer = (d: string) => (taken.push(d), true);
+    const line = Buffer.from(serializeLine(entry as never) + '\n');
+    await createPulledFile(join(dir, 'a.jsonl'), header, { lines: [line], state: stateOfEntries([entry as never]) }, process.env, { deferFolderSync: defer });
+    expect(new Set(taken)).toEqual(new Set([dir, join(home.dir, 'fresh', 'sessions'), join(home.dir, 'fresh'), home.dir]));
+    // The folders are there now: the next file's only new name is in its own folder.
+    taken.length = 0;
+    await createPulledFile(join(dir, 'b.jsonl'), { ...header, id: 'b' }, { lines: [line], state: stateOfEntries([entry as never]) }, process.env, { deferFolderSync: defer });
+    expect(taken).toEqual([dir]);
+  });
+});

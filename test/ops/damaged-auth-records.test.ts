@@ -1,5 +1,6 @@
 // A damaged token, token index, quota or usage record on the file store: a logged, non-retryable 422 corrupt (or a recount), never a 500.
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { captureErrors, expectCorrupt } from './damaged-helpers.js';
 import { keys } from '../../shared/keys.js';
 import { sha256Hex } from '../../worker/sha256.js';
 import { TEST_ADMIN_SECRET, TestClient, makeBatch, metaFor } from '../worker/routes-helpers.js';
@@ -11,21 +12,13 @@ const NOT_A_TOKEN = encoder.encode('[1,2,3]');
 
 let rig: NodeRig;
 let admin: TestClient;
-let logged: string[];
-const origError = console.error;
+const logged = captureErrors();
 
 beforeAll(async () => {
   rig = await startNodeRig();
   admin = new TestClient(http, TEST_ADMIN_SECRET, rig.url);
 });
 afterAll(() => rig.close());
-beforeEach(() => {
-  logged = [];
-  console.error = (...a: unknown[]) => void logged.push(a.map(String).join(' '));
-});
-afterEach(() => {
-  console.error = origError;
-});
 
 /** A new token of the rig's account and the client that holds it. */
 async function newToken(): Promise<{ token: string; id: string; hash: string; client: TestClient }> {
@@ -33,12 +26,6 @@ async function newToken(): Promise<{ token: string; id: string; hash: string; cl
   expect(r.status).toBe(201);
   const token = r.json.token as string;
   return { token, id: r.json.id as string, hash: await sha256Hex(token), client: new TestClient(http, token, rig.url) };
-}
-
-function expectCorrupt(r: { status: number; json: any }, what: RegExp): void {
-  expect(r.status).toBe(422);
-  expect(r.json.error).toMatchObject({ code: 'corrupt', retryable: false });
-  expect(r.json.error.message).toMatch(what);
 }
 
 describe('a damaged token record', () => {

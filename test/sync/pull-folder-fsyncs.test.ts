@@ -22,7 +22,8 @@ interface FolderSyncs {
 
 /**
  * Reads a `strace -f -y` trace of fsync, link and write calls. A call cut by another thread's (`<unfinished ...>`,
- * then `<... x resumed>`) starts at its first half and completes at its second. A folder fsync covers the links that
+ * then `<... x resumed>`) starts at its first half and completes at its second (an fsync of the folder included: it
+ * runs beside the fsyncs of new folders' parents, and is often cut). A folder fsync covers the links that
  * completed before it started; every write of a cursor file under `stateDir` that names a session must come after its link is covered.
  */
 function folderSyncs(trace: string, folder: string, stateDir: string, ids: readonly string[]): FolderSyncs {
@@ -56,7 +57,7 @@ function folderSyncs(trace: string, folder: string, stateDir: string, ids: reado
       return;
     }
     let kind: 'folder' | 'journal' | 'link' | null = null;
-    if (new RegExp(`\\b(fsync|fdatasync)\\(\\d+<${folder.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}>\\)`).test(line)) kind = 'folder';
+    if (new RegExp(`\\b(fsync|fdatasync)\\(\\d+<${folder.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}>(\\)| <unfinished)`).test(line)) kind = 'folder';
     else if (/\b(fsync|fdatasync)\(\d+<[^>]*push-journal\.jsonl>/.test(line)) kind = 'journal';
     else if (/\blink(at)?\(/.test(line)) kind = 'link';
     else if (/\b(write|writev|pwrite64)\(\d+</.test(line) && line.includes(stateDir) && CURSOR_FILE.test(line)) {

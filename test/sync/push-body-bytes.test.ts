@@ -18,14 +18,15 @@ describe('push body bytes', () => {
     const clean = plantSession(a, 0, 6);
     const bytes = plantSession(a, 1, 2);
     const path1 = a.fileOf(bytes);
-    // A byte that is not UTF-8 inside a string: read (and sent) as U+FFFD, as every reader of the file sees it.
+    // A byte that is not UTF-8 inside a string: read (and sent) as U+FFFD, as every reader of the file sees it, and
+    // reported as a line sent changed (test/sync/non-utf8-lines.test.ts checks the report itself).
     appendFileSync(path1, Buffer.concat([Buffer.from(entry('s1-x', 's1-e1', 'bad byte ').slice(0, -3)), Buffer.from([0xff]), Buffer.from('"}}\n')]));
     appendFileSync(path1, entry('s1-y', 's1-x', 'after') + '\n');
     const gaps = plantSession(a, 2, 2);
     appendFileSync(a.fileOf(gaps), '\n' + entry('s2-x', 's2-e1', 'after a blank line') + entry('s2-y', 's2-x', 'glued on') + '\n' + entry('s2-z', 's2-y', 'last') + '\n');
 
     const r = (await a.ok(['push', '--all', '--json'])) as { pushedEntries: number; skippedLines: number; failed: number };
-    expect(r).toMatchObject({ failed: 0, skippedLines: 0, pushedEntries: 6 + 4 + 5 });
+    expect(r).toMatchObject({ failed: 0, skippedLines: 1, pushedEntries: 6 + 4 + 5 });
     const want = new Map([
       [clean, readLog(a.fileOf(clean)).ids],
       [bytes, readLog(a.fileOf(bytes)).ids],

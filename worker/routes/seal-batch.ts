@@ -1,7 +1,7 @@
 // PUT /v1/sessions/:session/batches/:host/:seq/seal: replaces a stored jsonl batch by its ciphertext in place (converting an account).
 import { Hono } from 'hono';
 import type { AppEnv } from '../app-env.js';
-import { SessyncError } from '../../shared/errors.js';
+import { SessyncError, isSessyncError } from '../../shared/errors.js';
 import { keys } from '../../shared/keys.js';
 import { LIMITS, SealBatchRequestSchema, type SealBatchResponse } from '../../shared/wire.js';
 import { readAccountKey } from '../account-key.js';
@@ -58,10 +58,19 @@ sealBatchRoutes.put('/v1/sessions/:session/batches/:host/:seq/seal', requireAcco
     throw new SessyncError('conflict', `batch ${seq} of host ${host} in session ${session} is already ciphertext, with another body; a sealed batch is not sealed again`);
   }
   // Seals pass even over quota (they only grow the batch by its base64 and tag), or a conversion could strand an
-  // account that takes no plaintext any more; the counter follows, so later pushes see the real size.
-  const quota = await readQuota(store, account);
+  // account that takes no plaintext any more; the counter follows, so later pushes see the real size. A damaged quota
+  // record (logged by the read) is passed the same way and counted as a quota: refusing would block the conversion
+  // until the admin mends the record, and setting the quota again (which mends it) recounts the usage anyway.
+  const quotaOn = await readQuota(store, account).then(
+    (q) => q !== null,
+    (e: unknown) => {
+      if (!isSessyncError(e, 'corrupt')) throw e;
+      console.error(`sessync: sealing batch ${seq} of host ${host} in session ${session} of account ${account} over its damaged quota record`);
+      return true;
+    },
+  );
   // Sealed where it is, received when it was (its other fields kept): the order the server vouches for does not change with the encoding.
   await store.put(key, batchRecordParts({ ...push, fields: stored.fields }));
-  if (quota) await addBytes(store, account, bodyLength(push.body) - batchBytes(stored));
+  if (quotaOn) await addBytes(store, account, bodyLength(push.body) - batchBytes(stored));
   return c.json(res);
 });

@@ -6,7 +6,7 @@ import { requireAccount } from '../auth.js';
 import { findTombstone, goneSession, type SessionSharePointer } from '../session-delete.js';
 import { readJson } from '../request-body.js';
 import { sha256Hex } from '../sha256.js';
-import { SessyncError } from '../../shared/errors.js';
+import { SessyncError, isSessyncError } from '../../shared/errors.js';
 import { keys } from '../../shared/keys.js';
 import { SHARE_ID_RE, SHARE_TOKEN_RE, newShareId, newShareToken } from '../../shared/share-crypto.js';
 import {
@@ -18,24 +18,7 @@ import {
 } from '../../shared/wire.js';
 import { VIEWER_CSS, VIEWER_PAGE, viewerHeaders } from '../viewer/page.js';
 import { VIEWER_SCRIPT } from '../viewer/viewer-bundle.js';
-import { readJsonRecord } from '../store/json-record.js';
-
-/** What keys.share(sha256(token)) holds. After revocation the ciphertext is gone and `revoked` says when. */
-interface ShareRecord {
-  id: string;
-  account: string;
-  created: string;
-  expiresAt: string;
-  ciphertext?: string;
-  revoked?: string;
-  /** Why it was revoked when not by its owner: `session_deleted` (the session was deleted everywhere), `expired` (purged). */
-  reason?: 'session_deleted' | 'expired';
-}
-
-/** What keys.accountShare(account, id) holds: the account's index, for listing and revoking by id. */
-interface ShareIndexRecord extends ShareInfo {
-  tokenHash: string;
-}
+import { readShareIndex, readShareRecord, type ShareIndexRecord, type ShareRecord } from '../share-records.js';
 
 /** Longest a share may live; a link is a capability, and capabilities should not be forever. */
 const MAX_LIFETIME_MS = 366 * 24 * 3600 * 1000;
@@ -119,7 +102,17 @@ sharesRoutes.get('/v1/shares', requireAccount, async (c) => {
   const page = c.req.query('page');
   if (page !== undefined && !SHARE_ID_RE.test(page)) throw new SessyncError('bad_input', 'page is not a page token from a previous GET /v1/shares');
   const listed = await store.list({ prefix, limit: SHARES_PER_PAGE, ...(page === undefined ? {} : { startAfter: keys.accountShare(c.var.account, page) }) });
-  const recs = await Promise.all(listed.keys.map((k) => readJsonRecord<ShareIndexRecord>(store, k, 'share index record')));
+  const recs = await Promise.all(
+    listed.keys.map((k) =>
+      readShareIndex(store, k).catch((e: unknown) => {
+        if (!isSessyncError(e, 'corrupt')) throw e;
+        // One damaged entry must not hide the account's other shares. Without it the server has no way from the id to
+        // the link (the record is keyed by the token's hash), so the entry is left out: its link works until revoked by it.
+        console.error(`sessync: the share index record at ${k} is left out of the share list (revoking the share by its link replaces it)`);
+        return null;
+      }),
+    ),
+  );
   // Housekeeping, lazily here: an expired or revoked share loses its ciphertext and leaves the list.
   const now = Date.now();
   const live = recs.filter((r): r is ShareIndexRecord => r !== null && !r.revoked && Date.parse(r.expiresAt) > now);
@@ -144,13 +137,26 @@ async function purgeShare(store: BlobStore, account: string, index: ShareIndexRe
   if (index.session !== undefined) await store.delete(keys.sessionShare(account, index.session, index.id));
 }
 
-/** The caller's index record for an id or a token; null when it is not theirs (callers answer 404 either way). */
+/**
+ * The caller's index record for an id or a token; null when it is not theirs (callers answer 404 either way). A damaged
+ * index entry by id, or a damaged share record by token, is a 422 `corrupt` saying to revoke it the other way.
+ */
 async function findOwnShare(store: BlobStore, account: string, idOrToken: string): Promise<ShareIndexRecord | null> {
-  if (SHARE_ID_RE.test(idOrToken)) return readJsonRecord<ShareIndexRecord>(store, keys.accountShare(account, idOrToken), 'share index record');
+  if (SHARE_ID_RE.test(idOrToken)) return readShareIndex(store, keys.accountShare(account, idOrToken));
   if (!SHARE_TOKEN_RE.test(idOrToken)) return null;
-  const rec = await readJsonRecord<ShareRecord>(store, keys.share(await sha256Hex(idOrToken)), 'share record');
+  const tokenHash = await sha256Hex(idOrToken);
+  const rec = await readShareRecord(store, tokenHash, true);
   if (!rec || rec.account !== account) return null;
-  return readJsonRecord<ShareIndexRecord>(store, keys.accountShare(account, rec.id), 'share index record');
+  const indexKey = keys.accountShare(account, rec.id);
+  try {
+    return await readShareIndex(store, indexKey);
+  } catch (e) {
+    if (!isSessyncError(e, 'corrupt')) throw e;
+  }
+  // A damaged index entry (logged by the read): the share record says all a revocation needs but the session, so the
+  // session's pointer to it stays; deleting the session later finds the share already revoked and only re-marks it.
+  console.error(`sessync: the share index record at ${indexKey} is damaged: revoking through the share record at ${keys.share(tokenHash)} instead`);
+  return { id: rec.id, tokenHash, created: rec.created, expiresAt: rec.expiresAt, revoked: false };
 }
 
 sharesRoutes.delete('/v1/shares/:idOrToken', requireAccount, async (c) => {
@@ -166,7 +172,8 @@ sharesRoutes.delete('/v1/shares/:idOrToken', requireAccount, async (c) => {
 async function liveShare(store: BlobStore, token: string): Promise<ShareRecord> {
   const missing = new SessyncError('not_found', 'this share link does not exist: check that the whole link was copied');
   if (!SHARE_TOKEN_RE.test(token)) throw missing;
-  const rec = await readJsonRecord<ShareRecord>(store, keys.share(await sha256Hex(token)), 'share record');
+  // A damaged record is a 422 `corrupt` (logged with its key) saying how the owner mends it.
+  const rec = await readShareRecord(store, await sha256Hex(token));
   if (!rec) throw missing;
   if (rec.reason === 'session_deleted') throw new SessyncError('gone', 'the session of this share was deleted by its owner');
   if (rec.reason === 'expired' || (!rec.revoked && Date.parse(rec.expiresAt) <= Date.now())) {
@@ -181,7 +188,11 @@ async function liveShare(store: BlobStore, token: string): Promise<ShareRecord> 
 sharesRoutes.get('/v1/shares/:token/blob', async (c) => {
   noStore(c);
   const rec = await liveShare(c.var.store, c.req.param('token'));
-  if (rec.ciphertext === undefined) throw new SessyncError('internal', 'share record has no ciphertext');
+  if (rec.ciphertext === undefined) {
+    // Live but without its ciphertext: damaged like a record that does not parse, and mended the same way.
+    console.error(`sessync: the share record of share ${rec.id} (account ${rec.account}) is damaged (live, without its ciphertext)`);
+    throw new SessyncError('corrupt', 'the share record stored on this server is damaged (live, without its ciphertext); the link cannot be opened; its owner can revoke it by its id (`sessync unshare <id>` replaces the record) and share the session again', { retryable: false });
+  }
   const body: ShareBlobResponse = { ciphertext: rec.ciphertext, expiresAt: rec.expiresAt, id: rec.id };
   return c.json(body);
 });
@@ -201,13 +212,14 @@ sharesRoutes.get('/s/:token', async (c) => {
   for (const [k, v] of Object.entries(viewerHeaders('text/html; charset=utf-8'))) c.header(k, v);
   // The page is the same for every token, but a link should not be cached by anything between.
   c.header('Cache-Control', 'no-store');
-  // Its status says what the page's script will show: 404 unknown, 410 revoked or expired (the script reads the blob's message).
-  let status: 200 | 404 | 410 = 200;
+  // Its status says what the page's script will show: 404 unknown, 410 revoked or expired, 422 a damaged record (the
+  // script reads the blob's message).
+  let status: 200 | 404 | 410 | 422 = 200;
   try {
     await liveShare(c.var.store, c.req.param('token'));
   } catch (e) {
-    if (!(e instanceof SessyncError) || (e.code !== 'not_found' && e.code !== 'gone')) throw e;
-    status = e.code === 'gone' ? 410 : 404;
+    if (!(e instanceof SessyncError) || (e.code !== 'not_found' && e.code !== 'gone' && e.code !== 'corrupt')) throw e;
+    status = e.code === 'gone' ? 410 : e.code === 'corrupt' ? 422 : 404;
   }
   return c.body(VIEWER_PAGE, status);
 });

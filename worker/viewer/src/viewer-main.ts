@@ -24,15 +24,18 @@ function nextFrame(): Promise<void> {
 
 async function errorMessage(res: Response): Promise<string> {
   let server = '';
+  let retryable = true;
   try {
-    const body = (await res.json()) as { error?: { message?: unknown } };
+    const body = (await res.json()) as { error?: { message?: unknown; retryable?: unknown } };
     if (typeof body.error?.message === 'string') server = body.error.message;
+    if (body.error?.retryable === false) retryable = false;
   } catch {
     // Not JSON (a proxy's error page): the status alone has to do.
   }
   if (res.status === 404) return `This share does not exist or was removed. ${server}`.trim();
   if (res.status === 410) return `This share is no longer available: ${server || 'it was revoked or has expired'}.`;
-  return `The server answered ${res.status}${server ? `: ${server}` : ''}. Try again later.`;
+  // A damaged share (422 corrupt) stays so until its owner acts: "try again later" would send the reader round in circles.
+  return `The server answered ${res.status}${server ? `: ${server}` : ''}.${retryable ? ' Try again later.' : ''}`;
 }
 
 async function run(): Promise<void> {
