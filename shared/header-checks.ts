@@ -24,7 +24,7 @@ export function isIntIn(v: unknown, min: number, max: number): v is number {
   return Number.isSafeInteger(v) && (v as number) >= min && (v as number) <= max;
 }
 
-// The same checks as worker/frame-header.ts's own copy of them (the push side), which could import these.
+// The envelope, as both a push frame (worker/frame-header.ts) and a pull frame (cli/sync/pull-frame-header.ts) carry it.
 const ENVELOPE_KEYS = ['session', 'host', 'seq', 'batchId', 'entryCount', 'sha256', 'encoding'] as const;
 
 /** BatchEnvelopeSchema's parse of `v` when it certainly passes (a new object, keys in the schema's order), else null. */

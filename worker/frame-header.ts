@@ -1,6 +1,7 @@
 // A push frame's header read without zod when a direct check is certain PushFrameHeaderSchema accepts it (the common case).
 import type { z } from 'zod';
-import { isBase64, LIMITS, NAME_RE, PushFrameHeaderSchema, type AnySessionMetaInput, type BatchEnvelope } from '../shared/wire.js';
+import { isBase64, LIMITS, PushFrameHeaderSchema, type AnySessionMetaInput, type BatchEnvelope } from '../shared/wire.js';
+import { SHA256_HEX_RE, envelopeOf, isName, isObject, onlyKeys, stringIn } from '../shared/header-checks.js';
 
 /** What a push needs of a frame header: its envelope and meta, as PushFrameHeaderSchema's parse gives them. */
 export interface FrameHeaderFields {
@@ -8,43 +9,7 @@ export interface FrameHeaderFields {
   meta?: AnySessionMetaInput;
 }
 
-const SHA256_HEX_RE = /^[0-9a-f]{64}$/;
-const MAX_SEQ = 999_999_999_999;
-
 type Obj = Record<string, unknown>;
-
-function isObject(v: unknown): v is Obj {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-/** Whether every own key of `o` is one of `allowed` (a strict zod object refuses any other). */
-function onlyKeys(o: Obj, allowed: readonly string[]): boolean {
-  for (const k in o) if (!allowed.includes(k)) return false;
-  return true;
-}
-
-function isName(v: unknown): v is string {
-  return typeof v === 'string' && NAME_RE.test(v);
-}
-
-function isIntIn(v: unknown, min: number, max: number): v is number {
-  return Number.isSafeInteger(v) && (v as number) >= min && (v as number) <= max;
-}
-
-function stringIn(v: unknown, min: number, max: number): v is string {
-  return typeof v === 'string' && v.length >= min && v.length <= max;
-}
-
-const ENVELOPE_KEYS = ['session', 'host', 'seq', 'batchId', 'entryCount', 'sha256', 'encoding'] as const;
-
-/** BatchEnvelopeSchema's parse of `v` when it certainly passes (a new object, keys in the schema's order), else null. */
-function envelopeOf(v: unknown): BatchEnvelope | null {
-  if (!isObject(v) || !onlyKeys(v, ENVELOPE_KEYS)) return null;
-  const { session, host, seq, batchId, entryCount, sha256, encoding } = v;
-  if (!isName(session) || !isName(host) || !isName(batchId) || !isIntIn(seq, 1, MAX_SEQ) || !isIntIn(entryCount, 0, LIMITS.maxEntriesPerBatch)) return null;
-  if (typeof sha256 !== 'string' || !SHA256_HEX_RE.test(sha256) || (encoding !== 'jsonl' && encoding !== 'aes-256-gcm')) return null;
-  return { session, host, seq, batchId, entryCount, sha256, encoding };
-}
 
 /** The meta schemas' parse of `v` when it certainly passes (plaintext or sealed; new objects, as zod makes them), else null. */
 function metaOf(v: unknown): AnySessionMetaInput | null {
