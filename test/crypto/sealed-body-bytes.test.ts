@@ -21,7 +21,8 @@ describe('sealed push body bytes', () => {
     const gaps = plantSession(a, 2, 2);
     appendFileSync(a.fileOf(gaps), '\n' + entry('s2-x', 's2-e1', 'after a blank line') + entry('s2-y', 's2-x', 'glued on') + '\n' + entry('s2-z', 's2-y', 'last') + '\n');
 
-    expect(await a.ok(['push', '--all', '--json'])).toMatchObject({ failed: 0, skippedLines: 0, pushedEntries: 6 + 4 + 5 });
+    // The line with the bad byte is sent (sealed) as its U+FFFD text and reported as changed: one skipped-lines note.
+    expect(await a.ok(['push', '--all', '--json'])).toMatchObject({ failed: 0, skippedLines: 1, pushedEntries: 6 + 4 + 5 });
     expect(await b.ok(['pull', '--all', '--json'])).toMatchObject({ failed: 0, createdSessions: 3, pulledEntries: 6 + 4 + 5 });
     expect(readLog(b.fileOf(clean)).entries).toEqual(readLog(a.fileOf(clean)).entries);
     expect(readLog(b.fileOf(bytes)).entries.find((e) => e.id === 's1-x')?.message).toMatchObject({ content: 'bad byte \uFFFD' });
