@@ -12,6 +12,7 @@ import type { LockOptions } from './file-lock.js';
 import { advanceAppended, saveTailState, stateOfEntries, stateOfWritten, tailStateOf } from './tail-state.js';
 import type { TailState } from './tail-state.js';
 import { PRIVATE_FILE, mkdirPrivateSync } from './private-fs.js';
+import { cannotFsyncFolder, noteNamed, sessionsRootOf, unnamedUpTo } from './folder-names.js';
 import { queueSummaryRow, summaryRowOf } from './summary-pending.js';
 
 /** fsync a file, or a folder so a new name in it survives a crash. */
@@ -66,40 +67,51 @@ function settleAfter(dir: string, st: DirSync): void {
 function noop(): void {}
 
 /**
- * Folders this process made for new files whose names in their parents are being fsynced (no journal took those
- * fsyncs): a file linked in one (or below one) is not durable until that is done, whoever made the folder. A pull's
+ * Folders whose names in their parents are being fsynced for new files (made by this process, or found and vouched
+ * for): a file linked in one (or below one) is not durable until that is done, whoever made the folder. A pull's
  * files that found the folder missing together make it once; the others must not report their file durable before
  * the one that made it has its parent fsynced. Each entry goes once its fsyncs are done.
  */
 const parentSyncs = new Map<string, Promise<void>>();
 
 /**
- * `made` (mkdirPrivateSync's answer, deepest first): each folder's name fsynced in its parent, up to the folder that
- * was already there: one fsync per new folder, not per file. Left to `defer` (the run's journal, which fsyncs them
- * before its next write) when it takes them; else started now, and waited for by every file linked under them.
- * Called at once after the mkdir, before any file can be linked in the new folders.
+ * `made` (mkdirPrivate's answer, deepest first): each folder's name fsynced in its parent, up to the folder that was
+ * there: one fsync per new folder, not per file, started now and waited for by every file linked under them (see
+ * syncParents). Called at once after the mkdir, before any file can be linked in the new folders.
  */
-export function syncNewFolders(made: readonly string[], defer?: (dir: string) => boolean): void {
-  if (made.length === 0) return;
-  const parents = made.map((d) => dirname(d));
-  if (defer) {
-    let taken = true;
-    for (const p of parents) taken = defer(p) && taken;
-    if (taken) return;
-  }
-  const p = Promise.all(parents.map((d) => fsyncDir(d))).then(noop);
-  for (const d of made) parentSyncs.set(d, p);
-  // Kept on failure: every later file under the folder fails too (its name is not known durable), and says why.
-  p.then(() => {
-    for (const d of made) if (parentSyncs.get(d) === p) parentSyncs.delete(d);
-  }, noop);
+export function syncNewFolders(made: readonly string[]): void {
+  noteNamed(made);
+  syncParents(made);
 }
 
 /**
- * A file just created in `dir` made durable by name: the folder fsynced (or left to `defer`), and the fsyncs of new
- * folders above it (syncNewFolders) waited for.
+ * Each folder's parent fsynced, at once (not left to a journal: once per folder per process, so there is nothing to
+ * share), and waited for by every file linked under them (newFoldersSynced). A parent this process can never fsync
+ * (cannotFsyncFolder: no read permission, no folder fsync on the platform) is passed over: failing would stop every
+ * new file for good and make nothing more durable, and it is above the file's own folder, whose fsync stays strict.
  */
-export async function syncNewName(dir: string, defer?: (dir: string) => boolean): Promise<void> {
+function syncParents(dirs: readonly string[]): void {
+  if (dirs.length === 0) return;
+  const p = Promise.all(dirs.map((d) => fsyncDir(dirname(d)).catch(passUnsyncable))).then(noop);
+  for (const d of dirs) parentSyncs.set(d, p);
+  // Kept on failure: every later file under the folder fails too (its name is not known durable), and says why.
+  p.then(() => {
+    for (const d of dirs) if (parentSyncs.get(d) === p) parentSyncs.delete(d);
+  }, noop);
+}
+
+function passUnsyncable(e: unknown): void {
+  if (!cannotFsyncFolder(e)) throw e;
+}
+
+/**
+ * A file just created in `dir` made durable by name: the folder fsynced (or left to `defer`, a journal that fsyncs
+ * it before its next write), and every folder from `dir` up to `top()` (a sessions root, or the folder holding the
+ * state that records the file) known named in its parent: the ones this process did not make or vouch for yet get
+ * their parents fsynced once, and those fsyncs, or the ones already under way, are waited for.
+ */
+export async function syncNewName(dir: string, defer: ((dir: string) => boolean) | undefined, top: () => string): Promise<void> {
+  syncParents(unnamedUpTo(dir, top));
   if (!defer?.(dir)) await fsyncDir(dir);
   await newFoldersSynced(dir);
 }
@@ -186,7 +198,7 @@ const newFileFsyncs = new Turns(Math.max(1, (Number(process.env.UV_THREADPOOL_SI
  * reclaimed first) and the fsync (the disk). fstat and close are calls of microseconds, and a pull that creates 1,000
  * files would spend more on their thread-pool round trips (a wake-up of a worker and of the loop each) than on them.
  */
-async function writeTempPieces(path: string, data: readonly Uint8Array[], deferFolderSync?: (dir: string) => boolean): Promise<{ tmp: string; mtimeMs: number }> {
+async function writeTempPieces(path: string, data: readonly Uint8Array[]): Promise<{ tmp: string; mtimeMs: number }> {
   const tmp = tempBeside(path);
   let fd: number;
   try {
@@ -195,7 +207,7 @@ async function writeTempPieces(path: string, data: readonly Uint8Array[], deferF
     if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
     // At once: the other files of the pull that found it missing too open after it. The new folders' names are
     // taken care of before this returns to the loop: no file can be linked in them before their fsyncs are known.
-    syncNewFolders(mkdirPrivateSync(dirname(path)), deferFolderSync);
+    syncNewFolders(mkdirPrivateSync(dirname(path)));
     fd = await openNew(tmp);
   }
   let mtimeMs: number;
@@ -267,24 +279,25 @@ export interface PulledFileOptions {
  */
 export async function createPulledFile(path: string, header: SessionHeader, page: EntryLines, env: NodeJS.ProcessEnv = process.env, o: PulledFileOptions = {}): Promise<TailState> {
   const data = [Buffer.from(serializeLine(header) + '\n', 'utf8'), ...page.lines];
-  const state = await linkNewFile(path, header, data, page.state, o.deferFolderSync);
+  const state = await linkNewFile(path, header, data, page.state, env, o.deferFolderSync);
   if (o.more || state.size >= PULLED_TAIL_CACHE_MIN_BYTES) await saveTailState(state, env);
   if (!o.more) queueSummaryRow(path, summaryRowOf(path, header, state), env);
   return state;
 }
 
 async function writeNewFile(path: string, header: SessionHeader, data: readonly Uint8Array[], entries: TailState, env: NodeJS.ProcessEnv): Promise<TailState> {
-  const state = await linkNewFile(path, header, data, entries);
+  const state = await linkNewFile(path, header, data, entries, env);
   await saveTailState(state, env); // leaves name and message count for `list`
   return state;
 }
 
 /**
- * The new file written (temp, fsync, link, folder fsync, and the fsync of each new folder's parent) and its tail
- * state, built from what was written. The folder fsyncs are left to `deferFolderSync` when it takes them.
+ * The new file written (temp, fsync, link, folder fsync, and the fsync of each new or unvouched folder's parent up to
+ * the sessions root) and its tail state, built from what was written. The file's folder's fsync is left to
+ * `deferFolderSync` when it takes it.
  */
-async function linkNewFile(path: string, header: SessionHeader, data: readonly Uint8Array[], entries: TailState, deferFolderSync?: (dir: string) => boolean): Promise<TailState> {
-  const { tmp, mtimeMs } = await writeTempPieces(path, data, deferFolderSync);
+async function linkNewFile(path: string, header: SessionHeader, data: readonly Uint8Array[], entries: TailState, env: NodeJS.ProcessEnv, deferFolderSync?: (dir: string) => boolean): Promise<TailState> {
+  const { tmp, mtimeMs } = await writeTempPieces(path, data);
   try {
     linkSync(tmp, path); // link, unlike rename, refuses to replace an existing file
   } catch (e) {
@@ -293,7 +306,8 @@ async function linkNewFile(path: string, header: SessionHeader, data: readonly U
   } finally {
     unlinkQuietly(tmp);
   }
-  await syncNewName(dirname(path), deferFolderSync); // a folder made for it (by this file or another) too
+  // Its folder's name, and each one's above it up to the sessions root (made by this file, another or found), too.
+  await syncNewName(dirname(path), deferFolderSync, () => sessionsRootOf(dirname(path), env));
   return stateOfWritten(path, header, entries, data, mtimeMs);
 }
 

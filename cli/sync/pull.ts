@@ -130,11 +130,9 @@ async function setAside(ctx: SyncContext, session: string, conflicts: MergeConfl
   }
   if (text) {
     // Its folders noted at once (before another session's conflicts can be linked in them), as session-writer does.
-    syncNewFolders(await mkdirPrivate(dirname(p)), ctx.state.deferFolderSync);
-    let created = true;
+    syncNewFolders(await mkdirPrivate(dirname(p)));
     const fh = await open(p, 'ax', PRIVATE_FILE).catch((e: NodeJS.ErrnoException) => {
       if (e.code !== 'EEXIST') throw e;
-      created = false;
       return open(p, 'a', PRIVATE_FILE);
     });
     try {
@@ -143,10 +141,13 @@ async function setAside(ctx: SyncContext, session: string, conflicts: MergeConfl
     } finally {
       await fh.close();
     }
-    // The cursor saved after this moves past these entries: a new file's name is durable before it (a power cut
-    // must not take the only copy here of the other version along with the file's folder entry).
-    if (created) await syncNewName(dirname(p), ctx.state.deferFolderSync);
   }
+  // The cursor saved after this moves past these entries: the file's name is durable before it (a power cut must not
+  // take the only copy here of the other version along with the file's folder entry). Created or found, written to
+  // or not: a file left by a first try killed before this fsync (named, its folder never fsynced) is found as it is.
+  // Up to the conflicts folder's own name: the folder above it holds the state with the cursor, so a name lost above
+  // that takes the cursor with it, and the entries are pulled and set aside again.
+  await syncNewName(dirname(p), ctx.state.deferFolderSync, () => dirname(p));
   ctx.note?.(`session ${session}: ${conflicts.length} entr${conflicts.length === 1 ? 'y has' : 'ies have'} the same id as a local one but different content; the local version stays in the log, the other is kept in ${p}`);
   return conflicts.length;
 }

@@ -8,6 +8,7 @@ import { ApiClient } from '../../cli/api-client.js';
 import { pullRemoteSession } from '../../cli/sync/remote-resume.js';
 import { isSessyncError } from '../../shared/errors.js';
 import { entrySet, pairWithSession, readLog, runCli, useServer } from './helpers.js';
+import { appendWithId, clashingPair } from './conflict-pair.js';
 
 async function listen(handler: Parameters<typeof createServer>[1]): Promise<{ url: string; server: Server }> {
   const server = createServer(handler);
@@ -71,13 +72,7 @@ describe('against the real service', () => {
 
   it('the same entry id with different content is kept aside and reported on both machines, never dropped', async () => {
     const R = 'git@github.com:acme/conflict.git';
-    const { a, b, id } = await pairWithSession(rig.root, ['a', 'b'], [R, R], rig.server, 'shared start');
-    await a.ok(['sync', '--json']);
-    await b.ok(['sync', '--json']);
-    const clash = 'clash-0001';
-    await a.ok(['append', id, '--json'], JSON.stringify({ type: 'message', id: clash, message: { role: 'user', content: 'version A' } }) + '\n');
-    await b.ok(['append', id, '--json'], JSON.stringify({ type: 'message', id: clash, message: { role: 'user', content: 'version B' } }) + '\n');
-    await a.ok(['sync', '--json']);
+    const { a, b, id, clash } = await clashingPair(rig.root, ['a', 'b'], R, rig.server);
     const bSync = await b.ok(['sync', '--json']);
     const aSync = await a.ok(['sync', '--json']);
     expect(bSync.conflicts).toBe(1);
@@ -93,8 +88,8 @@ describe('against the real service', () => {
     }
     // A conflict found by a pull before the local version was pushed: that version still goes out afterwards.
     const clash2 = 'clash-0002';
-    await a.ok(['append', id, '--json'], JSON.stringify({ type: 'message', id: clash2, message: { role: 'user', content: 'A2' } }) + '\n');
-    await b.ok(['append', id, '--json'], JSON.stringify({ type: 'message', id: clash2, message: { role: 'user', content: 'B2' } }) + '\n');
+    await appendWithId(a, id, clash2, 'A2');
+    await appendWithId(b, id, clash2, 'B2');
     await a.ok(['push', '--json']);
     expect((await b.ok(['pull', '--json'])).conflicts).toBe(1);
     expect((await b.ok(['push', '--json'])).pushedEntries).toBe(1);

@@ -1,0 +1,115 @@
+// A new session file's folder names: each folder from its own up to the sessions root gets its parent fsynced once
+// per process, no higher, never across a mount; a parent that cannot be opened is passed over, a failing disk is not.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import fsp from 'node:fs/promises';
+import { syncBuiltinESMExports } from 'node:module';
+import { dirname, join } from 'node:path';
+import { createSessionFile } from '../../cli/store/session-writer.js';
+import { unnamedUpTo } from '../../cli/store/folder-names.js';
+import { useTempHome } from '../helpers/cli.js';
+
+const home = useTempHome('sessync-folder-names-', { beforeEach, afterEach });
+
+const header = (id: string) => ({ type: 'session' as const, version: 3, id, timestamp: '2026-01-01T00:00:00.000Z', cwd: '/p' });
+const entry = { type: 'message', id: 'e1', parentId: null, timestamp: '2026-01-01T00:00:01.000Z', message: { role: 'user', content: 'x' } };
+
+/**
+ * Runs `fn` with every folder fsync the writer makes recorded (the path opened, then synced), and `fault(path)`'s
+ * error, if any, thrown by that fsync's open. fsyncPath opens with node:fs/promises, whose ESM bindings follow.
+ */
+async function withFsyncs<T>(fault: (path: string) => NodeJS.ErrnoException | null, fn: () => Promise<T>): Promise<{ synced: string[]; result: PromiseSettledResult<T> }> {
+  const open = fsp.open;
+  const synced: string[] = [];
+  (fsp as { open: unknown }).open = async (path: string, ...rest: never[]) => {
+    const e = typeof path === 'string' && rest[0] === 'r' ? fault(path) : null;
+    if (e) throw e;
+    const fh = await open(path, ...rest);
+    const sync = fh.sync.bind(fh);
+    fh.sync = async () => {
+      await sync();
+      synced.push(String(path));
+    };
+    return fh;
+  };
+  syncBuiltinESMExports();
+  try {
+    const [result] = await Promise.allSettled([fn()]);
+    return { synced, result: result! };
+  } finally {
+    (fsp as { open: unknown }).open = open;
+    syncBuiltinESMExports();
+  }
+}
+
+/** /dev/shm is a file system of its own (a tmpfs), mounted on /dev's. */
+function shmIsMount(): boolean {
+  return existsSync('/dev/shm') && statSync('/dev/shm').dev !== statSync('/dev').dev;
+}
+
+const errno = (code: string) => Object.assign(new Error(`${code}: injected`), { code });
+
+describe('folder names of new session files', () => {
+  /** <dir>/<top>/above/root/project, all there before (made by an earlier run, pi or a killed pull). */
+  function layout(top = 'top') {
+    const root = join(home.dir, top, 'above', 'root');
+    const project = join(root, '--p--');
+    mkdirSync(project, { recursive: true });
+    return { root, project, env: { ...process.env, SESSYNC_SESSIONS_DIR: root } };
+  }
+
+  it('a file in a folder found there: its folder, the root and the root\'s parent fsynced, nothing higher; once per process', async () => {
+    const { root, project, env } = layout();
+    const first = await withFsyncs(() => null, () => createSessionFile(join(project, 'a.jsonl'), header('a'), [entry], undefined, env));
+    expect(first.result.status).toBe('fulfilled');
+    const folders = first.synced.filter((p) => !p.endsWith('.jsonl')).sort();
+    expect(folders).toEqual([project, root, dirname(root)].sort());
+    const second = await withFsyncs(() => null, () => createSessionFile(join(project, 'b.jsonl'), header('b'), [entry], undefined, env));
+    expect(second.synced.filter((p) => !p.endsWith('.jsonl'))).toEqual([project]);
+  });
+
+  it('a parent that cannot be opened for fsync (EACCES, EISDIR, EPERM) above the file\'s folder is passed over', async () => {
+    for (const code of ['EACCES', 'EISDIR', 'EPERM']) {
+      const { root, project, env } = layout(code); // a folder walked once is not walked again in this process
+      const f = join(project, `${code}.jsonl`);
+      const r = await withFsyncs((p) => (p === dirname(root) ? errno(code) : null), () => createSessionFile(f, header(code), [entry], undefined, env));
+      expect(r.result.status, code).toBe('fulfilled');
+      expect(r.synced).toContain(root);
+      expect(existsSync(f)).toBe(true);
+    }
+  });
+
+  it('a parent whose fsync fails otherwise (EIO) fails the file, and so does its own folder that cannot be opened', async () => {
+    const { root, project, env } = layout();
+    const r = await withFsyncs((p) => (p === dirname(root) ? errno('EIO') : null), () => createSessionFile(join(project, 'a.jsonl'), header('a'), [entry], undefined, env));
+    expect(r.result.status).toBe('rejected');
+    expect((r.result as PromiseRejectedResult).reason.code).toBe('EIO');
+    const other = join(root, '--q--');
+    mkdirSync(other);
+    const own = await withFsyncs((p) => (p === other ? errno('EACCES') : null), () => createSessionFile(join(other, 'b.jsonl'), header('b'), [entry], undefined, env));
+    expect(own.result.status).toBe('rejected');
+    expect((own.result as PromiseRejectedResult).reason.code).toBe('EACCES');
+  });
+
+  it('a folder made by this process is not walked again, the ones found above it are', async () => {
+    const { root, env } = layout();
+    const made = join(root, '--new--');
+    const r = await withFsyncs(() => null, () => createSessionFile(join(made, 'a.jsonl'), header('a'), [entry], undefined, env));
+    expect(r.result.status).toBe('fulfilled');
+    // The root: the new folder's parent (mkdir); the root's parent: the root's found name. Each once.
+    expect(r.synced.filter((p) => !p.endsWith('.jsonl')).sort()).toEqual([made, root, dirname(root)].sort());
+  });
+
+  it.skipIf(!shmIsMount())('the walk stops at a mount point: the folder holding it is another file system\'s', () => {
+    const shm = mkdtempSync('/dev/shm/sessync-folder-names-');
+    try {
+      const dir = join(shm, 'a');
+      mkdirSync(dir);
+      // /dev/shm is a tmpfs mounted on /dev: its name there is not this file system's to make durable.
+      expect(unnamedUpTo(dir, () => '/dev/shm')).toEqual([dir, shm]);
+      expect(unnamedUpTo(dir, () => '/dev/shm'), 'once per process').toEqual([]);
+    } finally {
+      rmSync(shm, { recursive: true, force: true });
+    }
+  });
+});
