@@ -39,8 +39,11 @@ export async function readJsonOrNull<T>(file: string): Promise<T | null> {
 
 /**
  * Durable and private: temp file created 0600 (a token is never readable by others, even for a moment),
- * fsync, rename. The folder is not fsynced: after a power cut the old file may come back, which every
- * caller tolerates (sync state: a batch resent or entries re-pulled, both idempotent).
+ * fsync, rename. The folder is not fsynced: after a power cut the old file (or none) may come back, which every
+ * caller tolerates. Sync state: a batch resent (a seq the server holds is answered as a conflict and the push goes on
+ * after the server's head; entries merge by id) or entries re-pulled (merged by id, nothing appended twice); a state
+ * with no file of its session never reads as deleted here while the session's id is found on disk (droppedSessions).
+ * host.json: a new host id, which the server and the other machines take as one more machine, losing nothing.
  */
 export async function writeFileAtomic(path: string, data: string | Uint8Array): Promise<void> {
   await mkdirPrivate(dirname(path));
