@@ -1,5 +1,5 @@
 // Which folders' names in their parents this process has made durable, and the bounded walk that finds the rest.
-import { statSync } from 'node:fs';
+import { statSync, type Stats } from 'node:fs';
 import { dirname, join, resolve, sep } from 'node:path';
 import { piSessionsHere, piSessionsRoot } from '../agents/pi-paths.js';
 import { claudeMirrorRoot, claudeProjectsRoot } from '../agents/claude-paths.js';
@@ -8,44 +8,57 @@ import { sessionsRoot, sessyncHome } from './paths.js';
 
 /**
  * Folders whose names in their parents this process made durable or has an fsync under way for (made by its mkdir,
- * or vouched for by a walk). A folder found existing may still be new: made by a run killed before its parents'
- * fsyncs (or its journal's), by pi, or by another program, its name maybe only in the page cache.
+ * or vouched for by a walk), each with its identity (folderId): a folder removed and made again (by pi, while a
+ * `sync --watch` runs) is a new name. A folder found existing may still be new: made by a run killed before its
+ * parents' fsyncs (or its journal's), by pi, or by another program, its name maybe only in the page cache.
  */
-const named = new Set<string>();
-/** Folders whose every folder up to the top of their walk is in `named`: a new file in one needs no walk. */
-const walked = new Set<string>();
+const named = new Map<string, string>();
+/** Folders (with their identity) whose every folder up to the top of their walk is named: a file there needs no walk. */
+const walked = new Map<string, string>();
+
+/**
+ * A folder's inode and birth time: a folder removed and made again at once often gets the same inode number back
+ * (ext4 hands out the lowest free one), never the same birth time. Where the file system keeps no birth time it is 0
+ * (statx), and the inode alone decides.
+ */
+function folderId(st: Stats): string {
+  return `${st.ino}:${st.birthtimeMs}`;
+}
 
 /** Folders this process made (mkdirPrivate's answer): their parents' fsyncs are the caller's, at once. */
 export function noteNamed(made: readonly string[]): void {
-  for (const d of made) named.add(resolve(d));
+  for (const d of made) named.set(resolve(d), folderId(statSync(d)));
 }
 
 /**
  * The folders from `dir` up to `top()` (both included: the topmost name made durable is the top's own, in its
  * parent) whose names this process has not made durable yet, deepest first; from here on they count as named (the
- * caller fsyncs each one's parent). Once per folder per process: a folder walked before costs a set lookup. The walk
- * stops where the file system changes: a mount point's name lives in the file system below it, which this file
- * never touched. `top` is asked only when a walk is needed (finding the sessions root reads pi's settings).
+ * caller fsyncs each one's parent). Once per folder per process: a folder walked before costs a set lookup and a
+ * stat. The walk stops where the file system changes: a mount point's name lives in the file system below it, which
+ * this file never touched. `top` is asked only when a walk is needed (finding the sessions root reads pi's settings).
  */
 export function unnamedUpTo(dir: string, top: () => string): string[] {
   const start = resolve(dir);
-  if (walked.has(start)) return [];
+  const known = walked.get(start);
+  if (known !== undefined && known === folderId(statSync(start))) return [];
   const stop = resolve(top());
   const last = start === stop || start.startsWith(stop.endsWith(sep) ? stop : stop + sep) ? stop : start;
   const out: string[] = [];
-  const seen: string[] = [];
+  const seen: [string, string][] = [];
   for (let d = start; ; d = dirname(d)) {
-    seen.push(d);
+    const st = statSync(d);
+    const id = folderId(st);
+    seen.push([d, id]);
     const up = dirname(d);
     if (up === d) break; // the file system's root has no parent to hold its name
-    if (!named.has(d)) {
-      if (statSync(d).dev !== statSync(up).dev) break;
-      named.add(d);
+    if (named.get(d) !== id) {
+      if (st.dev !== statSync(up).dev) break;
+      named.set(d, id);
       out.push(d);
     }
     if (d === last) break;
   }
-  for (const d of seen) walked.add(d);
+  for (const [d, id] of seen) walked.set(d, id);
   return out;
 }
 

@@ -100,6 +100,16 @@ describe('folder names of new session files', () => {
     expect(r.synced.filter((p) => !p.endsWith('.jsonl')).sort()).toEqual([made, root, dirname(root)].sort());
   });
 
+  it('a folder removed and made again (by pi, while a watcher runs) is walked again: its new name is fsynced in its parent', async () => {
+    const { root, project, env } = layout();
+    await createSessionFile(join(project, 'a.jsonl'), header('a'), [entry], undefined, env);
+    rmSync(project, { recursive: true });
+    mkdirSync(project); // another program's: this process did not make it
+    const r = await withFsyncs(() => null, () => createSessionFile(join(project, 'b.jsonl'), header('b'), [entry], undefined, env));
+    expect(r.result.status).toBe('fulfilled');
+    expect(r.synced.filter((p) => !p.endsWith('.jsonl')).sort(), 'the root (its name) and the folder, not the root\'s parent again').toEqual([project, root].sort());
+  });
+
   it.skipIf(!shmIsMount())('the walk stops at a mount point: the folder holding it is another file system\'s', () => {
     const shm = mkdtempSync('/dev/shm/sessync-folder-names-');
     try {
