@@ -6,7 +6,7 @@ import fsp from 'node:fs/promises';
 import { syncBuiltinESMExports } from 'node:module';
 import { dirname, join } from 'node:path';
 import { createSessionFile } from '../../cli/store/session-writer.js';
-import { unnamedUpTo } from '../../cli/store/folder-names.js';
+import { sessionsRootOf, unnamedUpTo } from '../../cli/store/folder-names.js';
 import { useTempHome } from '../helpers/cli.js';
 
 const home = useTempHome('sessync-folder-names-', { beforeEach, afterEach });
@@ -108,6 +108,20 @@ describe('folder names of new session files', () => {
     const r = await withFsyncs(() => null, () => createSessionFile(join(project, 'b.jsonl'), header('b'), [entry], undefined, env));
     expect(r.result.status).toBe('fulfilled');
     expect(r.synced.filter((p) => !p.endsWith('.jsonl')).sort(), 'the root (its name) and the folder, not the root\'s parent again').toEqual([project, root].sort());
+  });
+
+  it("the root is the deepest sessions folder sessync knows that holds the file's folder: pi's, its own store, a mirror", () => {
+    const h = join(home.dir, 'user');
+    const env = { HOME: h, SESSYNC_HOME: join(h, '.sessync') };
+    const own = join(h, '.sessync', 'sessions');
+    expect(sessionsRootOf(join(own, '--p--'), env), 'no pi here: sessync\'s own store').toBe(own);
+    mkdirSync(join(h, '.pi', 'agent'), { recursive: true }); // pi set up
+    const pi = join(h, '.pi', 'agent', 'sessions');
+    expect(sessionsRootOf(join(pi, '--p--'), env)).toBe(pi);
+    expect(sessionsRootOf(join(own, '--p--'), env), 'read beside pi\'s').toBe(own);
+    const mirror = join(h, '.sessync', 'agents', 'claude-code', 'sessions');
+    expect(sessionsRootOf(join(mirror, '--p--'), env), 'deeper than the home').toBe(mirror);
+    expect(sessionsRootOf(join(h, 'elsewhere'), env), 'under no root: the folder alone').toBe(join(h, 'elsewhere'));
   });
 
   it.skipIf(!shmIsMount())('the walk stops at a mount point: the folder holding it is another file system\'s', () => {
