@@ -59,7 +59,8 @@ const DAMAGED_INDEX = "the server cannot find the share's link from its id: revo
 const DAMAGED_POINTER = "deleting the session finds the share from the pointer's id instead";
 /** A token hash as JSON writes it, found in the bytes of a damaged record (a cut write keeps the fields before the cut). */
 const HASH_FIELD = /"tokenHash"\s*:\s*"([0-9a-f]{64})"/g;
-const latin1 = new TextDecoder('latin1');
+// UTF-8, not latin1 (which workerd may not decode): bytes that are not UTF-8 become U+FFFD, ASCII stays as it is.
+const decoder = new TextDecoder();
 
 /** The share record of a token's hash, or null; a damaged one throws `corrupt` saying what a reader of the link can do. */
 export function readShareRecord(store: BlobStore, tokenHash: string, forOwner = false): Promise<ShareRecord | null> {
@@ -88,7 +89,7 @@ export function orDamaged<T>(read: Promise<T | null>): Promise<T | null | 'damag
  */
 export async function shareOfDamagedRecord(store: BlobStore, account: string, id: string, bytes: Uint8Array | undefined): Promise<{ tokenHash: string; record: ShareRecord } | null> {
   if (!bytes) return null;
-  const hashes = new Set([...latin1.decode(bytes).matchAll(HASH_FIELD)].map((m) => m[1]!));
+  const hashes = new Set([...decoder.decode(bytes).matchAll(HASH_FIELD)].map((m) => m[1]!));
   for (const tokenHash of [...hashes].slice(0, 4)) {
     const record = await orDamaged(readShareRecord(store, tokenHash));
     if (record !== null && record !== 'damaged' && record.account === account && record.id === id) return { tokenHash, record };
