@@ -165,14 +165,14 @@ export async function deleteSessionStep(store: BlobStore, account: string, sessi
     if (ops >= budget) break;
     const shares = left.shares.slice(0, Math.max(1, Math.floor((budget - ops) / 5)));
     await inChunks(shares, async (k) => {
-      const left = await revokeSessionShare(store, account, session, k);
-      if (left === null) sharesRevoked++;
+      const unrevoked = await revokeSessionShare(store, account, session, k);
+      if (unrevoked === null) sharesRevoked++;
       else {
-        sharesNotRevoked.push(notRevoked(session, left));
+        sharesNotRevoked.push(notRevoked(session, unrevoked));
         removed++; // its pointer went: progress, also for a client that knows nothing of sharesNotRevoked
       }
     });
-    ops += shares.length * 5;
+    ops += shares.length * 5; // a damaged pointer costs up to 3 reads more: within the margin to the ~50 a Worker may make
     const objects = left.objects.slice(0, Math.max(0, Math.floor((budget - ops) / perObject)));
     await inChunks(objects, async (k) => {
       if (quotaOn && k.startsWith(batchPrefix)) {

@@ -77,7 +77,7 @@ export function readSessionSharePointer(store: BlobStore, key: string): Promise<
   return readStoredRecord(store, key, SessionSharePointerSchema, 'share pointer of a session', DAMAGED_POINTER);
 }
 
-/** A damaged record read again as null instead of `corrupt` (the read logged it): for callers that work round the damage. */
+/** A read whose `corrupt` (logged by it) becomes `damaged`: for callers that work round the damage. */
 export function orDamaged<T>(read: Promise<T | null>): Promise<T | null | 'damaged'> {
   return read.catch((e: unknown) => (isSessyncError(e, 'corrupt') ? ('damaged' as const) : Promise.reject(e)));
 }
