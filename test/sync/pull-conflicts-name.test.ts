@@ -1,5 +1,6 @@
-// A conflicts file left named by a first pull killed before its folder's fsync gets that fsync from the retry, before
-// the cursor past its entries is saved (strace of the real CLI; skipped without strace).
+// A conflicts file left named by a first pull killed before its folder's fsync gets that fsync from the retry (and the
+// folder's own name its fsync in the server's state folder), before the cursor past its entries is saved (strace of
+// the real CLI; skipped without strace).
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
