@@ -21,6 +21,7 @@ import {
   RevokeTokenResponseSchema,
   UndeleteSessionResponseSchema,
   type CreateOwnTokenResponse,
+  type DamagedShareInfo,
   type DeleteSessionResponse,
   type Tombstone,
   type TokenInfo,
@@ -52,6 +53,7 @@ import {
   type SessionMetaResponse,
   type ShareBlobResponse,
   type ShareInfo,
+  type UnrevokedShare,
   type WhoamiResponse,
 } from '../shared/wire.js';
 
@@ -299,11 +301,13 @@ export class ApiClient {
   async deleteSession(session: string, host: string): Promise<DeleteSessionResponse & { steps: number }> {
     let removed = 0;
     let sharesRevoked = 0;
+    const sharesNotRevoked: UnrevokedShare[] = [];
     for (let steps = 1; ; steps++) {
       const r = await this.deleteSessionStep(session, host);
       removed += r.removed;
       sharesRevoked += r.sharesRevoked;
-      if (r.complete) return { ...r, removed, sharesRevoked, steps };
+      sharesNotRevoked.push(...(r.sharesNotRevoked ?? []));
+      if (r.complete) return { ...r, removed, sharesRevoked, steps, ...(sharesNotRevoked.length ? { sharesNotRevoked } : {}) };
       // A step that removed nothing and is not complete means a server that makes no progress: do not spin.
       if (r.removed === 0 && r.sharesRevoked === 0) throw new SessyncError('internal', `the server made no progress deleting session ${session}; run the command again later`);
     }
@@ -374,20 +378,22 @@ export class ApiClient {
   }
 
   /** Every share of the account, following `nextPage` (the server answers at most a few dozen per page). */
-  async listShares(): Promise<ShareInfo[]> {
+  async listShares(): Promise<{ shares: ShareInfo[]; damaged: DamagedShareInfo[] }> {
     const shares: ShareInfo[] = [];
+    const damaged: DamagedShareInfo[] = [];
     let page: string | undefined;
     do {
       const q = page === undefined ? '' : `?page=${encodeURIComponent(page)}`;
       const r = await this.call('GET', `/v1/shares${q}`, undefined, ListSharesResponseSchema);
       shares.push(...r.shares);
+      damaged.push(...(r.damaged ?? []));
       // A server that hands back the page it was asked for would loop forever: stop with a clear error instead.
       if (r.nextPage !== undefined && r.nextPage === page) {
         throw new SessyncError('internal', `the server answered GET /v1/shares?page=${page} with the same page token again; update the server`);
       }
       page = r.nextPage;
     } while (page !== undefined);
-    return shares;
+    return { shares, damaged };
   }
 
   /** Sent once: a second DELETE after the first revoked the share answers 404. */

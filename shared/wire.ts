@@ -462,10 +462,29 @@ export const ShareInfoSchema = z.object({
 export type ShareInfo = z.infer<typeof ShareInfoSchema>;
 
 /**
+ * A share whose index entry is damaged: its id (from the entry's key), and what its share record says when the
+ * server could still reach it (then `DELETE /v1/shares/:id` revokes it); `message` says what its owner can do.
+ */
+export const DamagedShareInfoSchema = z.object({
+  id: z.string(),
+  created: z.string().optional(),
+  expiresAt: z.string().optional(),
+  revoked: z.boolean().optional(),
+  revocableById: z.boolean(),
+  message: z.string(),
+});
+export type DamagedShareInfo = z.infer<typeof DamagedShareInfoSchema>;
+
+/**
  * GET /v1/shares?page=TOKEN: one page of the account's shares (each costs the server one read, so a
  * page stays inside the Workers subrequest limit); `nextPage` says call again with ?page=nextPage.
  */
-export const ListSharesResponseSchema = z.object({ shares: z.array(ShareInfoSchema), nextPage: z.string().optional() });
+export const ListSharesResponseSchema = z.object({
+  shares: z.array(ShareInfoSchema),
+  /** Shares whose index entry is damaged, apart from `shares` (whose fields they may lack; older clients skip them). */
+  damaged: z.array(DamagedShareInfoSchema).optional(),
+  nextPage: z.string().optional(),
+});
 
 /** GET /v1/shares/:token/blob (no auth: the token is the capability) */
 export const ShareBlobResponseSchema = z.object({
@@ -490,6 +509,10 @@ export type Tombstone = z.infer<typeof TombstoneSchema>;
 
 /** DELETE /v1/sessions/:session with body { host }: one bounded step of the deletion; call again while `complete` is false. */
 export const DeleteSessionRequestSchema = z.object({ host: HostIdSchema }).strict();
+/** A share of a deleted session the server could not revoke (its records are damaged), and what its owner can do. */
+export const UnrevokedShareSchema = z.object({ id: z.string(), message: z.string() });
+export type UnrevokedShare = z.infer<typeof UnrevokedShareSchema>;
+
 export const DeleteSessionResponseSchema = z.object({
   session: z.string(),
   deletedAt: z.string(),
@@ -500,6 +523,8 @@ export const DeleteSessionResponseSchema = z.object({
   removed: z.number().int(),
   /** Shares of the session revoked by this call. */
   sharesRevoked: z.number().int(),
+  /** Shares this call could not revoke (their pointers are removed, counted in `removed`); absent when none. */
+  sharesNotRevoked: z.array(UnrevokedShareSchema).optional(),
 });
 export type DeleteSessionResponse = z.infer<typeof DeleteSessionResponseSchema>;
 

@@ -5,8 +5,7 @@ import { SessyncError } from '../shared/errors.js';
 import { keys } from '../shared/keys.js';
 import { NAME_RE, type AccountKeyResponse, type PutAccountKeyRequest } from '../shared/wire.js';
 import { encodeJson } from './session-data.js';
-
-const decoder = new TextDecoder();
+import { readStoredRecord } from './stored-record.js';
 
 /** What keys.accountKey holds. The server never sees the key itself: only the id the client gave it and its check. */
 const StoredAccountKeySchema = z.object({
@@ -24,32 +23,16 @@ export function keyMismatch(message: string): SessyncError {
 }
 
 /**
- * Parses a record the server wrote itself. A damaged one is a 422 `corrupt` for this account, never a 500: the server
- * cannot tell whether the account is encrypted, so it refuses to guess (a guess of "plaintext" would take plaintext).
+ * What a damaged key record means: the server cannot tell whether the account is encrypted, so it refuses to guess
+ * (a guess of "plaintext" would take plaintext) and the account's pushes, key reads and rotations answer 422.
  */
-async function readRecord<T>(store: BlobStore, key: string, schema: z.ZodType<T>, what: string): Promise<T | null> {
-  const obj = await store.get(key);
-  if (!obj) return null;
-  const damaged = (why: string) =>
-    new SessyncError(
-      'corrupt',
-      `the ${what} of this account is stored damaged on this server (${why}), so the server cannot tell whether the account is end-to-end encrypted and refuses to guess; ask the server's admin to restore it from a backup`,
-      { retryable: false },
-    );
-  let value: unknown;
-  try {
-    value = JSON.parse(decoder.decode(obj.body));
-  } catch (e) {
-    throw damaged(`not JSON: ${(e as Error).message.slice(0, 120)}`);
-  }
-  const parsed = schema.safeParse(value);
-  if (!parsed.success) throw damaged('not a key record');
-  return parsed.data;
-}
+const DAMAGED_KEY = "the server cannot tell whether the account is end-to-end encrypted and refuses to guess; ask the server's admin to restore it from a backup";
+/** A damaged rotation marker: the server cannot tell which key won the rotation away from the current one. */
+const DAMAGED_ROTATION = "the server cannot tell which key the account key was rotated to and refuses to guess; ask the server's admin to restore it from a backup";
 
 /** The account's key record, or null for a plaintext account. */
 export function readAccountKey(store: BlobStore, account: string): Promise<StoredAccountKey | null> {
-  return readRecord(store, keys.accountKey(account), StoredAccountKeySchema, 'key record');
+  return readStoredRecord(store, keys.accountKey(account), StoredAccountKeySchema, 'key record of this account', DAMAGED_KEY);
 }
 
 export function accountKeyResponse(rec: StoredAccountKey | null): AccountKeyResponse {
@@ -85,7 +68,7 @@ export async function putAccountKey(store: BlobStore, account: string, req: PutA
   // a retry of the winner (answer lost, or a crash before the record below was written) finds its own marker.
   const marker = keys.keyRotation(account, current.keyId);
   if (!(await store.putIfAbsent(marker, encodeJson({ keyId: req.keyId, check: req.check })))) {
-    const won = await readRecord(store, marker, RotationSchema, 'key rotation record');
+    const won = await readStoredRecord(store, marker, RotationSchema, 'key rotation record of this account', DAMAGED_ROTATION);
     if (!won || won.keyId !== req.keyId || won.check !== req.check) {
       throw keyMismatch(`another machine already rotated the account key away from ${current.keyId}${won ? ` (to ${won.keyId})` : ''}`);
     }

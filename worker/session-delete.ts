@@ -2,10 +2,10 @@
 import type { BlobStore } from './store/blob-store.js';
 import { SessyncError, isSessyncError } from '../shared/errors.js';
 import { keys } from '../shared/keys.js';
-import { NAME_RE, type DeleteSessionResponse, type Tombstone } from '../shared/wire.js';
-import { batchBytes, decodeJson, encodeJson, keyExists, listAll, notFoundSession, readBatch, sessionHeads } from './session-data.js';
+import { NAME_RE, type DeleteSessionResponse, type Tombstone, type UnrevokedShare } from '../shared/wire.js';
+import { batchBytes, encodeJson, keyExists, listAll, notFoundSession, readBatch, sessionHeads } from './session-data.js';
 import { addBytes, readQuota } from './quota.js';
-import { readShareRecordToReplace } from './share-records.js';
+import { orDamaged, readSessionSharePointer, readShareIndex, readShareRecordToReplace, shareOfDamagedIndex, shareOfDamagedRecord } from './share-records.js';
 
 /**
  * Store operations one step may make: a Workers request may make about 50 subrequests, so a session of many
@@ -14,12 +14,6 @@ import { readShareRecordToReplace } from './share-records.js';
 export const DELETE_STEP_OPS = 32;
 /** Deletes sent at once. */
 const PARALLEL = 8;
-
-/** What keys.sessionShare(account, session, id) holds. */
-export interface SessionSharePointer {
-  id: string;
-  tokenHash: string;
-}
 
 /**
  * The tombstone lives in its key, `deleted/<session>/<ms>/<host>`, so the changes feed lists every deleted
@@ -75,20 +69,52 @@ async function remaining(store: BlobStore, account: string, session: string, lim
   return { shares: [], objects: metaPage.keys[0] === meta ? [meta] : [] };
 }
 
-/** Revokes one share of the deleted session: its ciphertext goes, the link answers 410, it leaves the share list. */
-async function revokeSessionShare(store: BlobStore, account: string, pointerKey: string): Promise<void> {
-  const obj = await store.get(pointerKey);
-  if (obj) {
-    const p = decodeJson(pointerKey, obj.body) as SessionSharePointer;
+/**
+ * The token hash of the share a session pointer names, or null when there is no live share to revoke. A damaged
+ * pointer (logged by its read) is worked round: the share's id is in the pointer's key, and its index entry holds the
+ * hash too; failing that, a hash the damaged bytes still hold, if its share record confirms it. `unknown` when
+ * nothing leads to the share record: its link may still open, and only its owner (who has the link) can revoke it.
+ */
+async function pointedShare(store: BlobStore, account: string, id: string, pointerKey: string): Promise<string | null | 'unknown'> {
+  const p = await orDamaged(readSessionSharePointer(store, pointerKey));
+  if (p === null) return null;
+  if (p !== 'damaged' && p.id === id) return p.tokenHash;
+  const fromPointer = await shareOfDamagedRecord(store, account, id, (await store.get(pointerKey))?.body);
+  if (fromPointer) return fromPointer.tokenHash;
+  const index = await orDamaged(readShareIndex(store, keys.accountShare(account, id)));
+  // No index entry: revoked already (a revocation removes it before the pointer) or never made live (made after it).
+  if (index === null) return null;
+  if (index !== 'damaged') return index.tokenHash;
+  return (await shareOfDamagedIndex(store, account, id))?.tokenHash ?? 'unknown';
+}
+
+/**
+ * Revokes one share of the deleted session: its ciphertext goes, the link answers 410, it leaves the share list.
+ * Returns the share's id when it could not be revoked (see pointedShare): the deletion goes on, and says so.
+ */
+async function revokeSessionShare(store: BlobStore, account: string, session: string, pointerKey: string): Promise<string | null> {
+  const id = pointerKey.slice(`${keys.sessionPrefix(account, session)}shares/`.length);
+  const tokenHash = await pointedShare(store, account, id, pointerKey);
+  if (tokenHash === 'unknown') {
+    console.error(`sessync: the share pointer at ${pointerKey} and the share index record at ${keys.accountShare(account, id)} are damaged: share ${id} of the deleted session ${session} could not be revoked (its link may still open)`);
+  } else if (tokenHash !== null) {
     const now = new Date().toISOString();
-    const recKey = keys.share(p.tokenHash);
     // A damaged share record (logged by the read) is replaced by the tombstone like any other: refusing here, after
     // the session's tombstone, would leave the session hidden with its other shares and batches still stored.
-    const old: { created?: string; expiresAt?: string } = (await readShareRecordToReplace(store, p.tokenHash)) ?? {};
-    await store.put(recKey, encodeJson({ id: p.id, account, created: old.created ?? now, expiresAt: old.expiresAt ?? now, revoked: now, reason: 'session_deleted' }));
-    await store.delete(keys.accountShare(account, p.id));
+    const old: { created?: string; expiresAt?: string } = (await readShareRecordToReplace(store, tokenHash)) ?? {};
+    await store.put(keys.share(tokenHash), encodeJson({ id, account, created: old.created ?? now, expiresAt: old.expiresAt ?? now, revoked: now, reason: 'session_deleted' }));
+    await store.delete(keys.accountShare(account, id));
   }
   await store.delete(pointerKey);
+  return tokenHash === 'unknown' ? id : null;
+}
+
+/** What the owner of a share the deletion could not revoke can do. */
+function notRevoked(session: string, id: string): UnrevokedShare {
+  return {
+    id,
+    message: `share ${id} of session ${session} could not be revoked: its records on the server are damaged, so the server cannot find its link, which may still open. Revoke it by the link (\`sessync unshare <link>\`); \`sessync shares\` lists it as damaged until then`,
+  };
 }
 
 async function inChunks(items: readonly string[], fn: (k: string) => Promise<void>): Promise<void> {
@@ -114,6 +140,7 @@ export async function deleteSessionStep(store: BlobStore, account: string, sessi
   }
   let removed = 0;
   let sharesRevoked = 0;
+  const sharesNotRevoked: UnrevokedShare[] = [];
   // With a quota, each batch is read before it goes, so the bytes counter drops by what the deletion frees. A damaged
   // quota record counts as a quota (it is logged by the read): refusing here, after the tombstone, would leave the
   // session hidden with its batches and share links live; counting freed bytes costs only reads, and setting the
@@ -129,7 +156,7 @@ export async function deleteSessionStep(store: BlobStore, account: string, sessi
   const batchPrefix = `${keys.sessionPrefix(account, session)}b/`;
   const finish = async (complete: boolean): Promise<DeleteSessionResponse> => {
     if (freed > 0) await addBytes(store, account, -freed);
-    return { session, deletedAt: tomb.deletedAt, host: tomb.host, complete, removed, sharesRevoked };
+    return { session, deletedAt: tomb.deletedAt, host: tomb.host, complete, removed, sharesRevoked, ...(sharesNotRevoked.length ? { sharesNotRevoked } : {}) };
   };
   for (;;) {
     const left = await remaining(store, account, session, Math.max(1, Math.min(100, budget - ops)));
@@ -137,9 +164,15 @@ export async function deleteSessionStep(store: BlobStore, account: string, sessi
     if (left.shares.length === 0 && left.objects.length === 0) return finish(true);
     if (ops >= budget) break;
     const shares = left.shares.slice(0, Math.max(1, Math.floor((budget - ops) / 5)));
-    await inChunks(shares, (k) => revokeSessionShare(store, account, k));
-    sharesRevoked += shares.length;
-    ops += shares.length * 5;
+    await inChunks(shares, async (k) => {
+      const unrevoked = await revokeSessionShare(store, account, session, k);
+      if (unrevoked === null) sharesRevoked++;
+      else {
+        sharesNotRevoked.push(notRevoked(session, unrevoked));
+        removed++; // its pointer went: progress, also for a client that knows nothing of sharesNotRevoked
+      }
+    });
+    ops += shares.length * 5; // a damaged pointer costs up to 3 reads more: within the margin to the ~50 a Worker may make
     const objects = left.objects.slice(0, Math.max(0, Math.floor((budget - ops) / perObject)));
     await inChunks(objects, async (k) => {
       if (quotaOn && k.startsWith(batchPrefix)) {

@@ -1,4 +1,4 @@
-// A record the server wrote itself (token, quota) read and checked: a damaged one is a logged, non-retryable `corrupt`, never a 500.
+// A record the server wrote itself (token, quota, share, account key) read and checked: a damaged one is a logged, non-retryable `corrupt`, never a 500.
 import type { z } from 'zod';
 import type { BlobStore } from './store/blob-store.js';
 import { SessyncError } from '../shared/errors.js';

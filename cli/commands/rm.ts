@@ -66,6 +66,8 @@ const command: Command = {
         localNote = `; removed ${local.path}`;
       }
       const shares = r.sharesRevoked ? `, ${r.sharesRevoked} share${r.sharesRevoked === 1 ? '' : 's'} revoked` : '';
+      // A share the server could not revoke (its records are damaged) may still open: its owner must hear of it.
+      for (const s of r.sharesNotRevoked ?? []) ctx.info(`warning: ${s.message}`);
       ctx.print(`deleted session ${session} from the server (${r.removed} objects${shares})${localNote}; other machines stop pushing it on their next sync and keep their own copies`, {
         session,
         remote: true,
@@ -73,6 +75,7 @@ const command: Command = {
         host: r.host,
         removed: r.removed,
         sharesRevoked: r.sharesRevoked,
+        ...(r.sharesNotRevoked ? { sharesNotRevoked: r.sharesNotRevoked } : {}),
         ...(local ? { path: local.path, localRemoved: !keepLocal } : {}),
       });
     });

@@ -1,4 +1,4 @@
-// A damaged share record or share index entry on the file store (a logged, non-retryable 422 corrupt, and still revocable), and seals over a damaged quota record.
+// A damaged share record or share index entry on the file store (a logged, non-retryable 422 corrupt, listed, and still revocable), and seals over a damaged quota record.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { captureErrors, expectCorrupt } from './damaged-helpers.js';
 import { keys } from '../../shared/keys.js';
@@ -36,6 +36,12 @@ async function listedIds(): Promise<string[]> {
   const r = await rig.alice.call('GET', '/v1/shares');
   expect(r.status, r.text).toBe(200);
   return (r.json.shares as { id: string }[]).map((s) => s.id);
+}
+
+async function listedDamaged(): Promise<unknown[]> {
+  const r = await rig.alice.call('GET', '/v1/shares');
+  expect(r.status, r.text).toBe(200);
+  return r.json.damaged ?? [];
 }
 
 describe('a damaged share record', () => {
@@ -79,7 +85,7 @@ describe('a damaged share record', () => {
 
 describe('a damaged share index entry', () => {
   for (const [name, bytes] of [['cut short (not JSON)', CUT], ['JSON, but not an index record', NOT_A_RECORD]] as const) {
-    it(`${name}: the other shares are listed, it is left out (logged); by id 422 corrupt, by its link it is revoked`, async () => {
+    it(`${name}: the other shares are listed, it is listed as damaged (logged); by id 422 corrupt, by its link it is revoked`, async () => {
       const s = await newShare('sess-index-damaged');
       const other = await newShare();
       const indexKey = keys.accountShare(rig.account, s.id);
@@ -87,7 +93,8 @@ describe('a damaged share index entry', () => {
       const ids = await listedIds();
       expect(ids).toContain(other.id);
       expect(ids).not.toContain(s.id);
-      expect(logged.some((l) => l.includes(indexKey) && /left out/.test(l))).toBe(true);
+      expect(await listedDamaged()).toEqual([{ id: s.id, revocableById: false, message: expect.stringMatching(/cannot find its link.*may still open.*revoke it by the link/) }]);
+      expect(logged.some((l) => l.includes(indexKey) && /listed as damaged/.test(l))).toBe(true);
       // Its link still works until it is revoked.
       expect((await anon.call('GET', `/v1/shares/${s.token}/blob`)).status).toBe(200);
       expectCorrupt(await rig.alice.call('DELETE', `/v1/shares/${s.id}`), /share index record stored on this server is damaged.*revoke it by its link/);
@@ -101,8 +108,22 @@ describe('a damaged share index entry', () => {
       expect(await rig.fs.get(indexKey)).toBeNull();
       expect(logged.some((l) => l.includes(indexKey) && l.includes(keys.share(s.hash)))).toBe(true);
       expect(await listedIds()).toContain(other.id);
+      expect(await listedDamaged()).toEqual([]);
     });
   }
+
+  it('cut after its token hash: listed as damaged with its share record\'s dates, and revoked by its id', async () => {
+    const s = await newShare('sess-index-cut-late');
+    const indexKey = keys.accountShare(rig.account, s.id);
+    const whole = (await rig.fs.get(indexKey))!.body;
+    await rig.fs.put(indexKey, whole.subarray(0, decoder.decode(whole).indexOf(s.hash) + 66));
+    const [d] = await listedDamaged();
+    expect(d).toEqual({ id: s.id, created: expect.any(String), expiresAt: expect.any(String), revoked: false, revocableById: true, message: expect.stringMatching(new RegExp(`sessync unshare ${s.id}. revokes it`)) });
+    const revoked = await rig.alice.call('DELETE', `/v1/shares/${s.id}`);
+    expect(revoked.status, revoked.text).toBe(200);
+    expect((await anon.call('GET', `/v1/shares/${s.token}/blob`)).status).toBe(410);
+    expect(await listedDamaged()).toEqual([]);
+  });
 });
 
 describe('sealing over a damaged quota record', () => {

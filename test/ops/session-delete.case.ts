@@ -80,6 +80,32 @@ export function describeSessionDelete(name: string, open: () => Promise<{ store:
       expect((await alice.call('DELETE', '/v1/sessions/del-1', { host: 'other' })).json).toMatchObject({ complete: true, removed: 0, host: 'laptop' });
     });
 
+    it('damaged share pointers: one is found through its index entry and revoked, one found by nothing is named; the deletion completes', async () => {
+      const found = await seed('del-ptr');
+      const made = await alice.call('POST', '/v1/shares', { ciphertext: 'Y2lwaGVy', expiresAt: new Date(Date.now() + DAY).toISOString(), session: 'del-ptr' });
+      const lost = made.json as { token: string; id: string };
+      const ids = (await keysUnder(store, `${keys.sessionPrefix(account, 'del-ptr')}shares/`)).map((k) => k.split('/').pop()!);
+      const cut = new TextEncoder().encode('{"id":"');
+      for (const id of ids) await store.put(keys.sessionShare(account, 'del-ptr', id), cut);
+      await store.put(keys.accountShare(account, lost.id), cut);
+      // Step by step, as a client does (each step is bounded), adding up what each says.
+      const steps = [];
+      do {
+        const r = await alice.call('DELETE', '/v1/sessions/del-ptr', { host: 'laptop' });
+        expect(r.status, JSON.stringify(r.json)).toBe(200);
+        steps.push(DeleteSessionResponseSchema.parse(r.json));
+      } while (!steps[steps.length - 1]!.complete && steps.length < 5);
+      expect(steps[steps.length - 1]!.complete).toBe(true);
+      expect(steps.reduce((n, x) => n + x.sharesRevoked, 0)).toBe(1);
+      expect(steps.flatMap((x) => x.sharesNotRevoked ?? [])).toEqual([{ id: lost.id, message: expect.stringMatching(/could not be revoked.*sessync unshare <link>/) }]);
+      expect(await objectsOf('del-ptr')).toEqual([]);
+      expect((await anon.call('GET', `/v1/shares/${found}/blob`)).status).toBe(410);
+      // Not silently live: named above, listed as damaged, and revoked by its link.
+      expect((await alice.call('GET', '/v1/shares')).json.damaged).toEqual([expect.objectContaining({ id: lost.id, revocableById: false })]);
+      expect((await alice.call('DELETE', `/v1/shares/${lost.token}`)).status).toBe(200);
+      expect((await anon.call('GET', `/v1/shares/${lost.token}/blob`)).status).toBe(410);
+    });
+
     it("another account's session answers 404 and nothing of it changes", async () => {
       await seed('del-2');
       const before = await objectsOf('del-2');

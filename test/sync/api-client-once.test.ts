@@ -1,5 +1,5 @@
 // Requests that create or revoke (tokens, shares) reach the server once: a connection dropped after the server acted is not retried.
-import { createServer, request, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiClient, normaliseUrl } from '../../cli/api-client.js';
 import { isSessyncError } from '../../shared/errors.js';
@@ -7,6 +7,7 @@ import { encryptShare, newShareKey } from '../../shared/share-crypto.js';
 import { startNodeRig, type NodeRig } from '../worker/node-rig.js';
 import { cliEnv } from '../cli/cli-env.js';
 import { freePort } from './helpers.js';
+import { forwardTo } from './forwarding-proxy.js';
 
 /**
  * A proxy in front of the real server that passes each request on whole, reads the server's whole answer, and then
@@ -14,25 +15,7 @@ import { freePort } from './helpers.js';
  */
 async function droppingProxy(upstream: string, drops: (method: string, url: string) => boolean = () => true): Promise<{ url: string; forwarded: string[]; close(): Promise<void> }> {
   const forwarded: string[] = [];
-  const server: Server = createServer((req, res) => {
-    const parts: Buffer[] = [];
-    req.on('data', (c: Buffer) => parts.push(c));
-    req.on('end', () => {
-      forwarded.push(`${req.method} ${req.url}`);
-      const headers = { ...req.headers };
-      delete headers.host;
-      const out = request(`${upstream}${req.url}`, { method: req.method, headers }, (answer: IncomingMessage) => {
-        if (!drops(req.method!, req.url!)) {
-          res.writeHead(answer.statusCode!, answer.headers);
-          answer.pipe(res);
-          return;
-        }
-        answer.resume();
-        answer.on('end', () => res.socket?.destroy());
-      });
-      out.end(Buffer.concat(parts));
-    });
-  });
+  const server: Server = createServer(forwardTo(upstream, forwarded, drops));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   const port = (server.address() as { port: number }).port;
   return {

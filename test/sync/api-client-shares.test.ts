@@ -34,7 +34,7 @@ describe('share listing follows pages', () => {
     expect(first.shares.length).toBeLessThan(SHARES);
     expect(first.nextPage).toBeDefined();
 
-    const listed = await client.listShares();
+    const listed = (await client.listShares()).shares;
     expect(listed).toHaveLength(SHARES);
     expect(new Set(listed.map((s) => s.id))).toEqual(new Set(made));
 

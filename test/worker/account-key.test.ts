@@ -5,8 +5,10 @@ import { AccountKeyResponseSchema } from '../../shared/wire.js';
 import { startNodeRig, http, type NodeRig } from './node-rig.js';
 import { TEST_ADMIN_SECRET, TestClient, makeBatch, metaFor, storeSnapshot } from './routes-helpers.js';
 import { checkFor, makeSealedBatch, putAccountKey, sealedMeta } from './sealed-helpers.js';
+import { captureErrors } from '../ops/damaged-helpers.js';
 
 let rig: NodeRig;
+const logged = captureErrors();
 
 beforeAll(async () => {
   rig = await startNodeRig();
@@ -110,8 +112,23 @@ describe('a damaged account key record: a clear 422, never a 500, and nothing st
     for (const a of answers) {
       expect(a.status, a.text).toBe(422);
       expect(a.json.error).toMatchObject({ code: 'corrupt', retryable: false });
-      expect(a.json.error.message).toMatch(/key record of this account is stored damaged on this server \((not JSON|not a key record).*server.s admin/);
+      expect(a.json.error.message).toMatch(/the key record of this account stored on this server is damaged \((not JSON|not a key record).*cannot tell whether the account is end-to-end encrypted.*server.s admin/);
     }
     expect(await storeSnapshot(rig.fs)).toEqual(before);
+    // The admin who is asked finds the record's key in the log.
+    expect(logged.some((l) => l.includes(keys.accountKey(account)) && /damaged/.test(l))).toBe(true);
+  });
+
+  it('a damaged rotation marker: the rotation it guards answers 422 corrupt (logged with its key), and the key stays', async () => {
+    const { client, account } = await newAccount();
+    expect((await putAccountKey(client, 'k1')).status).toBe(200);
+    const marker = keys.keyRotation(account, 'k1');
+    await rig.fs.put(marker, new TextEncoder().encode('{"keyId":"k2","che'));
+    const r = await putAccountKey(client, 'k2', 'k1');
+    expect(r.status, r.text).toBe(422);
+    expect(r.json.error).toMatchObject({ code: 'corrupt', retryable: false });
+    expect(r.json.error.message).toMatch(/the key rotation record of this account stored on this server is damaged \(not JSON.*cannot tell which key the account key was rotated to/);
+    expect(logged.some((l) => l.includes(marker))).toBe(true);
+    expect((await client.call('GET', '/v1/account/key')).json).toMatchObject({ keyId: 'k1' });
   });
 });

@@ -3,7 +3,7 @@ import { Hono, type Context } from 'hono';
 import type { AppEnv } from '../app-env.js';
 import type { BlobStore } from '../store/blob-store.js';
 import { requireAccount } from '../auth.js';
-import { findTombstone, goneSession, type SessionSharePointer } from '../session-delete.js';
+import { findTombstone, goneSession } from '../session-delete.js';
 import { readJson } from '../request-body.js';
 import { sha256Hex } from '../sha256.js';
 import { SessyncError, isSessyncError } from '../../shared/errors.js';
@@ -13,12 +13,13 @@ import {
   CreateShareRequestSchema,
   LIMITS,
   type CreateShareResponse,
+  type DamagedShareInfo,
   type ShareBlobResponse,
   type ShareInfo,
 } from '../../shared/wire.js';
 import { VIEWER_CSS, VIEWER_PAGE, viewerHeaders } from '../viewer/page.js';
 import { VIEWER_SCRIPT } from '../viewer/viewer-bundle.js';
-import { readShareIndex, readShareRecord, type ShareIndexRecord, type ShareRecord } from '../share-records.js';
+import { orDamaged, readShareIndex, readShareRecord, shareOfDamagedIndex, type SessionSharePointer, type ShareIndexRecord, type ShareRecord } from '../share-records.js';
 
 /** Longest a share may live; a link is a capability, and capabilities should not be forever. */
 const MAX_LIFETIME_MS = 366 * 24 * 3600 * 1000;
@@ -95,6 +96,31 @@ sharesRoutes.post('/v1/shares', requireAccount, async (c) => {
   return c.json(body, 201);
 });
 
+/**
+ * What the list says of a share whose index entry is damaged (logged by the read): what its share record says, when
+ * the damaged bytes still lead to it (see shareOfDamagedIndex), and what its owner can do either way.
+ */
+async function damagedInfo(store: BlobStore, account: string, id: string): Promise<DamagedShareInfo> {
+  const found = await shareOfDamagedIndex(store, account, id);
+  console.error(`sessync: the share index record at ${keys.accountShare(account, id)} is listed as damaged (${found ? `its share record is at ${keys.share(found.tokenHash)}` : 'its share record cannot be found'})`);
+  if (!found) {
+    return {
+      id,
+      revocableById: false,
+      message: `its record on this server is damaged, so the server cannot find its link (which may still open) from its id: revoke it by the link (\`sessync unshare <link>\`), or ask the server's admin`,
+    };
+  }
+  const { record } = found;
+  return {
+    id,
+    created: record.created,
+    expiresAt: record.expiresAt,
+    revoked: record.revoked !== undefined,
+    revocableById: true,
+    message: `its index record on this server is damaged (its session and entry count are lost): \`sessync unshare ${id}\` revokes it and removes the damaged record`,
+  };
+}
+
 sharesRoutes.get('/v1/shares', requireAccount, async (c) => {
   const store = c.var.store;
   const prefix = keys.accountSharesPrefix(c.var.account);
@@ -102,17 +128,10 @@ sharesRoutes.get('/v1/shares', requireAccount, async (c) => {
   const page = c.req.query('page');
   if (page !== undefined && !SHARE_ID_RE.test(page)) throw new SessyncError('bad_input', 'page is not a page token from a previous GET /v1/shares');
   const listed = await store.list({ prefix, limit: SHARES_PER_PAGE, ...(page === undefined ? {} : { startAfter: keys.accountShare(c.var.account, page) }) });
-  const recs = await Promise.all(
-    listed.keys.map((k) =>
-      readShareIndex(store, k).catch((e: unknown) => {
-        if (!isSessyncError(e, 'corrupt')) throw e;
-        // One damaged entry must not hide the account's other shares. Without it the server has no way from the id to
-        // the link (the record is keyed by the token's hash), so the entry is left out: its link works until revoked by it.
-        console.error(`sessync: the share index record at ${k} is left out of the share list (revoking the share by its link replaces it)`);
-        return null;
-      }),
-    ),
-  );
+  const read = await Promise.all(listed.keys.map(async (k) => ({ id: k.slice(prefix.length), rec: await orDamaged(readShareIndex(store, k)) })));
+  // One damaged entry must not hide the account's other shares, nor itself: its owner must be able to see and revoke it.
+  const damaged = await Promise.all(read.filter((r) => r.rec === 'damaged').map((r) => damagedInfo(store, c.var.account, r.id)));
+  const recs = read.map((r) => (r.rec === 'damaged' ? null : r.rec));
   // Housekeeping, lazily here: an expired or revoked share loses its ciphertext and leaves the list.
   const now = Date.now();
   const live = recs.filter((r): r is ShareIndexRecord => r !== null && !r.revoked && Date.parse(r.expiresAt) > now);
@@ -121,7 +140,7 @@ sharesRoutes.get('/v1/shares', requireAccount, async (c) => {
   const shares = live.map(info);
   shares.sort((a, b) => (a.created < b.created ? 1 : a.created > b.created ? -1 : 0));
   const last = listed.keys[listed.keys.length - 1];
-  return c.json(listed.cursor === undefined || last === undefined ? { shares } : { shares, nextPage: last.slice(prefix.length) });
+  return c.json({ shares, ...(damaged.length ? { damaged } : {}), ...(listed.cursor === undefined || last === undefined ? {} : { nextPage: last.slice(prefix.length) }) });
 });
 
 /**
@@ -139,10 +158,24 @@ async function purgeShare(store: BlobStore, account: string, index: ShareIndexRe
 
 /**
  * The caller's index record for an id or a token; null when it is not theirs (callers answer 404 either way). A damaged
- * index entry by id, or a damaged share record by token, is a 422 `corrupt` saying to revoke it the other way.
+ * index entry by id (unless its bytes still lead to the share record), or a damaged share record by token, is a 422
+ * `corrupt` saying to revoke it the other way.
  */
 async function findOwnShare(store: BlobStore, account: string, idOrToken: string): Promise<ShareIndexRecord | null> {
-  if (SHARE_ID_RE.test(idOrToken)) return readShareIndex(store, keys.accountShare(account, idOrToken));
+  if (SHARE_ID_RE.test(idOrToken)) {
+    const indexKey = keys.accountShare(account, idOrToken);
+    try {
+      return await readShareIndex(store, indexKey);
+    } catch (e) {
+      if (!isSessyncError(e, 'corrupt')) throw e;
+      // A damaged entry whose bytes still lead to its share record (confirmed by it): revoked through that record, as
+      // by the link below. Otherwise the 422 stands: it says to revoke by the link.
+      const found = await shareOfDamagedIndex(store, account, idOrToken);
+      if (!found) throw e;
+      console.error(`sessync: the share index record at ${indexKey} is damaged: revoking through the share record at ${keys.share(found.tokenHash)} instead`);
+      return { id: idOrToken, tokenHash: found.tokenHash, created: found.record.created, expiresAt: found.record.expiresAt, revoked: false };
+    }
+  }
   if (!SHARE_TOKEN_RE.test(idOrToken)) return null;
   const tokenHash = await sha256Hex(idOrToken);
   const rec = await readShareRecord(store, tokenHash, true);
