@@ -292,15 +292,24 @@ function skipPlain(b: Uint8Array, i: number, end: number): number {
   // Never past the view's own end: a resizable buffer may have grown since the view was made, and a word read
   // beyond it would be undefined and pass the test below as plain text (the byte loop takes the rest).
   const stop = Math.min((base + end) >> 2, w.length);
-  while (k < stop) {
-    const x = w[k]!;
-    const q = x ^ 0x22222222;
-    const s = x ^ 0x5c5c5c5c;
-    // A byte >= 0x80, a byte < 0x20, a '"' (q has a zero byte), a '\\' (s has one): any of them stops the run.
-    if (((x | (((x - 0x20202020) | 0) & ~x) | (((q - 0x01010101) | 0) & ~q) | (((s - 0x01010101) | 0) & ~s)) & 0x80808080) !== 0) break;
-    k++;
-  }
+  // Two words a test while both are plain (a long text's run), then word by word up to what stopped them.
+  while (k + 1 < stop && (plainBits(w[k]!) & plainBits(w[k + 1]!)) === ALL_PLAIN) k += 2;
+  while (k < stop && plainBits(w[k]!) === ALL_PLAIN) k++;
   return (k << 2) - base;
+}
+
+/** The high bit of each byte of a word, as plainBits sets it for a byte that is plain string text. */
+const ALL_PLAIN = 0x80808080 | 0;
+
+/**
+ * Per byte of `x`, its high bit set when the byte is plain string text: at least 0x20 and below 0xa0 (adding 0x60
+ * lands in 0x80-0xff), not '"' and not '\\' (a byte XOR the char is 0 only for it, and adding 0x7f lands in 0x80-0xff
+ * for 0x01-0x80 only). The second test clears every byte of 0x80-0x9f (XOR 0x22 keeps them at 0x81 or more), so only
+ * bytes below 0x80 pass. Those make no sum past 0xff, so no carry reaches the next byte: a carry comes only from a byte
+ * that fails itself, and the lowest failing byte gets none, so a word passes only when each of its bytes does.
+ */
+function plainBits(x: number): number {
+  return ((x + 0x60606060) | 0) & (((x ^ 0x22222222) + 0x7f7f7f7f) | 0) & (((x ^ 0x5c5c5c5c) + 0x7f7f7f7f) | 0) & ALL_PLAIN;
 }
 
 function isHex(c: number): boolean {

@@ -1,7 +1,8 @@
 // Reads a frames answer to a pull (shared/wire.ts, PullBatchFrameHeaderSchema) into each session's page, or refuses it whole.
 import { decodeFrames } from '../../shared/batch-frames.js';
 import { SessyncError } from '../../shared/errors.js';
-import { LIMITS, PullBatchFrameHeaderSchema, PullEndFrameHeaderSchema, type PulledBatchIn, type PullPageItem } from '../../shared/wire.js';
+import { LIMITS, type PulledBatchIn, type PullPageItem } from '../../shared/wire.js';
+import { parseBatchHeader, parseEndHeader } from './pull-frame-header.js';
 import type { z } from 'zod';
 
 /**
@@ -31,14 +32,14 @@ export function readPullFrames(bytes: Uint8Array, sessions: readonly string[], w
     const expected = sessions[items.length];
     if (expected === undefined) throw refuse(`frame ${i} comes after the last session asked for`);
     if ('envelope' in f.header) {
-      const h = PullBatchFrameHeaderSchema.safeParse(f.header);
+      const h = parseBatchHeader(f.header); // the direct check, zod where it is not certain
       if (!h.success) throw refuse(`frame ${i} is not a pulled batch: ${describeZod(h.error)}`);
       if (h.data.session !== expected) throw refuse(`frame ${i} is a batch of session ${h.data.session}, expected one of ${expected}`);
       const { session: _, ...batch } = h.data;
       batches.push({ ...batch, body: f.body });
       continue;
     }
-    const end = PullEndFrameHeaderSchema.safeParse(f.header);
+    const end = parseEndHeader(f.header);
     if (!end.success) throw refuse(`frame ${i} is neither a pulled batch nor a session's end: ${describeZod(end.error)}`);
     if (end.data.session !== expected) throw refuse(`frame ${i} ends session ${end.data.session}, expected ${expected}`);
     if (!end.data.ok && batches.length > 0) throw refuse(`frame ${i} ends session ${expected} with an error after ${batches.length} batch(es)`);

@@ -180,6 +180,26 @@ describe('scanEntryLine', () => {
     }
   });
 
+  it('agrees with the full check on every byte at every place of a long string, whatever the view\'s alignment', () => {
+    // Past its first 16 bytes a string is skipped a word and two words at a time: each byte in each lane of them.
+    const [pre, post] = JSON.stringify(entry({ n: '@' })).split('@') as [string, string];
+    const head = enc.encode(pre);
+    const tail = enc.encode(post);
+    const store = new Uint8Array(head.length + 64 + tail.length + 8);
+    for (let shift = 0; shift < 4; shift++) {
+      const b = store.subarray(shift, shift + head.length + 64 + tail.length);
+      b.set(head);
+      b.set(tail, head.length + 64);
+      for (let at = 16; at < 40; at++) {
+        for (let c = 0; c < 256; c++) {
+          b.fill(0x61, head.length, head.length + 64);
+          b[head.length + at] = c;
+          expect(scan(b), `byte ${c} at ${at}, shift ${shift}`).toEqual(fullCheck(b));
+        }
+      }
+    }
+  });
+
   it('stops at the depth limit as findTooDeepText does', () => {
     const nest = (n: number) => `{"type":"x","id":"a","parentId":null,"timestamp":"t","d":${'['.repeat(n - 1)}${']'.repeat(n - 1)}}`;
     expect(scanEntryLine(enc.encode(nest(64)), 0, enc.encode(nest(64)).length)).toBe(true);

@@ -1,8 +1,10 @@
-// The direct check of pull frame headers: never accepts what the schemas refuse, and gives what their parse gives.
-import { describe, expect, it } from 'vitest';
+// The direct check of pull frame headers: never accepts what the schemas refuse, gives what their parse gives, and is what readPullFrames uses.
+import { describe, expect, it, vi } from 'vitest';
 import fc from 'fast-check';
 import { LIMITS, PullBatchFrameHeaderSchema, PullEndFrameHeaderSchema } from '../../shared/wire.js';
 import { directBatchHeader, directEndHeader, parseBatchHeader, parseEndHeader } from '../../cli/sync/pull-frame-header.js';
+import { readPullFrames } from '../../cli/sync/pull-frames.js';
+import { concatChunks, encodeFrames } from '../../shared/batch-frames.js';
 
 type Obj = Record<string, unknown>;
 
@@ -98,5 +100,34 @@ describe('the direct check of pull frame headers', () => {
     expect(directEndHeader({ session: 's', ok: false, error: { code: 'c', message: 'm' } })).toBeNull();
     expect(parseEndHeader({ session: 's', ok: false, error: { code: 'c', message: 'm' } }).success).toBe(true);
     expect(parseBatchHeader({ ...batch, later: 1 }).success).toBe(true);
+  });
+});
+
+describe('readPullFrames', () => {
+  const answer = (frames: Obj[]) => concatChunks(encodeFrames(frames.map((header) => ({ header, body: new Uint8Array(0) }))));
+  const s1 = { session: 's-1', envelope, received: 1_700_000_000_000 };
+
+  it('reads the headers the server sends by the direct check alone, with what the schemas give', () => {
+    const batchParse = vi.spyOn(PullBatchFrameHeaderSchema, 'safeParse');
+    const endParse = vi.spyOn(PullEndFrameHeaderSchema, 'safeParse');
+    try {
+      const [item] = readPullFrames(answer([s1, { ...end, meta: plainMeta }]), ['s-1'], 'test');
+      // zod costs a fresh pull of a thousand sessions tens of ms before it is warm: not asked when the check is certain.
+      expect(batchParse).not.toHaveBeenCalled();
+      expect(endParse).not.toHaveBeenCalled();
+      const { session: _, ...want } = PullBatchFrameHeaderSchema.parse({ ...s1, bytes: 0 });
+      expect(JSON.stringify(item)).toBe(JSON.stringify({ ...PullEndFrameHeaderSchema.parse({ ...end, meta: plainMeta }), batches: [{ ...want, body: new Uint8Array(0) }] }));
+    } finally {
+      batchParse.mockRestore();
+      endParse.mockRestore();
+    }
+  });
+
+  it('leaves what the direct check is not certain of to the schemas: taken as they take it, or refused as they word it', () => {
+    const [item] = readPullFrames(answer([{ ...s1, later: 1 }, { ...end, later: 1 }]), ['s-1'], 'test');
+    expect(item).toMatchObject({ ok: true, session: 's-1', batches: [{ envelope, received: 1_700_000_000_000 }] });
+    expect(item && 'batches' in item ? Object.keys(item.batches[0]!) : []).not.toContain('later');
+    expect(() => readPullFrames(answer([{ ...s1, received: -1 }, end]), ['s-1'], 'test')).toThrow(/frame 0 is not a pulled batch: received: /);
+    expect(() => readPullFrames(answer([s1, { ...end, cursor: { h: -1 } }]), ['s-1'], 'test')).toThrow(/frame 1 is neither a pulled batch nor a session's end: cursor\.h: /);
   });
 });
