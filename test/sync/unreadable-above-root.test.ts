@@ -1,7 +1,7 @@
 // A folder above the sessions root that this user cannot open for reading (a home under a folder only root may
 // list) never fails a new session: the walk that makes found folders' names durable stops at the root's parent and
 // passes over a parent it cannot open (strace of the real CLI, run as an unprivileged user when the tests run as
-// root; skipped without strace, or as root without setpriv).
+// root; skipped without strace, as root without setpriv, or where that user cannot read the CLI's checkout).
 import { execFileSync, spawn } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -22,9 +22,23 @@ function hasSetpriv(): boolean {
   }
 }
 
+/** Whether the unprivileged user can read the CLI where this checkout lies (a clone under a 0700 folder: no). */
+function nobodyReadsCli(): boolean {
+  if (!asRoot) return true;
+  try {
+    execFileSync('setpriv', [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', '--', 'test', '-r', CLI_BIN], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const runnable = hasStrace() && process.platform === 'linux' && (!asRoot || (hasSetpriv() && nobodyReadsCli()));
+if (!runnable) console.warn(`unreadable-above-root: skipped (needs strace on Linux, and as root setpriv with ${CLI_BIN} readable by uid ${NOBODY})`);
+
 const esc = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
-describe.skipIf(!hasStrace() || process.platform !== 'linux' || (asRoot && !hasSetpriv()))('a folder above the sessions root that cannot be read (strace of the real CLI)', () => {
+describe.skipIf(!runnable)('a folder above the sessions root that cannot be read (strace of the real CLI)', () => {
   const base = mkdtempSync(join(tmpdir(), 'sessync-unreadable-'));
   chmodSync(base, 0o755); // the unprivileged user reaches its home in it
   afterAll(() => rmSync(base, { recursive: true, force: true }));
