@@ -80,6 +80,32 @@ export function stateWritesAfter(trace: string, stateDir: string, request: RegEx
   return { fsyncs, creates };
 }
 
+/**
+ * strace -f lines with each call another thread cut (`<unfinished ...>`) joined to its `<... call resumed>` line, so
+ * a call's arguments and result are on one line (under load the thread pool's calls are often cut).
+ */
+export function joinResumed(lines: string[]): string[] {
+  const open = new Map<string, number>();
+  const out: string[] = [];
+  for (const line of lines) {
+    const cut = /^(\d+) +(.*) <unfinished \.\.\.>$/.exec(line);
+    if (cut) {
+      open.set(cut[1]!, out.length);
+      out.push(`${cut[1]} ${cut[2]}`);
+      continue;
+    }
+    const resumed = /^(\d+) +<\.\.\. \w+ resumed>(.*)$/.exec(line);
+    const at = resumed ? open.get(resumed[1]!) : undefined;
+    if (resumed && at !== undefined) {
+      out[at] += resumed[2];
+      open.delete(resumed[1]!);
+      continue;
+    }
+    out.push(line);
+  }
+  return out;
+}
+
 /** strace is installed (the tests that count a real process's fsyncs skip without it). */
 export function hasStrace(): boolean {
   try {

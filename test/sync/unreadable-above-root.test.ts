@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CLI_BIN, REPO_ROOT } from '../helpers/cli.js';
-import { hasStrace } from './kill-rig.js';
+import { hasStrace, joinResumed } from './kill-rig.js';
 
 const NOBODY = 65534;
 const asRoot = process.getuid?.() === 0;
@@ -65,11 +65,11 @@ describe.skipIf(!runnable)('a folder above the sessions root that cannot be read
     let err = '';
     child.stdout!.setEncoding('utf8').on('data', (d) => (out += d));
     child.stderr!.setEncoding('utf8').on('data', (d) => (err += d));
-    return new Promise((resolve) => child.once('exit', (code) => resolve({ code, out, err, trace: readFileSync(trace, 'utf8').split('\n') })));
+    return new Promise((resolve) => child.once('exit', (code) => resolve({ code, out, err, trace: joinResumed(readFileSync(trace, 'utf8').split('\n')) })));
   }
 
-  // An fsync another thread's call cut shows `<unfinished ...>` here and its result on a later line.
-  const fsynced = (t: string[], dir: string) => t.some((l) => new RegExp(`\\bf(?:data)?sync\\(\\d+<${esc(dir)}>(\\) += 0| <unfinished)`).test(l));
+  // Calls another thread cut are joined to their results (joinResumed), so each is matched with its result.
+  const fsynced = (t: string[], dir: string) => t.some((l) => new RegExp(`\\bf(?:data)?sync\\(\\d+<${esc(dir)}>\\) += 0`).test(l));
   const opened = (t: string[], dir: string) => t.filter((l) => new RegExp(`\\bopenat\\(AT_FDCWD(<[^>]*>)?, "${esc(dir)}", O_RDONLY`).test(l));
 
   /** A user's home in `base`, its sessions root at `root` (made, with an unreadable folder somewhere above it). */
