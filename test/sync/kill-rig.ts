@@ -97,7 +97,7 @@ export function joinResumed(lines: string[]): string[] {
     const resumed = /^(\d+) +<\.\.\. \w+ resumed>(.*)$/.exec(line);
     const at = resumed ? open.get(resumed[1]!) : undefined;
     if (resumed && at !== undefined) {
-      out[at] += resumed[2];
+      out[at] = `${out[at]!}${resumed[2]!}`;
       open.delete(resumed[1]!);
       continue;
     }
