@@ -18,16 +18,22 @@ const walked = new Map<string, string>();
 
 /**
  * A folder's inode and birth time: a folder removed and made again at once often gets the same inode number back
- * (ext4 hands out the lowest free one), never the same birth time. Where the file system keeps no birth time it is 0
- * (statx), and the inode alone decides.
+ * (ext4 hands out the lowest free one), never the same birth time. Where the file system keeps no birth time (NFS,
+ * ext3, ext4 with 128-byte inodes, folders a disk image was built with) it reads 0 and the inode alone cannot tell a
+ * folder made again from the old one: null, and such a folder is never remembered (its parent is fsynced for every
+ * new file under it: one fsync more per file there, against a folder name lost in a power cut).
  */
-function folderId(st: Stats): string {
-  return `${st.ino}:${st.birthtimeMs}`;
+function folderId(st: Stats): string | null {
+  return st.birthtimeMs === 0 ? null : `${st.ino}:${st.birthtimeMs}`;
 }
 
-/** Folders this process made (mkdirPrivate's answer): their parents' fsyncs are the caller's, at once. */
+/**
+ * Folders this process made (mkdirPrivate's answer), their parents' fsyncs already started by the caller: marked only
+ * after that, and all or none (a folder a pruner removed at once makes the stat throw before any is marked).
+ */
 export function noteNamed(made: readonly string[]): void {
-  for (const d of made) named.set(resolve(d), folderId(statSync(d)));
+  const ids = made.map((d) => [resolve(d), folderId(statSync(d))] as const);
+  for (const [d, id] of ids) if (id !== null) named.set(d, id);
 }
 
 /**
@@ -44,21 +50,27 @@ export function unnamedUpTo(dir: string, top: () => string): string[] {
   const stop = resolve(top());
   const last = start === stop || start.startsWith(stop.endsWith(sep) ? stop : stop + sep) ? stop : start;
   const out: string[] = [];
-  const seen: [string, string][] = [];
+  const seen: [string, string | null][] = [];
   for (let d = start; ; d = dirname(d)) {
     const st = statSync(d);
     const id = folderId(st);
     seen.push([d, id]);
     const up = dirname(d);
     if (up === d) break; // the file system's root has no parent to hold its name
-    if (named.get(d) !== id) {
+    if (id === null || named.get(d) !== id) {
       if (st.dev !== statSync(up).dev) break;
-      named.set(d, id);
       out.push(d);
     }
     if (d === last) break;
   }
-  for (const [d, id] of seen) walked.set(d, id);
+  // Marked once the whole walk has stood (a stat above that throws leaves none marked whose parent goes unsynced);
+  // the caller starts the fsyncs before anything else runs. A folder without a birth time is never marked.
+  const ids = new Map(seen);
+  for (const d of out) {
+    const id = ids.get(d);
+    if (id != null) named.set(d, id);
+  }
+  for (const [d, id] of seen) if (id !== null) walked.set(d, id);
   return out;
 }
 
@@ -69,14 +81,30 @@ export function unnamedUpTo(dir: string, top: () => string): string[] {
  */
 export function sessionsRootOf(dir: string, env: NodeJS.ProcessEnv): string {
   const d = resolve(dir);
-  const roots = [sessionsRoot(env), piSessionsHere(env), piSessionsRoot(env), join(sessyncHome(env), 'sessions'), claudeMirrorRoot(env), codexMirrorRoot(env), claudeProjectsRoot(env), codexSessionsRoot(env)];
+  const lookups = [() => sessionsRoot(env), () => piSessionsHere(env), () => piSessionsRoot(env), () => join(sessyncHome(env), 'sessions'), () => claudeMirrorRoot(env), () => codexMirrorRoot(env), () => claudeProjectsRoot(env), () => codexSessionsRoot(env)];
   let best: string | null = null;
-  for (const r of roots) {
+  for (const lookup of lookups) {
+    const r = rootOrNone(lookup);
     if (!r) continue;
     const root = resolve(r);
     if ((d === root || d.startsWith(root.endsWith(sep) ? root : root + sep)) && (best === null || root.length > best.length)) best = root;
   }
   return best ?? d;
+}
+
+/**
+ * A root lookup that throws (pi's folder this user cannot search: `~/.pi` of another user, a locked sessionDir) names
+ * no root: no file this process writes can be under a folder it cannot search, and failing here would stop every new
+ * session file, Claude Code's, Codex's and sessync's own included. pi's own commands still report that folder.
+ */
+function rootOrNone(lookup: () => string | null | undefined): string | null {
+  try {
+    return lookup() ?? null;
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException | null)?.code;
+    if (code === 'EACCES' || code === 'EPERM' || code === 'ELOOP') return null;
+    throw e;
+  }
 }
 
 /**

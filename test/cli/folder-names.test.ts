@@ -1,7 +1,7 @@
 // A new session file's folder names: each folder from its own up to the sessions root gets its parent fsynced once
 // per process, no higher, never across a mount; a parent that cannot be opened is passed over, a failing disk is not.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import fs, { existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import fsp from 'node:fs/promises';
 import { syncBuiltinESMExports } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -41,6 +41,25 @@ async function withFsyncs<T>(fault: (path: string) => NodeJS.ErrnoException | nu
     syncBuiltinESMExports();
   }
 }
+
+/**
+ * Runs `fn` with node:fs's statSync answering as `answer` says (a mock of the file system's answers, for what this
+ * one cannot show: no birth time as on NFS or ext3, an inode number handed back, a folder gone mid-walk).
+ */
+function withStat<T>(answer: (path: string, real: fs.Stats) => fs.Stats, fn: () => T): T {
+  const real = fs.statSync;
+  (fs as { statSync: unknown }).statSync = (path: string, ...rest: never[]) => answer(String(path), real(path, ...rest) as fs.Stats);
+  syncBuiltinESMExports();
+  try {
+    return fn();
+  } finally {
+    (fs as { statSync: unknown }).statSync = real;
+    syncBuiltinESMExports();
+  }
+}
+
+/** `st` as a file system without birth times reports it, with inode number `ino`. */
+const noBirth = (st: fs.Stats, ino = st.ino): fs.Stats => Object.assign(Object.create(Object.getPrototypeOf(st) as object) as fs.Stats, st, { birthtimeMs: 0, ino });
 
 /** /dev/shm is a file system of its own (a tmpfs), mounted on /dev's. */
 function shmIsMount(): boolean {
@@ -108,6 +127,45 @@ describe('folder names of new session files', () => {
     const r = await withFsyncs(() => null, () => createSessionFile(join(project, 'b.jsonl'), header('b'), [entry], undefined, env));
     expect(r.result.status).toBe('fulfilled');
     expect(r.synced.filter((p) => !p.endsWith('.jsonl')).sort(), 'the root (its name) and the folder, not the root\'s parent again').toEqual([project, root].sort());
+  });
+
+  it('without birth times (NFS, ext3: mock stats), a folder made again with its old inode number is walked again', () => {
+    const { root, project } = layout('nobirth');
+    const ino = 4242; // the same number for the old folder and the new one, as ext4 and NFS servers hand it back
+    const walk = () => withStat((p, st) => (p === project ? noBirth(st, ino) : noBirth(st)), () => unnamedUpTo(project, () => root));
+    expect(walk()).toEqual([project, root]);
+    rmSync(project, { recursive: true });
+    mkdirSync(project); // pi's, while a watcher runs
+    expect(walk(), 'the new folder\'s name fsynced in the root again').toContain(project);
+  });
+
+  it('a folder gone mid-walk (a pruner) fails the walk and leaves none of it counted named', () => {
+    const { root, project } = layout('gone');
+    const above = dirname(project);
+    // Gone between the walk's two looks at it: after the check of the project folder's parent, before its own.
+    let looks = 0;
+    let gone = true;
+    const vanish = (p: string, st: fs.Stats) => {
+      if (gone && p === above && ++looks === 2) throw Object.assign(new Error(`ENOENT: no such file or directory, stat '${p}'`), { code: 'ENOENT' });
+      return st;
+    };
+    expect(() => withStat(vanish, () => unnamedUpTo(project, () => root))).toThrow(/ENOENT/);
+    gone = false;
+    // Nothing was fsynced for that walk: the project folder's name is still to be made durable.
+    expect(withStat(vanish, () => unnamedUpTo(project, () => root))).toEqual([project, root]);
+  });
+
+  it("a sessions root that cannot be looked up (pi's folder this user cannot search) names no root, and fails nothing", () => {
+    const h = join(home.dir, 'locked-pi');
+    const env = { HOME: h, SESSYNC_HOME: join(h, '.sessync') };
+    const own = join(h, '.sessync', 'sessions');
+    const pi = join(h, '.pi');
+    mkdirSync(join(pi, 'agent'), { recursive: true }); // there, but not for this user (the mock's EACCES)
+    const denied = (p: string, st: fs.Stats) => {
+      if (p.startsWith(pi + '/')) throw Object.assign(new Error(`EACCES: permission denied, stat '${p}'`), { code: 'EACCES' });
+      return st;
+    };
+    expect(withStat(denied, () => sessionsRootOf(join(own, '--p--'), env))).toBe(own);
   });
 
   it("the root is the deepest sessions folder sessync knows that holds the file's folder: pi's, its own store, a mirror", () => {

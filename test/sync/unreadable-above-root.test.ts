@@ -97,6 +97,17 @@ describe.skipIf(!runnable)('a folder above the sessions root that cannot be read
     expect(opened(second.trace, locked).some((l) => /= -1 EACCES/.test(l)), 'the root\'s parent tried, refused').toBe(true);
   }, 60_000);
 
+  it("pi's folder that this user cannot search (another user's ~/.pi): sessync's own sessions are still made", async () => {
+    const home = folder(join(base, 'c'), 0o755);
+    folder(join(home, '.pi', 'agent'));
+    chmodSync(join(home, '.pi'), 0o000); // pi set up, not searchable: looking for its sessions folder gets EACCES
+    const root = folder(join(home, 'own', 'sessions'));
+    const { first, second } = await twoSessions('c', root);
+    for (const r of [first, second]) expect(r.code, r.err).toBe(0);
+    expect(existsSync((JSON.parse(second.out) as { path: string }).path)).toBe(true);
+    expect(fsynced(second.trace, root), 'the root fsynced').toBe(true);
+  }, 60_000);
+
   it('an unreadable folder two above the root is never opened: the walk stops at the root\'s parent', async () => {
     folder(join(base, 'b'));
     const locked = folder(join(base, 'b', 'locked'));
