@@ -1,5 +1,5 @@
 // Which folders' names in their parents this process has made durable, and the bounded walk that finds the rest.
-import { statSync, type Stats } from 'node:fs';
+import { closeSync, fstatSync, openSync, statSync, type Stats } from 'node:fs';
 import { dirname, join, resolve, sep } from 'node:path';
 import { piSessionsHere, piSessionsRoot } from '../agents/pi-paths.js';
 import { claudeMirrorRoot, claudeProjectsRoot } from '../agents/claude-paths.js';
@@ -19,21 +19,95 @@ const walked = new Map<string, string>();
 /**
  * A folder's inode and birth time: a folder removed and made again at once often gets the same inode number back
  * (ext4 hands out the lowest free one), never the same birth time. Where the file system keeps no birth time (NFS,
- * ext3, ext4 with 128-byte inodes, folders a disk image was built with) it reads 0 and the inode alone cannot tell a
- * folder made again from the old one: null, and such a folder is never remembered (its parent is fsynced for every
- * new file under it: one fsync more per file there, against a folder name lost in a power cut).
+ * ext3, ext4 with 128-byte inodes, folders a disk image was made with) it reads 0, and the inode number alone cannot
+ * tell a folder made again from the old one: such a folder counts as the one remembered only while this process
+ * holds it open (see held).
  */
-function folderId(st: Stats): string | null {
-  return st.birthtimeMs === 0 ? null : `${st.ino}:${st.birthtimeMs}`;
+function folderId(st: Stats): string {
+  return st.birthtimeMs === 0 ? `${st.dev}:${st.ino}:open` : `${st.ino}:${st.birthtimeMs}`;
 }
 
 /**
- * Folders this process made (mkdirPrivate's answer), their parents' fsyncs already started by the caller: marked only
- * after that, and all or none (a folder a pruner removed at once makes the stat throw before any is marked).
+ * Folders without a birth time that are remembered, each held open, least recently used first. An open folder's
+ * inode is not freed when the folder is removed, so a folder made again in its place gets another number: the held
+ * one still matching the path's stat, and still linked, is the same folder. Bounded; one let go is walked again.
+ */
+const held = new Map<string, number>();
+const HELD_MAX = 256;
+
+/** Whether `d` (whose stat is `st`) is the folder remembered as `id`. */
+function isSame(d: string, st: Stats, id: string | undefined): boolean {
+  if (id === undefined || id !== folderId(st)) return false;
+  if (st.birthtimeMs !== 0) return true;
+  const fd = held.get(d);
+  if (fd === undefined || !holds(fd, st)) {
+    letGo(d);
+    return false;
+  }
+  held.delete(d);
+  held.set(d, fd); // the most recently used
+  return true;
+}
+
+/**
+ * Whether the open folder `fd` is the one `st` describes and still linked. */
+function holds(fd: number, st: Stats): boolean {
+  try {
+    const h = fstatSync(fd);
+    return h.nlink > 0 && h.ino === st.ino && h.dev === st.dev;
+  } catch {
+    return false; // our own descriptor unusable: the folder is walked again, which skips nothing
+  }
+}
+
+/** Remembers `d` (stat `st`) in `map`; one without a birth time only if it can be held open, else it is walked again. */
+function remember(map: Map<string, string>, d: string, st: Stats): void {
+  if (st.birthtimeMs === 0 && !hold(d, st)) return;
+  map.set(d, folderId(st));
+}
+
+/**
+ * `d` held open, checked to be the folder `st` describes. Called before the caller starts its parent's fsync, so the
+ * folder held is one that fsync covers. A folder that cannot be opened (no permission, no descriptors left) is only
+ * not remembered: the cost is a walk, never a skipped fsync.
+ */
+function hold(d: string, st: Stats): boolean {
+  const had = held.get(d);
+  if (had !== undefined) {
+    if (holds(had, st)) return true;
+    letGo(d);
+  }
+  let fd: number;
+  try {
+    fd = openSync(d, 'r');
+  } catch {
+    return false; // not remembered: walked again next time, which skips nothing
+  }
+  if (!holds(fd, st)) {
+    closeSync(fd);
+    return false;
+  }
+  held.set(d, fd);
+  if (held.size > HELD_MAX) letGo(held.keys().next().value!);
+  return true;
+}
+
+function letGo(d: string): void {
+  const fd = held.get(d);
+  if (fd === undefined) return;
+  held.delete(d);
+  named.delete(d);
+  walked.delete(d);
+  closeSync(fd);
+}
+
+/**
+ * Folders this process made (mkdirPrivate's answer), before the caller starts their parents' fsyncs: all or none
+ * (a folder a pruner removed at once makes a stat throw before any is marked; nothing after the stats throws).
  */
 export function noteNamed(made: readonly string[]): void {
-  const ids = made.map((d) => [resolve(d), folderId(statSync(d))] as const);
-  for (const [d, id] of ids) if (id !== null) named.set(d, id);
+  const stats = made.map((d) => [resolve(d), statSync(d)] as const);
+  for (const [d, st] of stats) remember(named, d, st);
 }
 
 /**
@@ -46,32 +120,27 @@ export function noteNamed(made: readonly string[]): void {
 export function unnamedUpTo(dir: string, top: () => string): string[] {
   const start = resolve(dir);
   const known = walked.get(start);
-  if (known !== undefined && known === folderId(statSync(start))) return [];
+  if (known !== undefined && isSame(start, statSync(start), known)) return [];
   const stop = resolve(top());
   const last = start === stop || start.startsWith(stop.endsWith(sep) ? stop : stop + sep) ? stop : start;
-  const out: string[] = [];
-  const seen: [string, string | null][] = [];
+  const out: [string, Stats][] = [];
+  const seen: [string, Stats][] = [];
   for (let d = start; ; d = dirname(d)) {
     const st = statSync(d);
-    const id = folderId(st);
-    seen.push([d, id]);
+    seen.push([d, st]);
     const up = dirname(d);
     if (up === d) break; // the file system's root has no parent to hold its name
-    if (id === null || named.get(d) !== id) {
+    if (!isSame(d, st, named.get(d))) {
       if (st.dev !== statSync(up).dev) break;
-      out.push(d);
+      out.push([d, st]);
     }
     if (d === last) break;
   }
   // Marked once the whole walk has stood (a stat above that throws leaves none marked whose parent goes unsynced);
-  // the caller starts the fsyncs before anything else runs. A folder without a birth time is never marked.
-  const ids = new Map(seen);
-  for (const d of out) {
-    const id = ids.get(d);
-    if (id != null) named.set(d, id);
-  }
-  for (const [d, id] of seen) if (id !== null) walked.set(d, id);
-  return out;
+  // the caller starts the fsyncs before anything else runs.
+  for (const [d, st] of out) remember(named, d, st);
+  for (const [d, st] of seen) remember(walked, d, st);
+  return out.map(([d]) => d);
 }
 
 /**

@@ -80,8 +80,8 @@ const parentSyncs = new Map<string, Promise<void>>();
  * syncParents). Called at once after the mkdir, before any file can be linked in the new folders.
  */
 export function syncNewFolders(made: readonly string[]): void {
-  syncParents(made);
   noteNamed(made);
+  syncParents(made);
 }
 
 /**

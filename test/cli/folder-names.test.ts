@@ -58,8 +58,8 @@ function withStat<T>(answer: (path: string, real: fs.Stats) => fs.Stats, fn: () 
   }
 }
 
-/** `st` as a file system without birth times reports it, with inode number `ino`. */
-const noBirth = (st: fs.Stats, ino = st.ino): fs.Stats => Object.assign(Object.create(Object.getPrototypeOf(st) as object) as fs.Stats, st, { birthtimeMs: 0, ino });
+/** `st` as a file system without birth times reports it. */
+const noBirth = (st: fs.Stats): fs.Stats => Object.assign(Object.create(Object.getPrototypeOf(st) as object) as fs.Stats, st, { birthtimeMs: 0 });
 
 /** /dev/shm is a file system of its own (a tmpfs), mounted on /dev's. */
 function shmIsMount(): boolean {
@@ -129,14 +129,35 @@ describe('folder names of new session files', () => {
     expect(r.synced.filter((p) => !p.endsWith('.jsonl')).sort(), 'the root (its name) and the folder, not the root\'s parent again').toEqual([project, root].sort());
   });
 
-  it('without birth times (NFS, ext3: mock stats), a folder made again with its old inode number is walked again', () => {
+  it('without birth times (mock stats, as NFS or ext3 answer): a folder is remembered while held open, once per process', () => {
     const { root, project } = layout('nobirth');
-    const ino = 4242; // the same number for the old folder and the new one, as ext4 and NFS servers hand it back
-    const walk = () => withStat((p, st) => (p === project ? noBirth(st, ino) : noBirth(st)), () => unnamedUpTo(project, () => root));
+    const walk = () => withStat((_p, st) => noBirth(st), () => unnamedUpTo(project, () => root));
+    expect(walk()).toEqual([project, root]);
+    expect(walk(), 'a second file in it: no walk').toEqual([]);
+    const sibling = join(root, '--q--');
+    mkdirSync(sibling);
+    expect(withStat((_p, st) => noBirth(st), () => unnamedUpTo(sibling, () => root)), 'the root stays named').toEqual([sibling]);
+  });
+
+  it('without birth times, a folder removed and made again (ext4 hands its inode number back) is walked again', () => {
+    const { root, project } = layout('nobirth-again');
+    const walk = () => withStat((_p, st) => noBirth(st), () => unnamedUpTo(project, () => root));
     expect(walk()).toEqual([project, root]);
     rmSync(project, { recursive: true });
     mkdirSync(project); // pi's, while a watcher runs
-    expect(walk(), 'the new folder\'s name fsynced in the root again').toContain(project);
+    expect(walk(), 'the new folder\'s name fsynced in the root again').toEqual([project]);
+  });
+
+  it('without birth times, past the bound of folders held open the least recently used one is walked again', () => {
+    const { root } = layout('nobirth-many');
+    const dirs = Array.from({ length: 260 }, (_, i) => join(root, `--p${i}--`));
+    const walk = (d: string) => withStat((_p, st) => noBirth(st), () => unnamedUpTo(d, () => root));
+    for (const d of dirs) {
+      mkdirSync(d);
+      walk(d);
+    }
+    expect(walk(dirs[0]!), 'let go: walked again').toEqual([dirs[0]]);
+    expect(walk(dirs[259]!), 'still held').toEqual([]);
   });
 
   it('a folder gone mid-walk (a pruner) fails the walk and leaves none of it counted named', () => {

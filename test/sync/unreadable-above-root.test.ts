@@ -106,6 +106,7 @@ describe.skipIf(!runnable)('a folder above the sessions root that cannot be read
     for (const r of [first, second]) expect(r.code, r.err).toBe(0);
     expect(existsSync((JSON.parse(second.out) as { path: string }).path)).toBe(true);
     expect(fsynced(second.trace, root), 'the root fsynced').toBe(true);
+    expect(fsynced(second.trace, join(home, 'own')), "the root's parent fsynced: the root found, not the file's folder").toBe(true);
   }, 60_000);
 
   it('an unreadable folder two above the root is never opened: the walk stops at the root\'s parent', async () => {
