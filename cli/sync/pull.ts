@@ -16,6 +16,7 @@ import { alignLeaf } from '../store/leaf-marker.js';
 import { withLocalParent } from '../store/lineage.js';
 import { piLayout } from '../store/pi-folders.js';
 import { projectDir, sessionFileName } from '../store/paths.js';
+import { sessionsRootOf } from '../store/folder-names.js';
 import { newSessionState, rememberBadBatches, type BatchProblem, type SessionSyncState } from './session-sync-state.js';
 import type { SyncContext } from './sync-context.js';
 import { PRIVATE_FILE, mkdirPrivate } from '../store/private-fs.js';
@@ -218,7 +219,14 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
       local = new Map((fresh.entries ?? []).map((e) => [e.id, e]));
       st = { ...(st ?? newSessionState(session, path)), path, pushedOffset: tail.size, skipIds: [], metaSent: true };
     } else {
-      if (st === null) st = newSessionState(session, path);
+      if (st === null) {
+        // A file here with no state: a killed pull's (its name in its folder maybe never fsynced: that was left to
+        // the journal it never wrote), or another program's such as pi's. Its name and its folders' are made durable
+        // before a cursor says it holds these entries; once per folder per process.
+        const dir = dirname(path);
+        await syncNewName(dir, ctx.state.deferFolderSync, () => sessionsRootOf(dir, ctx.env));
+        st = newSessionState(session, path);
+      }
       if (incoming.length > 0) {
         if (local === null) {
           // Appending needs the current format; pi migrates the same way on open.
