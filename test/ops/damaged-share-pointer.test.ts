@@ -86,6 +86,18 @@ describe.each(backends)('a damaged share pointer of a session being deleted (%s)
     expect(await store.get(s.indexKey)).toBeNull();
   });
 
+  it('pointer cut after its hash, index entry damaged beyond use: the hash in the pointer, confirmed by the share record, revokes it', async () => {
+    const s = await sessionWithShare();
+    const pointer = (await store.get(s.pointerKey))!.body;
+    await store.put(s.pointerKey, pointer.subarray(0, decoder.decode(pointer).indexOf(s.hash) + 65));
+    await store.put(s.indexKey, NOT_A_RECORD);
+    const r = await deleteSession(s);
+    expect(r).toMatchObject({ sharesRevoked: 1 });
+    expect(r.sharesNotRevoked).toBeUndefined();
+    expect((await anon.call('GET', `/v1/shares/${s.token}/blob`)).status).toBe(410);
+    expect(await store.get(s.indexKey)).toBeNull();
+  });
+
   it("a hash in the damaged bytes that names another share is not taken: that share stays live, this one is reported", async () => {
     const s = await sessionWithShare();
     // The pointer names the other share's hash (someone else's, as far as this pointer knows): it must not be revoked.
