@@ -7,6 +7,7 @@ import type { BlobStore } from '../../worker/store/blob-store.js';
 import { MemoryStore } from '../../worker/store/memory-store.js';
 import { TestClient, makeBatch, metaFor } from '../worker/routes-helpers.js';
 import { http, startNodeRig, storedKeys, type NodeRig } from '../worker/node-rig.js';
+import { ApiClient } from '../../cli/api-client.js';
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -119,5 +120,25 @@ describe.each(backends)('a damaged share pointer of a session being deleted (%s)
     expect((await anon.call('GET', `/v1/shares/${s.token}/blob`)).status).toBe(200);
     expect((await rig.alice.call('DELETE', `/v1/shares/${s.token}`)).status).toBe(200);
     expect((await anon.call('GET', `/v1/shares/${s.token}/blob`)).status).toBe(410);
+  });
+
+  it("many shares beyond use: the CLI's client goes on through steps that only find shares they cannot revoke, and names each once", async () => {
+    const s = await sessionWithShare();
+    const lost = [s.id];
+    for (let i = 0; i < 6; i++) {
+      const r = await rig.alice.call('POST', '/v1/shares', { ciphertext: 'Y2lwaGVy', expiresAt: new Date(Date.now() + 7 * DAY).toISOString(), session: s.session });
+      lost.push(r.json.id);
+    }
+    for (const id of lost) {
+      await store.put(keys.sessionShare(rig.account, s.session, id), CUT);
+      await store.put(keys.accountShare(rig.account, id), NOT_A_RECORD);
+    }
+    const client = new ApiClient({ url: rig.url, token: rig.alice.token!, retries: 0 });
+    const r = await client.deleteSession(s.session, 'h1');
+    // More steps than one, the first finding nothing but shares it could not revoke (no object removed, none revoked).
+    expect(r.steps).toBeGreaterThanOrEqual(2);
+    expect(r).toMatchObject({ complete: true, sharesRevoked: 0 });
+    expect(r.sharesNotRevoked?.map((x) => x.id).sort()).toEqual([...lost].sort());
+    expect(await storedKeys(store, keys.sessionPrefix(rig.account, s.session))).toEqual([]);
   });
 });
