@@ -51,25 +51,14 @@ const ShareIndexRecordSchema: z.ZodType<ShareIndexRecord> = ShareInfoSchema.exte
 
 /** What a damaged share record means to whoever opens the link, and how it is mended. */
 const DAMAGED_SHARE = 'the link cannot be opened; its owner can revoke it by its id (`sessync shares` lists it, `sessync unshare <id>` replaces the record) and share the session again';
-/** What a damaged share record means to its owner revoking it by the link. */
-const DAMAGED_SHARE_OWNER = 'the server cannot tell whose share it is from the link: revoke it by its id instead (`sessync shares` lists it, `sessync unshare <id>` replaces the record)';
 /** What a damaged index entry means for a revocation by id (the list shows such a share as damaged). */
 const DAMAGED_INDEX = "the server cannot find the share's link from its id: revoke it by its link or token (`sessync unshare <link>`), which replaces the record, or ask the server's admin (the record's key is in the server's log)";
 /** A damaged session pointer is only ever read by the session's deletion, which then finds the share by its id. */
 const DAMAGED_POINTER = "deleting the session finds the share from the pointer's id instead";
+
 /** The share record of a token's hash, or null; a damaged one throws `corrupt` saying what a reader of the link can do. */
-export function readShareRecord(store: BlobStore, tokenHash: string, forOwner = false): Promise<ShareRecord | null> {
-  return readStoredRecord(store, keys.share(tokenHash), ShareRecordSchema, 'share record', forOwner ? DAMAGED_SHARE_OWNER : DAMAGED_SHARE);
-}
-
-/** The index entry at `key`, or null; a damaged one throws `corrupt` (logged with the key). */
-export function readShareIndex(store: BlobStore, key: string): Promise<ShareIndexRecord | null> {
-  return readStoredRecord(store, key, ShareIndexRecordSchema, 'share index record', DAMAGED_INDEX);
-}
-
-/** The session's pointer to a share at `key`, or null; a damaged one throws `corrupt` (logged with the key). */
-export function readSessionSharePointer(store: BlobStore, key: string): Promise<SessionSharePointer | null> {
-  return readStoredRecord(store, key, SessionSharePointerSchema, 'share pointer of a session', DAMAGED_POINTER);
+export function readShareRecord(store: BlobStore, tokenHash: string): Promise<ShareRecord | null> {
+  return readStoredRecord(store, keys.share(tokenHash), ShareRecordSchema, 'share record', DAMAGED_SHARE);
 }
 
 /** A record read whose bytes are damaged: the bytes (to salvage what they still say) and the `corrupt` the read logged. */
@@ -94,9 +83,12 @@ async function readKeepingBytes<T>(store: BlobStore, key: string, schema: z.ZodT
   }
 }
 
-/** The share record of a token's hash, read once, keeping the bytes of a damaged one (see readShareRecord). */
-export function readShareRecordKeepingBytes(store: BlobStore, tokenHash: string, forOwner = false): Promise<ShareRecord | null | DamagedRead> {
-  return readKeepingBytes(store, keys.share(tokenHash), ShareRecordSchema, 'share record', forOwner ? DAMAGED_SHARE_OWNER : DAMAGED_SHARE);
+/**
+ * The share record of a token's hash, read once, keeping the bytes of a damaged one (see readShareRecord); its callers
+ * work round the damage (share-salvage.ts) and say what they did, so its `corrupt` is the link reader's.
+ */
+export function readShareRecordKeepingBytes(store: BlobStore, tokenHash: string): Promise<ShareRecord | null | DamagedRead> {
+  return readKeepingBytes(store, keys.share(tokenHash), ShareRecordSchema, 'share record', DAMAGED_SHARE);
 }
 
 /** The index entry at `key`, read once, keeping the bytes of a damaged one (see readShareIndex). */

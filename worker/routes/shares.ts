@@ -257,7 +257,7 @@ async function findOwnShare(store: BlobStore, account: string, idOrToken: string
   }
   if (!SHARE_TOKEN_RE.test(idOrToken)) return null;
   const tokenHash = await sha256Hex(idOrToken);
-  const rec = await readShareRecordKeepingBytes(store, tokenHash, true);
+  const rec = await readShareRecordKeepingBytes(store, tokenHash);
   if (rec === null) return null;
   let id: string;
   if (isDamagedRead(rec)) {
