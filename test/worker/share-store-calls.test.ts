@@ -9,6 +9,8 @@ import { CountingStore, WORKERS_CALLS } from './counting-store.js';
 import { TEST_ADMIN_SECRET, TestClient, adminCreateAccount, appFetcher, makeBatch, metaFor } from './routes-helpers.js';
 
 const DAY = 86_400_000;
+/** What a request may make here: the Workers plan's calls, less the token's mark on its first use of a day (up to 3). */
+const BUDGET = WORKERS_CALLS - 3;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
@@ -59,7 +61,7 @@ describe('GET /v1/shares within the subrequest budget', () => {
       await store.put(k, whole.subarray(0, decoder.decode(whole).indexOf(s.hash) + 65));
     }
     const pages = await allPages(store, client);
-    for (const p of pages) expect(p.calls, `a page of ${p.body.damaged?.length} damaged`).toBeLessThanOrEqual(WORKERS_CALLS);
+    for (const p of pages) expect(p.calls, `a page of ${p.body.damaged?.length} damaged`).toBeLessThanOrEqual(BUDGET);
     const listed = pages.flatMap((p) => p.body.damaged ?? []);
     expect(listed.map((d) => d.id).sort()).toEqual(shares.map((s) => s.id).sort());
     expect(listed.every((d) => d.revocableById)).toBe(true);
@@ -78,7 +80,7 @@ describe('GET /v1/shares within the subrequest budget', () => {
     for (;;) {
       const [p] = await allPages(store, client);
       lists++;
-      expect(p!.calls).toBeLessThanOrEqual(WORKERS_CALLS);
+      expect(p!.calls).toBeLessThanOrEqual(BUDGET);
       expect(p!.body.shares).toEqual([]);
       if ((await store.list({ prefix: keys.accountSharesPrefix(account) })).keys.length === 0) break;
       expect(lists).toBeLessThan(40);
@@ -107,7 +109,7 @@ describe('DELETE /v1/sessions/:session within the subrequest budget', () => {
       store.calls = [];
       const r = await client.call('DELETE', `/v1/sessions/${session}`, { host: 'h1' });
       expect(r.status, r.text).toBe(200);
-      expect(store.calls.length, store.calls.join('\n')).toBeLessThanOrEqual(WORKERS_CALLS);
+      expect(store.calls.length, store.calls.join('\n')).toBeLessThanOrEqual(BUDGET);
       const body = DeleteSessionResponseSchema.parse(r.json);
       revoked += body.sharesRevoked;
       if (body.complete) break;

@@ -99,11 +99,12 @@ sharesRoutes.post('/v1/shares', requireAccount, async (c) => {
 });
 
 /**
- * Reads a page may make past its index entries, to find the share records of damaged entries (one read each, see
- * shareOfDamagedRecord) and to purge dead shares (up to 3 writes each): a page of sound shares costs the token's read,
- * the list and 40 reads; this keeps every page inside the 50 subrequests a Workers request may make.
+ * Calls a page may make past its index entries, to find the share records of damaged entries (one read each, see
+ * shareOfDamagedRecord) and to purge dead shares (2 or 3 writes each): a page of sound shares costs the token's read
+ * (and, on its first use of the day, up to 3 calls to mark it), the list and 40 reads; with these, every page stays
+ * inside the 50 subrequests a Workers request may make.
  */
-export const SHARES_PAGE_EXTRA_OPS = 6;
+export const SHARES_PAGE_EXTRA_OPS = 5;
 
 /**
  * What the list says of a share whose index entry is damaged (logged by the read): what its share record says, when
