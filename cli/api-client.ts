@@ -301,15 +301,19 @@ export class ApiClient {
   async deleteSession(session: string, host: string): Promise<DeleteSessionResponse & { steps: number }> {
     let removed = 0;
     let sharesRevoked = 0;
-    const sharesNotRevoked: UnrevokedShare[] = [];
+    // By id: the server names each unrevoked share on every answer (an older one only on the answer that found it).
+    const notRevoked = new Map<string, UnrevokedShare>();
     for (let steps = 1; ; steps++) {
       const r = await this.deleteSessionStep(session, host);
       removed += r.removed;
       sharesRevoked += r.sharesRevoked;
-      sharesNotRevoked.push(...(r.sharesNotRevoked ?? []));
+      const known = notRevoked.size;
+      for (const s of r.sharesNotRevoked ?? []) notRevoked.set(s.id, s);
+      const sharesNotRevoked = [...notRevoked.values()];
       if (r.complete) return { ...r, removed, sharesRevoked, steps, ...(sharesNotRevoked.length ? { sharesNotRevoked } : {}) };
-      // A step that removed nothing and is not complete means a server that makes no progress: do not spin.
-      if (r.removed === 0 && r.sharesRevoked === 0) throw new SessyncError('internal', `the server made no progress deleting session ${session}; run the command again later`);
+      // A step that removed nothing, revoked nothing, found no share it could not revoke and is not complete means a
+      // server that makes no progress: do not spin.
+      if (r.removed === 0 && r.sharesRevoked === 0 && notRevoked.size === known) throw new SessyncError('internal', `the server made no progress deleting session ${session}; run the command again later`);
     }
   }
 

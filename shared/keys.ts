@@ -42,6 +42,14 @@ export const keys = {
   accountShare: (account: string, shareId: string) => `${keys.accountSharesPrefix(account)}${name('share id', shareId)}`,
   /** Pointer from a session to a share made of it (holds the token hash): deleting the session finds its shares here. */
   sessionShare: (account: string, session: string, shareId: string) => `${keys.sessionPrefix(account, session)}shares/${name('share id', shareId)}`,
+  /**
+   * A share of a deleted session that its deletion could not revoke (its records are damaged): every answer of the
+   * deletion names it until its owner revokes it by the link (or undeletes the session). Under the account, not the
+   * session: a revocation by the link knows the share's id but not its session (the entry that said it is damaged).
+   */
+  unrevokedPrefix: (account: string) => `a/${name('account', account)}/unrevoked/`,
+  sessionUnrevokedPrefix: (account: string, session: string) => `${keys.unrevokedPrefix(account)}${name('session', session)}/`,
+  unrevokedShare: (account: string, session: string, shareId: string) => `${keys.sessionUnrevokedPrefix(account, session)}${name('share id', shareId)}`,
   /** The account's index of its tokens, by token id (the record itself stays under keys.token). */
   accountTokensPrefix: (account: string) => `a/${name('account', account)}/tokens/`,
   accountToken: (account: string, tokenId: string) => `${keys.accountTokensPrefix(account)}${name('token id', tokenId)}`,

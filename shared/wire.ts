@@ -519,11 +519,15 @@ export const DeleteSessionResponseSchema = z.object({
   host: z.string(),
   /** Every object of the session is gone (the tombstone stays). */
   complete: z.boolean(),
-  /** Objects removed by this call. */
+  /** Objects of the session removed by this call (its meta, batches and heads; not the pointers to its shares). */
   removed: z.number().int(),
   /** Shares of the session revoked by this call. */
   sharesRevoked: z.number().int(),
-  /** Shares this call could not revoke (their pointers are removed, counted in `removed`); absent when none. */
+  /**
+   * Every share of the session its deletion could not revoke (their records are damaged) and that is not revoked
+   * since, named by every answer of the deletion, a retry's and a later call's too (not only the call that found it);
+   * absent when none. One a client has not seen before is progress.
+   */
   sharesNotRevoked: z.array(UnrevokedShareSchema).optional(),
 });
 export type DeleteSessionResponse = z.infer<typeof DeleteSessionResponseSchema>;

@@ -5,11 +5,14 @@ import { keys } from '../shared/keys.js';
 import { NAME_RE, type DeleteSessionResponse, type Tombstone, type UnrevokedShare } from '../shared/wire.js';
 import { batchBytes, encodeJson, keyExists, listAll, notFoundSession, readBatch, sessionHeads } from './session-data.js';
 import { addBytes, readQuota } from './quota.js';
-import { orDamaged, readSessionSharePointer, readShareIndex, readShareRecordToReplace, shareOfDamagedIndex, shareOfDamagedRecord } from './share-records.js';
+import { CountedStore } from './store/counted-store.js';
+import { isDamagedRead, readSessionSharePointerKeepingBytes, readShareIndexKeepingBytes, readShareRecordKeepingBytes } from './share-records.js';
+import { datesIn, shareOfDamagedRecord, type SalvagedShare } from './share-salvage.js';
 
 /**
  * Store operations one step may make: a Workers request may make about 50 subrequests, so a session of many
- * batches is deleted over several calls (each answers `complete: false` until the last).
+ * batches is deleted over several calls (each answers `complete: false` until the last). Counted as made; a step may
+ * pass it by one share's worth (SHARE_OPS: one share is revoked whatever is left) and the answer's three calls.
  */
 export const DELETE_STEP_OPS = 32;
 /** Deletes sent at once. */
@@ -69,44 +72,66 @@ async function remaining(store: BlobStore, account: string, session: string, lim
   return { shares: [], objects: metaPage.keys[0] === meta ? [meta] : [] };
 }
 
-/**
- * The token hash of the share a session pointer names, or null when there is no live share to revoke. A damaged
- * pointer (logged by its read) is worked round: the share's id is in the pointer's key, and its index entry holds the
- * hash too; failing that, a hash the damaged bytes still hold, if its share record confirms it. `unknown` when
- * nothing leads to the share record: its link may still open, and only its owner (who has the link) can revoke it.
- */
-async function pointedShare(store: BlobStore, account: string, id: string, pointerKey: string): Promise<string | null | 'unknown'> {
-  const p = await orDamaged(readSessionSharePointer(store, pointerKey));
-  if (p === null) return null;
-  if (p !== 'damaged' && p.id === id) return p.tokenHash;
-  const fromPointer = await shareOfDamagedRecord(store, account, id, (await store.get(pointerKey))?.body);
-  if (fromPointer) return fromPointer.tokenHash;
-  const index = await orDamaged(readShareIndex(store, keys.accountShare(account, id)));
-  // No index entry: revoked already (a revocation removes it before the pointer) or never made live (made after it).
-  if (index === null) return null;
-  if (index !== 'damaged') return index.tokenHash;
-  return (await shareOfDamagedIndex(store, account, id))?.tokenHash ?? 'unknown';
+/** A share a session pointer leads to: its token hash, and what the tombstone that replaces its record keeps of it. */
+interface PointedShare {
+  tokenHash: string;
+  dates: { created: string; expiresAt: string };
 }
 
 /**
+ * The share a session pointer names, or null when there is no live share to revoke. A damaged pointer (logged by its
+ * read) is worked round: a hash its bytes still hold, if the share record confirms it (see shareOfDamagedRecord); then
+ * the share's id, in the pointer's key, and its index entry, which holds the hash too (or, damaged, may still hold it).
+ * `unknown` when nothing leads to the share record: its link may still open, and only its owner (who has the link) can
+ * revoke it. At most SHARE_OPS store operations, with the revocation's: one read of each record, no record read twice.
+ */
+async function pointedShare(store: BlobStore, account: string, id: string, pointerKey: string): Promise<PointedShare | null | 'unknown'> {
+  const now = new Date().toISOString();
+  const replacing = async (tokenHash: string): Promise<PointedShare> => {
+    const old = await readShareRecordKeepingBytes(store, tokenHash);
+    // A damaged share record (logged by the read) is replaced by the tombstone like any other: refusing here, after
+    // the session's tombstone, would leave the session hidden with its other shares and batches still stored.
+    return { tokenHash, dates: old === null || isDamagedRead(old) ? datesIn(old?.damaged, now) : { created: old.created, expiresAt: old.expiresAt } };
+  };
+  const salvaged = (s: SalvagedShare): PointedShare => ({ tokenHash: s.tokenHash, dates: s.record ? { created: s.record.created, expiresAt: s.record.expiresAt } : datesIn(s.bytes, now) });
+  const p = await readSessionSharePointerKeepingBytes(store, pointerKey);
+  if (p === null) return null;
+  if (!isDamagedRead(p) && p.id === id) return replacing(p.tokenHash);
+  const fromPointer = isDamagedRead(p) ? await shareOfDamagedRecord(store, account, id, p.damaged) : null;
+  if (fromPointer) return salvaged(fromPointer);
+  const index = await readShareIndexKeepingBytes(store, keys.accountShare(account, id));
+  // No index entry: revoked already (a revocation removes it before the pointer) or never made live (made after it).
+  if (index === null) return null;
+  if (!isDamagedRead(index)) return replacing(index.tokenHash);
+  const fromIndex = await shareOfDamagedRecord(store, account, id, index.damaged);
+  return fromIndex ? salvaged(fromIndex) : 'unknown';
+}
+
+/**
+ * Store operations one share of the deleted session may cost at most (see pointedShare): the pointer, a record its
+ * damaged bytes name, the index entry, a record its damaged bytes name, then the tombstone, the index entry's removal
+ * and the pointer's (or, unrevoked, the note and the pointer's removal). A sound pointer costs 5.
+ */
+const SHARE_OPS = 7;
+
+/**
  * Revokes one share of the deleted session: its ciphertext goes, the link answers 410, it leaves the share list.
- * Returns the share's id when it could not be revoked (see pointedShare): the deletion goes on, and says so.
+ * Returns the share's id when it could not be revoked (see pointedShare): the deletion goes on, and says so on every
+ * answer from now on (the note is written before the pointer goes, so a lost answer or a crash loses no warning).
  */
 async function revokeSessionShare(store: BlobStore, account: string, session: string, pointerKey: string): Promise<string | null> {
   const id = pointerKey.slice(`${keys.sessionPrefix(account, session)}shares/`.length);
-  const tokenHash = await pointedShare(store, account, id, pointerKey);
-  if (tokenHash === 'unknown') {
+  const share = await pointedShare(store, account, id, pointerKey);
+  if (share === 'unknown') {
     console.error(`sessync: the share pointer at ${pointerKey} and the share index record at ${keys.accountShare(account, id)} are damaged: share ${id} of the deleted session ${session} could not be revoked (its link may still open)`);
-  } else if (tokenHash !== null) {
+    await store.put(keys.unrevokedShare(account, session, id), encodeJson({ id, session }));
+  } else if (share !== null) {
     const now = new Date().toISOString();
-    // A damaged share record (logged by the read) is replaced by the tombstone like any other: refusing here, after
-    // the session's tombstone, would leave the session hidden with its other shares and batches still stored.
-    const old: { created?: string; expiresAt?: string } = (await readShareRecordToReplace(store, tokenHash)) ?? {};
-    await store.put(keys.share(tokenHash), encodeJson({ id, account, created: old.created ?? now, expiresAt: old.expiresAt ?? now, revoked: now, reason: 'session_deleted' }));
+    await store.put(keys.share(share.tokenHash), encodeJson({ id, account, ...share.dates, revoked: now, reason: 'session_deleted' }));
     await store.delete(keys.accountShare(account, id));
   }
   await store.delete(pointerKey);
-  return tokenHash === 'unknown' ? id : null;
+  return share === 'unknown' ? id : null;
 }
 
 /** What the owner of a share the deletion could not revoke can do. */
@@ -115,6 +140,12 @@ function notRevoked(session: string, id: string): UnrevokedShare {
     id,
     message: `share ${id} of session ${session} could not be revoked: its records on the server are damaged, so the server cannot find its link, which may still open. Revoke it by the link (\`sessync unshare <link>\`); \`sessync shares\` lists it as damaged until then`,
   };
+}
+
+/** Every share the deletion of `session` could not revoke that is not revoked since (one list call). */
+async function unrevokedShares(store: BlobStore, account: string, session: string): Promise<UnrevokedShare[]> {
+  const prefix = keys.sessionUnrevokedPrefix(account, session);
+  return (await store.list({ prefix })).keys.map((k) => notRevoked(session, k.slice(prefix.length)));
 }
 
 async function inChunks(items: readonly string[], fn: (k: string) => Promise<void>): Promise<void> {
@@ -127,7 +158,9 @@ async function inChunks(items: readonly string[], fn: (k: string) => Promise<voi
  * nobody is offered, and the next call (the client retries) carries on from what is left. Before the tombstone
  * nothing is touched, so an interruption there leaves the session whole and listed.
  */
-export async function deleteSessionStep(store: BlobStore, account: string, session: string, host: string, budget = DELETE_STEP_OPS): Promise<DeleteSessionResponse> {
+export async function deleteSessionStep(inner: BlobStore, account: string, session: string, host: string, budget = DELETE_STEP_OPS): Promise<DeleteSessionResponse> {
+  // Every call counted as it is made: what is left of the budget is what is really left.
+  const store = new CountedStore(inner);
   let tomb = await findTombstone(store, account, session);
   if (!tomb) {
     // Only whether the meta exists: a session whose meta an older server stored damaged must still be deletable.
@@ -140,7 +173,6 @@ export async function deleteSessionStep(store: BlobStore, account: string, sessi
   }
   let removed = 0;
   let sharesRevoked = 0;
-  const sharesNotRevoked: UnrevokedShare[] = [];
   // With a quota, each batch is read before it goes, so the bytes counter drops by what the deletion frees. A damaged
   // quota record counts as a quota (it is logged by the read): refusing here, after the tombstone, would leave the
   // session hidden with its batches and share links live; counting freed bytes costs only reads, and setting the
@@ -151,29 +183,26 @@ export async function deleteSessionStep(store: BlobStore, account: string, sessi
   );
   const perObject = quotaOn ? 2 : 1;
   let freed = 0;
-  // Counted so far: the tombstone lookup (and write), the quota read; below, each look at what is left is up to 4 lists.
-  let ops = 4;
   const batchPrefix = `${keys.sessionPrefix(account, session)}b/`;
+  // Past the budget, the answer costs one list more (the unrevoked shares) and, after freed bytes, the usage's read and write.
   const finish = async (complete: boolean): Promise<DeleteSessionResponse> => {
     if (freed > 0) await addBytes(store, account, -freed);
+    // From the notes, not from this call: a retry, or a call after the answer that said it was lost, says it again.
+    const sharesNotRevoked = await unrevokedShares(store, account, session);
     return { session, deletedAt: tomb.deletedAt, host: tomb.host, complete, removed, sharesRevoked, ...(sharesNotRevoked.length ? { sharesNotRevoked } : {}) };
   };
   for (;;) {
-    const left = await remaining(store, account, session, Math.max(1, Math.min(100, budget - ops)));
-    ops += 4;
+    const left = await remaining(store, account, session, Math.max(1, Math.min(100, budget - store.ops)));
     if (left.shares.length === 0 && left.objects.length === 0) return finish(true);
-    if (ops >= budget) break;
-    const shares = left.shares.slice(0, Math.max(1, Math.floor((budget - ops) / 5)));
+    if (store.ops >= budget) break;
+    // Shares by the most one may cost, so a step of damaged ones stays inside the budget too.
+    const shares = left.shares.slice(0, Math.max(1, Math.floor((budget - store.ops) / SHARE_OPS)));
     await inChunks(shares, async (k) => {
-      const unrevoked = await revokeSessionShare(store, account, session, k);
-      if (unrevoked === null) sharesRevoked++;
-      else {
-        sharesNotRevoked.push(notRevoked(session, unrevoked));
-        removed++; // its pointer went: progress, also for a client that knows nothing of sharesNotRevoked
-      }
+      // An unrevoked share is not counted in `removed`: its pointer is a share's, as a revoked share's is, and its
+      // note says it on every answer (a client counts a new one as progress).
+      if ((await revokeSessionShare(store, account, session, k)) === null) sharesRevoked++;
     });
-    ops += shares.length * 5; // a damaged pointer costs up to 3 reads more: within the margin to the ~50 a Worker may make
-    const objects = left.objects.slice(0, Math.max(0, Math.floor((budget - ops) / perObject)));
+    const objects = left.objects.slice(0, Math.max(0, Math.floor((budget - store.ops) / perObject)));
     await inChunks(objects, async (k) => {
       if (quotaOn && k.startsWith(batchPrefix)) {
         const size = batchBytes(await readBatch(store, k));
@@ -182,8 +211,7 @@ export async function deleteSessionStep(store: BlobStore, account: string, sessi
       await store.delete(k);
     });
     removed += objects.length;
-    ops += objects.length * perObject;
-    if (ops >= budget) break;
+    if (store.ops >= budget) break;
   }
   return finish(false);
 }
@@ -196,6 +224,9 @@ export async function undeleteSession(store: BlobStore, account: string, session
   if (left.shares.length || left.objects.length) {
     throw new SessyncError('conflict', `session ${session} is still being deleted on the server: run \`sessync rm ${session} --remote\` again to finish, then undelete`);
   }
+  // The notes of shares it could not revoke go first: they belong to the deletion, which is over, and a crash before
+  // the tombstones go leaves the session deleted, as it was. Such a share stays listed as damaged by `sessync shares`.
+  await Promise.all((await listAll(store, keys.sessionUnrevokedPrefix(account, session))).map((k) => store.delete(k)));
   await Promise.all(tombKeys.map((k) => store.delete(k)));
   return true;
 }

@@ -1,8 +1,8 @@
 // The two records of a share (the token's record, the account's index entry), checked on read: a damaged one is a logged 422 `corrupt`, never a 500.
 import { z } from 'zod';
 import type { BlobStore } from './store/blob-store.js';
-import { readStoredRecord } from './stored-record.js';
-import { isSessyncError } from '../shared/errors.js';
+import { parseStoredRecord, readStoredRecord } from './stored-record.js';
+import { SessyncError, isSessyncError } from '../shared/errors.js';
 import { keys } from '../shared/keys.js';
 import { ShareInfoSchema } from '../shared/wire.js';
 
@@ -51,61 +51,52 @@ const ShareIndexRecordSchema: z.ZodType<ShareIndexRecord> = ShareInfoSchema.exte
 
 /** What a damaged share record means to whoever opens the link, and how it is mended. */
 const DAMAGED_SHARE = 'the link cannot be opened; its owner can revoke it by its id (`sessync shares` lists it, `sessync unshare <id>` replaces the record) and share the session again';
-/** What a damaged share record means to its owner revoking it by the link. */
-const DAMAGED_SHARE_OWNER = 'the server cannot tell whose share it is from the link: revoke it by its id instead (`sessync shares` lists it, `sessync unshare <id>` replaces the record)';
 /** What a damaged index entry means for a revocation by id (the list shows such a share as damaged). */
 const DAMAGED_INDEX = "the server cannot find the share's link from its id: revoke it by its link or token (`sessync unshare <link>`), which replaces the record, or ask the server's admin (the record's key is in the server's log)";
 /** A damaged session pointer is only ever read by the session's deletion, which then finds the share by its id. */
 const DAMAGED_POINTER = "deleting the session finds the share from the pointer's id instead";
-/** A token hash as JSON writes it, found in the bytes of a damaged record (a cut write keeps the fields before the cut). */
-const HASH_FIELD = /"tokenHash"\s*:\s*"([0-9a-f]{64})"/g;
-// UTF-8, not latin1 (which workerd may not decode): bytes that are not UTF-8 become U+FFFD, ASCII stays as it is.
-const decoder = new TextDecoder();
 
 /** The share record of a token's hash, or null; a damaged one throws `corrupt` saying what a reader of the link can do. */
-export function readShareRecord(store: BlobStore, tokenHash: string, forOwner = false): Promise<ShareRecord | null> {
-  return readStoredRecord(store, keys.share(tokenHash), ShareRecordSchema, 'share record', forOwner ? DAMAGED_SHARE_OWNER : DAMAGED_SHARE);
+export function readShareRecord(store: BlobStore, tokenHash: string): Promise<ShareRecord | null> {
+  return readStoredRecord(store, keys.share(tokenHash), ShareRecordSchema, 'share record', DAMAGED_SHARE);
 }
 
-/** The index entry at `key`, or null; a damaged one throws `corrupt` (logged with the key). */
-export function readShareIndex(store: BlobStore, key: string): Promise<ShareIndexRecord | null> {
-  return readStoredRecord(store, key, ShareIndexRecordSchema, 'share index record', DAMAGED_INDEX);
+/** A record read whose bytes are damaged: the bytes (to salvage what they still say) and the `corrupt` the read logged. */
+export interface DamagedRead {
+  damaged: Uint8Array;
+  error: SessyncError;
 }
 
-/** The session's pointer to a share at `key`, or null; a damaged one throws `corrupt` (logged with the key). */
-export function readSessionSharePointer(store: BlobStore, key: string): Promise<SessionSharePointer | null> {
-  return readStoredRecord(store, key, SessionSharePointerSchema, 'share pointer of a session', DAMAGED_POINTER);
+export function isDamagedRead(r: unknown): r is DamagedRead {
+  return typeof r === 'object' && r !== null && 'damaged' in r && (r as DamagedRead).damaged instanceof Uint8Array;
 }
 
-/** A read whose `corrupt` (logged by it) becomes `damaged`: for callers that work round the damage. */
-export function orDamaged<T>(read: Promise<T | null>): Promise<T | null | 'damaged'> {
-  return read.catch((e: unknown) => (isSessyncError(e, 'corrupt') ? ('damaged' as const) : Promise.reject(e)));
-}
-
-/**
- * The share record that the damaged bytes of a record of share `id` (its index entry or its session pointer, which
- * both hold the token's hash) still lead to, or null. A hash found in them counts only when the share record it
- * names is sound and says this account and this id: damaged bytes can never lead to another share, anyone's.
- */
-export async function shareOfDamagedRecord(store: BlobStore, account: string, id: string, bytes: Uint8Array | undefined): Promise<{ tokenHash: string; record: ShareRecord } | null> {
-  if (!bytes) return null;
-  const hashes = new Set([...decoder.decode(bytes).matchAll(HASH_FIELD)].map((m) => m[1]!));
-  for (const tokenHash of [...hashes].slice(0, 4)) {
-    const record = await orDamaged(readShareRecord(store, tokenHash));
-    if (record !== null && record !== 'damaged' && record.account === account && record.id === id) return { tokenHash, record };
+/** One read of the record at `key`: sound, absent (null), or damaged (logged by the parse) with its bytes. */
+async function readKeepingBytes<T>(store: BlobStore, key: string, schema: z.ZodType<T>, what: string, advice: string): Promise<T | null | DamagedRead> {
+  const obj = await store.get(key);
+  if (!obj) return null;
+  try {
+    return parseStoredRecord(obj.body, key, schema, what, advice);
+  } catch (e) {
+    if (!isSessyncError(e, 'corrupt')) throw e;
+    return { damaged: obj.body, error: e };
   }
-  return null;
-}
-
-/** What the server still knows of share `id` whose index entry is damaged (see shareOfDamagedRecord), or null. */
-export async function shareOfDamagedIndex(store: BlobStore, account: string, id: string): Promise<{ tokenHash: string; record: ShareRecord } | null> {
-  return shareOfDamagedRecord(store, account, id, (await store.get(keys.accountShare(account, id)))?.body);
 }
 
 /**
- * The share record about to be replaced by a revocation's tombstone: a damaged one (logged by the read) counts as
- * absent, since the tombstone is written whole from what the caller knows, which is what mends it.
+ * The share record of a token's hash, read once, keeping the bytes of a damaged one (see readShareRecord); its callers
+ * work round the damage (share-salvage.ts) and say what they did, so its `corrupt` is the link reader's.
  */
-export async function readShareRecordToReplace(store: BlobStore, tokenHash: string): Promise<ShareRecord | null> {
-  return readShareRecord(store, tokenHash).catch((e: unknown) => (isSessyncError(e, 'corrupt') ? null : Promise.reject(e)));
+export function readShareRecordKeepingBytes(store: BlobStore, tokenHash: string): Promise<ShareRecord | null | DamagedRead> {
+  return readKeepingBytes(store, keys.share(tokenHash), ShareRecordSchema, 'share record', DAMAGED_SHARE);
+}
+
+/** The index entry at `key`, read once, keeping the bytes of a damaged one (see readShareIndex). */
+export function readShareIndexKeepingBytes(store: BlobStore, key: string): Promise<ShareIndexRecord | null | DamagedRead> {
+  return readKeepingBytes(store, key, ShareIndexRecordSchema, 'share index record', DAMAGED_INDEX);
+}
+
+/** The session's pointer at `key`, read once, keeping the bytes of a damaged one (see readSessionSharePointer). */
+export function readSessionSharePointerKeepingBytes(store: BlobStore, key: string): Promise<SessionSharePointer | null | DamagedRead> {
+  return readKeepingBytes(store, key, SessionSharePointerSchema, 'share pointer of a session', DAMAGED_POINTER);
 }

@@ -13,7 +13,11 @@ const decoder = new TextDecoder();
  */
 export async function readStoredRecord<T>(store: BlobStore, key: string, schema: z.ZodType<T>, what: string, advice: string): Promise<T | null> {
   const obj = await store.get(key);
-  if (!obj) return null;
+  return obj ? parseStoredRecord(obj.body, key, schema, what, advice) : null;
+}
+
+/** The bytes of the record at `key` checked as readStoredRecord does, for a caller that keeps the bytes (to salvage them). */
+export function parseStoredRecord<T>(body: Uint8Array, key: string, schema: z.ZodType<T>, what: string, advice: string): T {
   const damaged = (why: string): SessyncError => {
     // Not "answered 422": a caller may work round the damage (and logs what it did instead).
     console.error(`sessync: the ${what} at ${key} is damaged (${why})`);
@@ -21,7 +25,7 @@ export async function readStoredRecord<T>(store: BlobStore, key: string, schema:
   };
   let value: unknown;
   try {
-    value = JSON.parse(decoder.decode(obj.body));
+    value = JSON.parse(decoder.decode(body));
   } catch (e) {
     throw damaged(`not JSON: ${(e as Error).message.slice(0, 120)}`);
   }

@@ -7,6 +7,7 @@ import type { BlobStore } from '../../worker/store/blob-store.js';
 import { MemoryStore } from '../../worker/store/memory-store.js';
 import { TestClient, makeBatch, metaFor } from '../worker/routes-helpers.js';
 import { http, startNodeRig, storedKeys, type NodeRig } from '../worker/node-rig.js';
+import { ApiClient } from '../../cli/api-client.js';
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -86,6 +87,18 @@ describe.each(backends)('a damaged share pointer of a session being deleted (%s)
     expect(await store.get(s.indexKey)).toBeNull();
   });
 
+  it('pointer cut after its hash, index entry damaged beyond use: the hash in the pointer, confirmed by the share record, revokes it', async () => {
+    const s = await sessionWithShare();
+    const pointer = (await store.get(s.pointerKey))!.body;
+    await store.put(s.pointerKey, pointer.subarray(0, decoder.decode(pointer).indexOf(s.hash) + 65));
+    await store.put(s.indexKey, NOT_A_RECORD);
+    const r = await deleteSession(s);
+    expect(r).toMatchObject({ sharesRevoked: 1 });
+    expect(r.sharesNotRevoked).toBeUndefined();
+    expect((await anon.call('GET', `/v1/shares/${s.token}/blob`)).status).toBe(410);
+    expect(await store.get(s.indexKey)).toBeNull();
+  });
+
   it("a hash in the damaged bytes that names another share is not taken: that share stays live, this one is reported", async () => {
     const s = await sessionWithShare();
     // The pointer names the other share's hash (someone else's, as far as this pointer knows): it must not be revoked.
@@ -107,5 +120,25 @@ describe.each(backends)('a damaged share pointer of a session being deleted (%s)
     expect((await anon.call('GET', `/v1/shares/${s.token}/blob`)).status).toBe(200);
     expect((await rig.alice.call('DELETE', `/v1/shares/${s.token}`)).status).toBe(200);
     expect((await anon.call('GET', `/v1/shares/${s.token}/blob`)).status).toBe(410);
+  });
+
+  it("many shares beyond use: the CLI's client goes on through steps that only find shares they cannot revoke, and names each once", async () => {
+    const s = await sessionWithShare();
+    const lost = [s.id];
+    for (let i = 0; i < 6; i++) {
+      const r = await rig.alice.call('POST', '/v1/shares', { ciphertext: 'Y2lwaGVy', expiresAt: new Date(Date.now() + 7 * DAY).toISOString(), session: s.session });
+      lost.push(r.json.id);
+    }
+    for (const id of lost) {
+      await store.put(keys.sessionShare(rig.account, s.session, id), CUT);
+      await store.put(keys.accountShare(rig.account, id), NOT_A_RECORD);
+    }
+    const client = new ApiClient({ url: rig.url, token: rig.alice.token!, retries: 0 });
+    const r = await client.deleteSession(s.session, 'h1');
+    // More steps than one, the first finding nothing but shares it could not revoke (no object removed, none revoked).
+    expect(r.steps).toBeGreaterThanOrEqual(2);
+    expect(r).toMatchObject({ complete: true, sharesRevoked: 0 });
+    expect(r.sharesNotRevoked?.map((x) => x.id).sort()).toEqual([...lost].sort());
+    expect(await storedKeys(store, keys.sessionPrefix(rig.account, s.session))).toEqual([]);
   });
 });

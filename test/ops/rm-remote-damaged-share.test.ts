@@ -38,6 +38,11 @@ describe('rm --remote over damaged share records', () => {
     expect(r.stderr).toMatch(new RegExp(`warning: share ${lost.id} of session ${id} could not be revoked: .*may still open. Revoke it by the link \\(\`sessync unshare <link>\`\\)`));
     expect(await left()).toEqual([]);
     expect(await status(found.url)).toBe(410);
+    // Run again (as after an answer that was lost): done already, and the warning is still given.
+    const again1 = await laptop.run(['rm', id, '--remote']);
+    expect(again1.code, again1.stderr).toBe(0);
+    expect(again1.stderr).toMatch(new RegExp(`warning: share ${lost.id} of session ${id} could not be revoked`));
+    expect(again1.stderr.match(/warning: share/g)).toHaveLength(1);
     // What the warning says, followed: the list names it as damaged, and its link revokes it.
     const listed = await laptop.ok(['shares', '--json']);
     expect(listed.damaged).toEqual([expect.objectContaining({ id: lost.id, revocableById: false })]);
@@ -45,6 +50,10 @@ describe('rm --remote over damaged share records', () => {
     expect(await laptop.ok(['unshare', lost.url, '--json'])).toMatchObject({ revoked: true, id: lost.id });
     expect(await status(lost.url)).toBe(410);
     expect((await laptop.ok(['shares', '--json'])).damaged).toEqual([]);
+    // Revoked by its link: no later run warns of it.
+    const after = await laptop.run(['rm', id, '--remote']);
+    expect(after.code, after.stderr).toBe(0);
+    expect(after.stderr).not.toMatch(/could not be revoked/);
 
     // With --json the same is in the answer.
     const again = await damagedSession(laptop);

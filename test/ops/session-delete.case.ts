@@ -80,7 +80,7 @@ export function describeSessionDelete(name: string, open: () => Promise<{ store:
       expect((await alice.call('DELETE', '/v1/sessions/del-1', { host: 'other' })).json).toMatchObject({ complete: true, removed: 0, host: 'laptop' });
     });
 
-    it('damaged share pointers: one is found through its index entry and revoked, one found by nothing is named; the deletion completes', async () => {
+    it('damaged share pointers: one is found through its index entry and revoked, one found by nothing is named on every answer; the deletion completes', async () => {
       const found = await seed('del-ptr');
       const made = await alice.call('POST', '/v1/shares', { ciphertext: 'Y2lwaGVy', expiresAt: new Date(Date.now() + DAY).toISOString(), session: 'del-ptr' });
       const lost = made.json as { token: string; id: string };
@@ -95,15 +95,51 @@ export function describeSessionDelete(name: string, open: () => Promise<{ store:
         expect(r.status, JSON.stringify(r.json)).toBe(200);
         steps.push(DeleteSessionResponseSchema.parse(r.json));
       } while (!steps[steps.length - 1]!.complete && steps.length < 5);
-      expect(steps[steps.length - 1]!.complete).toBe(true);
+      const last = steps[steps.length - 1]!;
+      expect(last.complete).toBe(true);
       expect(steps.reduce((n, x) => n + x.sharesRevoked, 0)).toBe(1);
-      expect(steps.flatMap((x) => x.sharesNotRevoked ?? [])).toEqual([{ id: lost.id, message: expect.stringMatching(/could not be revoked.*sessync unshare <link>/) }]);
+      const warning = [{ id: lost.id, message: expect.stringMatching(/could not be revoked.*sessync unshare <link>/) }];
+      // Only the share it could not revoke (the revoked one is not named), on the last answer whatever step found it.
+      expect(last.sharesNotRevoked).toEqual(warning);
+      // Objects of the session only: meta, 3 batches, 2 heads; neither share's pointer.
+      expect(steps.reduce((n, x) => n + x.removed, 0)).toBe(6);
       expect(await objectsOf('del-ptr')).toEqual([]);
       expect((await anon.call('GET', `/v1/shares/${found}/blob`)).status).toBe(410);
-      // Not silently live: named above, listed as damaged, and revoked by its link.
+      // The answer that said it may be lost: a retry, and a later call, say it again.
+      for (const host of ['laptop', 'desktop']) {
+        const again = await alice.call('DELETE', '/v1/sessions/del-ptr', { host });
+        expect(again.json).toMatchObject({ complete: true, removed: 0, sharesRevoked: 0, sharesNotRevoked: warning });
+      }
+      // Not silently live: named above, listed as damaged, and revoked by its link; then no answer names it.
       expect((await alice.call('GET', '/v1/shares')).json.damaged).toEqual([expect.objectContaining({ id: lost.id, revocableById: false })]);
       expect((await alice.call('DELETE', `/v1/shares/${lost.token}`)).status).toBe(200);
       expect((await anon.call('GET', `/v1/shares/${lost.token}/blob`)).status).toBe(410);
+      const after = DeleteSessionResponseSchema.parse((await alice.call('DELETE', '/v1/sessions/del-ptr', { host: 'laptop' })).json);
+      expect(after).toMatchObject({ complete: true });
+      expect(after.sharesNotRevoked).toBeUndefined();
+      expect(await keysUnder(store, keys.unrevokedPrefix(account))).toEqual([]);
+    });
+
+    it('a share the deletion could not revoke is named until the session is undeleted; deleting it again names only its own', async () => {
+      await seed('del-undo');
+      const made = await alice.call('POST', '/v1/shares', { ciphertext: 'Y2lwaGVy', expiresAt: new Date(Date.now() + DAY).toISOString(), session: 'del-undo' });
+      const lost = made.json as { token: string; id: string };
+      const cut = new TextEncoder().encode('{"id":"');
+      await store.put(keys.sessionShare(account, 'del-undo', lost.id), cut);
+      await store.put(keys.accountShare(account, lost.id), cut);
+      let r;
+      do r = DeleteSessionResponseSchema.parse((await alice.call('DELETE', '/v1/sessions/del-undo', { host: 'laptop' })).json);
+      while (!r.complete);
+      expect(r.sharesNotRevoked?.map((x) => x.id)).toEqual([lost.id]);
+      expect((await alice.call('POST', '/v1/sessions/del-undo/undelete')).json).toEqual({ session: 'del-undo', undeleted: true });
+      expect(await keysUnder(store, keys.sessionUnrevokedPrefix(account, 'del-undo'))).toEqual([]);
+      // Pushed again and deleted again: the share of the first life is not this deletion's (it stays listed as damaged).
+      expect((await alice.push(await makeBatch({ session: 'del-undo', host: 'h1', seq: 1, meta: metaFor('del-undo') }))).status).toBe(201);
+      do r = DeleteSessionResponseSchema.parse((await alice.call('DELETE', '/v1/sessions/del-undo', { host: 'laptop' })).json);
+      while (!r.complete);
+      expect(r.sharesNotRevoked).toBeUndefined();
+      expect((await alice.call('GET', '/v1/shares')).json.damaged).toContainEqual(expect.objectContaining({ id: lost.id }));
+      expect((await alice.call('DELETE', `/v1/shares/${lost.token}`)).status).toBe(200);
     });
 
     it("another account's session answers 404 and nothing of it changes", async () => {

@@ -5,6 +5,7 @@ import { branchySession, startHarness, type Harness } from './share-harness.js';
 import { keys } from '../../shared/keys.js';
 import { BLOBS_DIR } from '../../worker/local-server.js';
 import { FsStore } from '../../worker/store/fs-store.js';
+import { sha256Hex } from '../../worker/sha256.js';
 
 let h: Harness;
 let store: FsStore;
@@ -72,5 +73,46 @@ describe('shares whose index entry on the server is damaged', () => {
     expect(after.damaged).toEqual([]);
     expect(after.shares.map((x: { id: string }) => x.id)).toEqual([sound.id]);
     expect(await blob(sound)).toBe(200);
+  }, 60_000);
+
+  it('index entry and share record both damaged: unshare by id where the entry holds the hash, by the link where the record names the account; the other way says which to use', async () => {
+    const s = branchySession(h.project, '019a0000-0000-7000-8000-0000000000d2');
+    h.writeSession(s.header, s.entries);
+    const byId = await share(s.header.id);
+    const byLink = await share(s.header.id);
+    const enc = new TextEncoder();
+    const dec = new TextDecoder();
+    const hashOf = (x: { token: string }) => sha256Hex(x.token);
+    const cut = async (key: string, after: string, n: number) => {
+      const whole = (await store.get(key))!.body;
+      await store.put(key, whole.subarray(0, dec.decode(whole).indexOf(after) + after.length + n));
+    };
+    const indexKey = (id: string) => keys.accountShare(h.server.account, id);
+    await cut(indexKey(byId.id), await hashOf(byId), 1);
+    await store.put(keys.share(await hashOf(byId)), enc.encode('[1,2,3]'));
+    await store.put(indexKey(byLink.id), enc.encode('[1,2,3]'));
+    await cut(keys.share(await hashOf(byLink)), h.server.account, 2);
+    expect(await blob(byId)).toBe(422);
+    expect(await blob(byLink)).toBe(422);
+
+    const listed = await json(['shares']);
+    expect(listed.damaged).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ id: byId.id, revocableById: true, message: expect.stringMatching(/both damaged, so its link cannot open/) }),
+        expect.objectContaining({ id: byLink.id, revocableById: false }),
+      ]),
+    );
+    // The wrong way round says the other; the right way revokes, and the link answers like any revoked one.
+    const wrongLink = await h.cli(['unshare', byId.url]);
+    expect(wrongLink.code).not.toBe(0);
+    expect(wrongLink.stderr).toMatch(/Revoke it by its id if .sessync shares. lists it/);
+    expect(await json(['unshare', byId.id])).toMatchObject({ revoked: true, id: byId.id });
+    expect(await blob(byId)).toBe(410);
+    const wrongId = await h.cli(['unshare', byLink.id]);
+    expect(wrongId.code).not.toBe(0);
+    expect(wrongId.stderr).toMatch(/revoke it by its link/);
+    expect(await json(['unshare', byLink.url])).toMatchObject({ revoked: true, id: byLink.id });
+    expect(await blob(byLink)).toBe(410);
+    expect((await json(['shares'])).damaged).toEqual([]);
   }, 60_000);
 });

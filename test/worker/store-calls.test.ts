@@ -5,35 +5,9 @@ import { createApp } from '../../worker/app.js';
 import { MemoryStore } from '../../worker/store/memory-store.js';
 import { FsStore } from '../../worker/store/fs-store.js';
 import { tempDir } from '../helpers/cli.js';
-import type { BlobObject, BlobStore, ListOptions, ListPage } from '../../worker/store/blob-store.js';
+import { CountingStore, WORKERS_CALLS } from './counting-store.js';
 import { TEST_ADMIN_SECRET, TestClient, adminCreateAccount, appFetcher, makeBatch, metaFor } from './routes-helpers.js';
 import { makeSealedBatch, putAccountKey, sealedMeta } from './sealed-helpers.js';
-
-/** A real store underneath that logs each call the app makes (a wrapper, not a mock: every call reaches the store). */
-class CountingStore implements BlobStore {
-  calls: string[] = [];
-  constructor(private readonly inner: BlobStore) {}
-  get(key: string): Promise<BlobObject | null> {
-    this.calls.push(`get ${key}`);
-    return this.inner.get(key);
-  }
-  list(opts?: ListOptions): Promise<ListPage> {
-    this.calls.push(`list ${opts?.prefix ?? ''}`);
-    return this.inner.list(opts);
-  }
-  putIfAbsent(key: string, body: Uint8Array): Promise<boolean> {
-    this.calls.push(`putIfAbsent ${key}`);
-    return this.inner.putIfAbsent(key, body);
-  }
-  put(key: string, body: Uint8Array): Promise<void> {
-    this.calls.push(`put ${key}`);
-    return this.inner.put(key, body);
-  }
-  delete(key: string): Promise<void> {
-    this.calls.push(`delete ${key}`);
-    return this.inner.delete(key);
-  }
-}
 
 /** Calls on the store made by the request of one account that `send` makes (the auth's token read included). */
 async function callsOf(store: CountingStore, send: () => Promise<{ status: number; text: string }>, status = [200, 201]): Promise<string[]> {
@@ -60,8 +34,6 @@ afterAll(() => {
 
 /** Calls per request the route makes before any batch: the token, the account key record. */
 const PER_REQUEST = 2;
-/** Workers free plan: storage calls (subrequests) per request. */
-const WORKERS_CALLS = 50;
 
 describe('store calls per pushed batch', () => {
   it('a new session\'s first batch with its plaintext meta: one listing of heads, no read of the meta it is about to write', async () => {

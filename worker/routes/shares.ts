@@ -19,7 +19,9 @@ import {
 } from '../../shared/wire.js';
 import { VIEWER_CSS, VIEWER_PAGE, viewerHeaders } from '../viewer/page.js';
 import { VIEWER_SCRIPT } from '../viewer/viewer-bundle.js';
-import { orDamaged, readShareIndex, readShareRecord, shareOfDamagedIndex, type SessionSharePointer, type ShareIndexRecord, type ShareRecord } from '../share-records.js';
+import { isDamagedRead, readShareIndexKeepingBytes, readShareRecord, readShareRecordKeepingBytes, type SessionSharePointer, type ShareIndexRecord, type ShareRecord } from '../share-records.js';
+import { datesIn, hashIn, ownerOfDamagedShareRecord, shareOfDamagedRecord, type SalvagedShare } from '../share-salvage.js';
+import { listAll } from '../session-data.js';
 
 /** Longest a share may live; a link is a capability, and capabilities should not be forever. */
 const MAX_LIFETIME_MS = 366 * 24 * 3600 * 1000;
@@ -97,12 +99,19 @@ sharesRoutes.post('/v1/shares', requireAccount, async (c) => {
 });
 
 /**
- * What the list says of a share whose index entry is damaged (logged by the read): what its share record says, when
- * the damaged bytes still lead to it (see shareOfDamagedIndex), and what its owner can do either way.
+ * Calls a page may make past its index entries, to find the share records of damaged entries (one read each, see
+ * shareOfDamagedRecord) and to purge dead shares (2 or 3 writes each): a page of sound shares costs the token's read
+ * (and, on its first use of the day, up to 3 calls to mark it), the list and 40 reads; with these, every page stays
+ * inside the 50 subrequests a Workers request may make.
  */
-async function damagedInfo(store: BlobStore, account: string, id: string): Promise<DamagedShareInfo> {
-  const found = await shareOfDamagedIndex(store, account, id);
-  console.error(`sessync: the share index record at ${keys.accountShare(account, id)} is listed as damaged (${found ? `its share record is at ${keys.share(found.tokenHash)}` : 'its share record cannot be found'})`);
+export const SHARES_PAGE_EXTRA_OPS = 5;
+
+/**
+ * What the list says of a share whose index entry is damaged (logged by the read): what its share record says, when
+ * the damaged bytes still lead to it (see shareOfDamagedRecord), and what its owner can do either way.
+ */
+function damagedInfo(account: string, id: string, found: SalvagedShare | null): DamagedShareInfo {
+  console.error(`sessync: the share index record at ${keys.accountShare(account, id)} is listed as damaged (${found ? `its share record is at ${keys.share(found.tokenHash)}${found.record ? '' : ', damaged too'}` : 'its share record cannot be found'})`);
   if (!found) {
     return {
       id,
@@ -111,6 +120,13 @@ async function damagedInfo(store: BlobStore, account: string, id: string): Promi
     };
   }
   const { record } = found;
+  if (!record) {
+    return {
+      id,
+      revocableById: true,
+      message: `its index record and its share record on this server are both damaged, so its link cannot open: \`sessync unshare ${id}\` revokes it and removes the damaged records`,
+    };
+  }
   return {
     id,
     created: record.created,
@@ -123,82 +139,164 @@ async function damagedInfo(store: BlobStore, account: string, id: string): Promi
 
 sharesRoutes.get('/v1/shares', requireAccount, async (c) => {
   const store = c.var.store;
-  const prefix = keys.accountSharesPrefix(c.var.account);
+  const account = c.var.account;
+  const prefix = keys.accountSharesPrefix(account);
   // The page token is the id of the last share of the previous page: it can only point into this account's index.
   const page = c.req.query('page');
   if (page !== undefined && !SHARE_ID_RE.test(page)) throw new SessyncError('bad_input', 'page is not a page token from a previous GET /v1/shares');
-  const listed = await store.list({ prefix, limit: SHARES_PER_PAGE, ...(page === undefined ? {} : { startAfter: keys.accountShare(c.var.account, page) }) });
-  const read = await Promise.all(listed.keys.map(async (k) => ({ id: k.slice(prefix.length), rec: await orDamaged(readShareIndex(store, k)) })));
-  // One damaged entry must not hide the account's other shares, nor itself: its owner must be able to see and revoke it.
-  const damaged = await Promise.all(read.filter((r) => r.rec === 'damaged').map((r) => damagedInfo(store, c.var.account, r.id)));
-  const recs = read.map((r) => (r.rec === 'damaged' ? null : r.rec));
-  // Housekeeping, lazily here: an expired or revoked share loses its ciphertext and leaves the list.
+  const listed = await store.list({ prefix, limit: SHARES_PER_PAGE, ...(page === undefined ? {} : { startAfter: keys.accountShare(account, page) }) });
+  const read = await Promise.all(listed.keys.map(async (k) => ({ id: k.slice(prefix.length), rec: await readShareIndexKeepingBytes(store, k) })));
+  // One damaged entry must not hide the account's other shares, nor itself: its owner must be able to see and revoke
+  // it. Finding its share record costs a read: past the page's budget the page ends before it, and the next has it.
+  let extra = SHARES_PAGE_EXTRA_OPS;
+  let end = read.length;
+  for (let i = 0; i < read.length; i++) {
+    const rec = read[i]!.rec;
+    const cost = isDamagedRead(rec) && hashIn(rec.damaged) !== undefined ? 1 : 0;
+    if (cost > extra) {
+      end = i;
+      break;
+    }
+    extra -= cost;
+  }
+  const kept = read.slice(0, end);
+  const damaged = await Promise.all(kept.map(async ({ id, rec }) => (isDamagedRead(rec) ? damagedInfo(account, id, await shareOfDamagedRecord(store, account, id, rec.damaged)) : null)));
+  const recs = kept.map((r) => (r.rec === null || isDamagedRead(r.rec) ? null : r.rec));
+  // Housekeeping, lazily here: an expired or revoked share loses its ciphertext and leaves the list. Dead shares past
+  // the page's budget are left out of the list all the same, and purged by a later one.
   const now = Date.now();
   const live = recs.filter((r): r is ShareIndexRecord => r !== null && !r.revoked && Date.parse(r.expiresAt) > now);
   const dead = recs.filter((r): r is ShareIndexRecord => r !== null && !live.includes(r));
-  await Promise.all(dead.map((r) => purgeShare(store, c.var.account, r, r.revoked ? undefined : 'expired')));
+  const purged: ShareIndexRecord[] = [];
+  for (const r of dead) {
+    const cost = r.session === undefined ? 2 : 3;
+    if (cost > extra) break;
+    extra -= cost;
+    purged.push(r);
+  }
+  await Promise.all(purged.map((r) => purgeShare(store, account, r, r.revoked ? {} : { reason: 'expired' })));
   const shares = live.map(info);
   shares.sort((a, b) => (a.created < b.created ? 1 : a.created > b.created ? -1 : 0));
-  const last = listed.keys[listed.keys.length - 1];
-  return c.json({ shares, ...(damaged.length ? { damaged } : {}), ...(listed.cursor === undefined || last === undefined ? {} : { nextPage: last.slice(prefix.length) }) });
+  const last = kept[kept.length - 1];
+  const more = end < read.length || listed.cursor !== undefined;
+  return c.json({ shares, ...(damaged.some((d) => d) ? { damaged: damaged.filter((d): d is DamagedShareInfo => d !== null) } : {}), ...(more && last ? { nextPage: last.id } : {}) });
 });
 
 /**
  * Revokes (or, for `expired`, purges) a share: the record keeps only its dates and the reason, so the link answers
  * 410 and the server holds nothing of the shared session; the index entry and the session's pointer go, so it
  * leaves the share list. Record first: a failure after it leaves a listed share that is already dead, and the
- * next list purges it.
+ * next list purges it. `notes`: the share's index entry was damaged, so a session's deletion may have noted it as
+ * unrevoked: the note goes before the entry, so a retry of a revocation cut short finds the share again. `record:
+ * false`: the record is a tombstone already, and keeps what it says (when, and why: a deleted session's stays so).
  */
-async function purgeShare(store: BlobStore, account: string, index: ShareIndexRecord, reason?: ShareRecord['reason']): Promise<void> {
-  const tomb: ShareRecord = { id: index.id, account, created: index.created, expiresAt: index.expiresAt, revoked: new Date().toISOString(), ...(reason ? { reason } : {}) };
-  await putJson(store, keys.share(index.tokenHash), tomb);
+async function purgeShare(store: BlobStore, account: string, index: ShareIndexRecord, opts: { reason?: ShareRecord['reason']; notes?: boolean; record?: false } = {}): Promise<void> {
+  if (opts.record !== false) await putJson(store, keys.share(index.tokenHash), revokedRecord(account, index, opts.reason));
+  if (opts.notes) await dropUnrevokedNotes(store, account, index.id);
   await store.delete(keys.accountShare(account, index.id));
   if (index.session !== undefined) await store.delete(keys.sessionShare(account, index.session, index.id));
 }
 
+/** The tombstone that replaces a share record: its dates and why, nothing of the shared session. */
+function revokedRecord(account: string, index: ShareIndexRecord, reason?: ShareRecord['reason']): ShareRecord {
+  return { id: index.id, account, created: index.created, expiresAt: index.expiresAt, revoked: new Date().toISOString(), ...(reason ? { reason } : {}) };
+}
+
+/** Removes the notes that a session's deletion could not revoke share `id` (see deleteSessionStep): it is revoked now. */
+async function dropUnrevokedNotes(store: BlobStore, account: string, id: string): Promise<void> {
+  const notes = (await listAll(store, keys.unrevokedPrefix(account))).filter((k) => k.endsWith(`/${id}`));
+  await Promise.all(notes.map((k) => store.delete(k)));
+}
+
+/** A share found only through damaged records: what a revocation needs of it, and that notes of it may exist. */
+interface FoundShare {
+  index: ShareIndexRecord;
+  /** Its index entry was damaged (or is gone): a deletion of its session may have noted it as unrevoked. */
+  damagedIndex: boolean;
+  /** The entry of its id belongs to another share (records made by hand): only the share record is replaced. */
+  recordOnly?: true;
+  /** Its share record is revoked already: it stays as it is, only what still lists the share goes. */
+  revoked?: true;
+}
+
+/** What a revocation writes for a share whose share record is damaged: dates its bytes still hold, else now. */
+function fromDamagedRecord(id: string, tokenHash: string, bytes: Uint8Array | undefined): ShareIndexRecord {
+  return { id, tokenHash, ...datesIn(bytes, new Date().toISOString()), revoked: false };
+}
+
+/** The answer when no record says whose a damaged share record is: truthful about the link, and about who can help. */
+function unownedDamagedRecord(tokenHash: string): SessyncError {
+  console.error(`sessync: the share record at ${keys.share(tokenHash)} is damaged and names no account or share id that leads to the caller's index: not revoked`);
+  return new SessyncError(
+    'corrupt',
+    "the share record stored on this server is damaged so that the server cannot tell from the link whose share it is: the link cannot open (it answers 422 to anyone). Revoke it by its id if `sessync shares` lists it (`sessync unshare <id>` replaces the record); if it is not listed, or listed as not revocable by its id, only the server's admin can remove the record (its key is in the server's log)",
+    { retryable: false },
+  );
+}
+
 /**
- * The caller's index record for an id or a token; null when it is not theirs (callers answer 404 either way). A damaged
- * index entry by id (unless its bytes still lead to the share record), or a damaged share record by token, is a 422
- * `corrupt` saying to revoke it the other way.
+ * The caller's share for an id or a token; null when it is not theirs (callers answer 404 either way). A damaged
+ * index entry by id, or a damaged share record by token, is worked round through the other record when that confirms
+ * it is the caller's; a damaged share record named by the caller's own records is replaced by the revocation's
+ * tombstone, so its link answers like any revoked one. Otherwise a 422 `corrupt` says what can still be done.
  */
-async function findOwnShare(store: BlobStore, account: string, idOrToken: string): Promise<ShareIndexRecord | null> {
+async function findOwnShare(store: BlobStore, account: string, idOrToken: string): Promise<FoundShare | null> {
   if (SHARE_ID_RE.test(idOrToken)) {
     const indexKey = keys.accountShare(account, idOrToken);
-    try {
-      return await readShareIndex(store, indexKey);
-    } catch (e) {
-      if (!isSessyncError(e, 'corrupt')) throw e;
-      // A damaged entry whose bytes still lead to its share record (confirmed by it): revoked through that record, as
-      // by the link below. Otherwise the 422 stands: it says to revoke by the link.
-      const found = await shareOfDamagedIndex(store, account, idOrToken);
-      if (!found) throw e;
-      console.error(`sessync: the share index record at ${indexKey} is damaged: revoking through the share record at ${keys.share(found.tokenHash)} instead`);
-      return { id: idOrToken, tokenHash: found.tokenHash, created: found.record.created, expiresAt: found.record.expiresAt, revoked: false };
-    }
+    const rec = await readShareIndexKeepingBytes(store, indexKey);
+    if (rec === null) return null;
+    if (!isDamagedRead(rec)) return { index: rec, damagedIndex: false };
+    // A damaged entry whose bytes still lead to its share record (see shareOfDamagedRecord): revoked through that
+    // record, as by the link below. Otherwise the 422 stands: it says to revoke by the link.
+    const found = await shareOfDamagedRecord(store, account, idOrToken, rec.damaged);
+    if (!found) throw rec.error;
+    console.error(`sessync: the share index record at ${indexKey} is damaged: revoking through the share record at ${keys.share(found.tokenHash)} instead${found.record ? '' : ' (damaged too: replaced by the tombstone)'}`);
+    const index = found.record
+      ? { id: idOrToken, tokenHash: found.tokenHash, created: found.record.created, expiresAt: found.record.expiresAt, revoked: false }
+      : fromDamagedRecord(idOrToken, found.tokenHash, found.bytes);
+    return { index, damagedIndex: true, ...(found.record?.revoked !== undefined ? { revoked: true as const } : {}) };
   }
   if (!SHARE_TOKEN_RE.test(idOrToken)) return null;
   const tokenHash = await sha256Hex(idOrToken);
-  const rec = await readShareRecord(store, tokenHash, true);
-  if (!rec || rec.account !== account) return null;
-  const indexKey = keys.accountShare(account, rec.id);
-  try {
-    return await readShareIndex(store, indexKey);
-  } catch (e) {
-    if (!isSessyncError(e, 'corrupt')) throw e;
+  const rec = await readShareRecordKeepingBytes(store, tokenHash);
+  if (rec === null) return null;
+  let id: string;
+  if (isDamagedRead(rec)) {
+    // The link names the record, but only the record says whose it is: what its bytes still say, confirmed.
+    const owner = await ownerOfDamagedShareRecord(store, account, tokenHash, rec.damaged);
+    if (owner === 'theirs') return null;
+    if (owner === 'unknown') throw unownedDamagedRecord(tokenHash);
+    id = owner.id;
+  } else {
+    if (rec.account !== account) return null;
+    id = rec.id;
   }
-  // A damaged index entry (logged by the read): the share record says all a revocation needs but the session, so the
-  // session's pointer to it stays; deleting the session later finds the share already revoked and only re-marks it.
-  console.error(`sessync: the share index record at ${indexKey} is damaged: revoking through the share record at ${keys.share(tokenHash)} instead`);
-  return { id: rec.id, tokenHash, created: rec.created, expiresAt: rec.expiresAt, revoked: false };
+  const indexKey = keys.accountShare(account, id);
+  const index = await readShareIndexKeepingBytes(store, indexKey);
+  // No entry: revoked already (its revocation removed it), so the link leaves nothing to revoke.
+  if (index === null && !isDamagedRead(rec)) return null;
+  if (index !== null && !isDamagedRead(index)) {
+    if (index.tokenHash === tokenHash) return { index, damagedIndex: false, ...(!isDamagedRead(rec) && rec.revoked !== undefined ? { revoked: true as const } : {}) };
+    // The entry of that id is another share's: only this link's record is replaced, the entry (and its share) stay.
+    console.error(`sessync: the share record at ${keys.share(tokenHash)} names share ${id}, whose index record names another link: revoking the record alone`);
+    return { index: { ...index, tokenHash }, damagedIndex: false, recordOnly: true };
+  }
+  // A damaged index entry (logged by the read), or none for a damaged record: the share record says all a revocation
+  // needs but the session, so the session's pointer to it stays; deleting the session later finds the share already
+  // revoked and only re-marks it.
+  console.error(`sessync: the share index record at ${indexKey} is ${index === null ? 'missing' : 'damaged'}: revoking through the share record at ${keys.share(tokenHash)} instead`);
+  const found = isDamagedRead(rec) ? fromDamagedRecord(id, tokenHash, rec.damaged) : { id, tokenHash, created: rec.created, expiresAt: rec.expiresAt, revoked: false };
+  return { index: found, damagedIndex: true, ...(!isDamagedRead(rec) && rec.revoked !== undefined ? { revoked: true as const } : {}) };
 }
 
 sharesRoutes.delete('/v1/shares/:idOrToken', requireAccount, async (c) => {
   const store = c.var.store;
   const account = c.var.account;
-  const index = await findOwnShare(store, account, c.req.param('idOrToken'));
-  if (!index) throw new SessyncError('not_found', 'no share of yours has that id or token (revoked and expired shares leave the list); `sessync shares` lists them');
-  await purgeShare(store, account, index);
-  return c.json({ revoked: true as const, id: index.id });
+  const found = await findOwnShare(store, account, c.req.param('idOrToken'));
+  if (!found) throw new SessyncError('not_found', 'no share of yours has that id or token (revoked and expired shares leave the list); `sessync shares` lists them');
+  if (found.recordOnly) await putJson(store, keys.share(found.index.tokenHash), revokedRecord(account, found.index));
+  else await purgeShare(store, account, found.index, { notes: found.damagedIndex, ...(found.revoked ? { record: false as const } : {}) });
+  return c.json({ revoked: true as const, id: found.index.id });
 });
 
 /** The live share record of a token; 404 for a malformed or unknown token, 410 for a revoked or expired one. */
@@ -211,7 +309,7 @@ async function liveShare(store: BlobStore, token: string): Promise<ShareRecord> 
   if (rec.reason === 'session_deleted') throw new SessyncError('gone', 'the session of this share was deleted by its owner');
   if (rec.reason === 'expired' || (!rec.revoked && Date.parse(rec.expiresAt) <= Date.now())) {
     // Housekeeping, lazily here too: an expired share read by its link loses its ciphertext now.
-    if (rec.ciphertext !== undefined) await purgeShare(store, rec.account, { id: rec.id, tokenHash: await sha256Hex(token), created: rec.created, expiresAt: rec.expiresAt, revoked: false }, 'expired');
+    if (rec.ciphertext !== undefined) await purgeShare(store, rec.account, { id: rec.id, tokenHash: await sha256Hex(token), created: rec.created, expiresAt: rec.expiresAt, revoked: false }, { reason: 'expired' });
     throw new SessyncError('gone', `this share expired at ${rec.expiresAt}`);
   }
   if (rec.revoked) throw new SessyncError('gone', 'this share was revoked by its owner');

@@ -1,0 +1,121 @@
+// Store calls of the share list and of a session's deletion when share records are damaged, counted on the real app over a memory store: every request stays inside the Workers plan's 50.
+import { describe, expect, it } from 'vitest';
+import { createApp } from '../../worker/app.js';
+import { MemoryStore } from '../../worker/store/memory-store.js';
+import { sha256Hex } from '../../worker/sha256.js';
+import { keys } from '../../shared/keys.js';
+import { DeleteSessionResponseSchema, ListSharesResponseSchema } from '../../shared/wire.js';
+import { CountingStore, WORKERS_CALLS } from './counting-store.js';
+import { TEST_ADMIN_SECRET, TestClient, adminCreateAccount, appFetcher, makeBatch, metaFor } from './routes-helpers.js';
+
+const DAY = 86_400_000;
+/** What a request may make here: the Workers plan's calls, less the token's mark on its first use of a day (up to 3). */
+const BUDGET = WORKERS_CALLS - 3;
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+async function rig() {
+  const store = new CountingStore(new MemoryStore());
+  const f = appFetcher(createApp({ store, adminSecret: TEST_ADMIN_SECRET }));
+  const a = await adminCreateAccount(f, TEST_ADMIN_SECRET);
+  const client = new TestClient(f, a.token);
+  // A token's first use of the day records that day once: done here, so the counts below are every request's.
+  expect((await client.call('GET', '/v1/changes')).status).toBe(200);
+  return { store, client, account: a.account };
+}
+
+async function makeShares(client: TestClient, n: number, session?: string): Promise<{ id: string; token: string; hash: string }[]> {
+  const out = [];
+  for (let i = 0; i < n; i++) {
+    const r = await client.call('POST', '/v1/shares', { ciphertext: 'Y2lwaGVy', expiresAt: new Date(Date.now() + DAY).toISOString(), ...(session ? { session } : {}) });
+    expect(r.status, r.text).toBe(201);
+    out.push({ id: r.json.id as string, token: r.json.token as string, hash: await sha256Hex(r.json.token) });
+  }
+  return out;
+}
+
+/** Every page of GET /v1/shares, with the store calls each made. */
+async function allPages(store: CountingStore, client: TestClient) {
+  const pages = [];
+  let page: string | undefined;
+  do {
+    store.calls = [];
+    const r = await client.call('GET', `/v1/shares${page === undefined ? '' : `?page=${page}`}`);
+    expect(r.status, r.text).toBe(200);
+    const body = ListSharesResponseSchema.parse(r.json);
+    pages.push({ body, calls: store.calls.length });
+    page = body.nextPage;
+    expect(pages.length).toBeLessThan(50);
+  } while (page !== undefined);
+  return pages;
+}
+
+describe('GET /v1/shares within the subrequest budget', () => {
+  it('a page full of damaged entries: the salvage reads are bounded, the page is cut short with a cursor, and every entry is listed once', async () => {
+    const { store, client, account } = await rig();
+    const shares = await makeShares(client, 45);
+    // Each entry cut after its hash, so each costs a read of the share record it names.
+    for (const s of shares) {
+      const k = keys.accountShare(account, s.id);
+      const whole = (await store.get(k))!.body;
+      await store.put(k, whole.subarray(0, decoder.decode(whole).indexOf(s.hash) + 65));
+    }
+    const pages = await allPages(store, client);
+    for (const p of pages) expect(p.calls, `a page of ${p.body.damaged?.length} damaged`).toBeLessThanOrEqual(BUDGET);
+    const listed = pages.flatMap((p) => p.body.damaged ?? []);
+    expect(listed.map((d) => d.id).sort()).toEqual(shares.map((s) => s.id).sort());
+    expect(listed.every((d) => d.revocableById)).toBe(true);
+  });
+
+  it('a page of dead shares: their purges are bounded, and the ones left over go on a later list', async () => {
+    const { store, client, account } = await rig();
+    const shares = await makeShares(client, 40, undefined);
+    // Expired (the entry says so; its record too): each is purged, which costs writes.
+    const past = new Date(Date.now() - DAY).toISOString();
+    for (const s of shares) {
+      const k = keys.accountShare(account, s.id);
+      await store.put(k, encoder.encode(JSON.stringify({ ...JSON.parse(decoder.decode((await store.get(k))!.body)), expiresAt: past })));
+    }
+    let lists = 0;
+    for (;;) {
+      const [p] = await allPages(store, client);
+      lists++;
+      expect(p!.calls).toBeLessThanOrEqual(BUDGET);
+      expect(p!.body.shares).toEqual([]);
+      if ((await store.list({ prefix: keys.accountSharesPrefix(account) })).keys.length === 0) break;
+      expect(lists).toBeLessThan(40);
+    }
+    for (const s of shares) expect((await client.call('GET', `/v1/shares/${s.token}/blob`)).status).toBe(410);
+  });
+});
+
+describe('DELETE /v1/sessions/:session within the subrequest budget', () => {
+  it('a session whose shares are all damaged the costliest way: every step stays inside the budget, and the deletion completes', async () => {
+    const { store, client, account } = await rig();
+    const session = 'many-damaged';
+    expect((await client.push(await makeBatch({ session, host: 'h1', seq: 1, meta: metaFor(session) }))).status).toBe(201);
+    const shares = await makeShares(client, 12, session);
+    for (const [i, s] of shares.entries()) {
+      // The pointer names other shares' hashes (crafted: each would be a read that does not confirm it); the entry is
+      // cut after its own hash.
+      const others = [1, 2, 3, 4].map((d) => shares[(i + d) % shares.length]!.hash);
+      await store.put(keys.sessionShare(account, session, s.id), encoder.encode(`{"id":"${s.id}",${others.map((h) => `"tokenHash":"${h}"`).join(',')},"x`));
+      const k = keys.accountShare(account, s.id);
+      const whole = (await store.get(k))!.body;
+      await store.put(k, whole.subarray(0, decoder.decode(whole).indexOf(s.hash) + 65));
+    }
+    let revoked = 0;
+    for (let steps = 1; ; steps++) {
+      store.calls = [];
+      const r = await client.call('DELETE', `/v1/sessions/${session}`, { host: 'h1' });
+      expect(r.status, r.text).toBe(200);
+      expect(store.calls.length, store.calls.join('\n')).toBeLessThanOrEqual(BUDGET);
+      const body = DeleteSessionResponseSchema.parse(r.json);
+      revoked += body.sharesRevoked;
+      if (body.complete) break;
+      expect(steps).toBeLessThan(20);
+    }
+    expect(revoked).toBe(shares.length);
+    for (const s of shares) expect((await client.call('GET', `/v1/shares/${s.token}/blob`)).status).toBe(410);
+  });
+});
