@@ -8,6 +8,7 @@ import type { SessionEntry, SessionHeader } from '../../shared/entry.js';
 import { serializeLine, serializeSession } from '../../shared/jsonl.js';
 import { SessyncError } from '../../shared/errors.js';
 import { withFileLock } from './file-lock.js';
+import { appendWhole } from './append-whole.js';
 import type { LockOptions } from './file-lock.js';
 import { advanceAppended, saveTailState, stateOfEntries, stateOfWritten, tailStateOf } from './tail-state.js';
 import type { TailState } from './tail-state.js';
@@ -361,8 +362,7 @@ export async function appendWith(
         // A torn last line (a crash mid-write) is ended first so the new entry never gets glued onto it.
         if (state.size > 0 && !(await endsWithNewline(fh, state.size))) text = '\n' + text;
         const data = Buffer.from(text, 'utf8');
-        await fh.write(data);
-        await fh.sync();
+        await appendWhole(fh, path, data); // all of it, or (a full disk) the file as it was
         await advanceAppended(state, fh, entries, data); // from the entries in hand: their lines are not parsed again
         await saveTailState(state, env);
         return entries;

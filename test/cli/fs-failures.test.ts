@@ -1,0 +1,150 @@
+// The real CLI on a session folder it may not write and on a full disk: a coded error naming the path, whether a retry
+// helps, and the session file as it was (as root: the CLI runs as uid 65534, and the full disk is a 64 KiB tmpfs).
+import { execFileSync } from 'node:child_process';
+import { chmodSync, closeSync, fstatSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, truncateSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli, tempDir } from '../helpers/cli.js';
+import type { CliResult } from '../helpers/cli.js';
+import { asRoot, asTestUser, giveToTestUser, modesUntestable } from '../helpers/test-user.js';
+import { jsonl, msg } from './cli-env.js';
+
+/** A home and a project folder of the test user's, and the CLI run in them as that user (or as root: `root`). */
+function sandbox(home: string, project: string, as: 'user' | 'root') {
+  for (const d of [home, project]) {
+    mkdirSync(d, { recursive: true });
+    if (as === 'user') giveToTestUser(d);
+  }
+  const env = { HOME: home, SESSYNC_HOME: home, SESSYNC_SESSIONS_DIR: undefined, SESSYNC_LOCK_TIMEOUT_MS: undefined };
+  return (args: string[], input = ''): Promise<CliResult> =>
+    runCli([...args, '--cwd', project], { env, input, ...(as === 'user' ? { wrap: asTestUser } : {}) });
+}
+
+/** The `--json` error document the CLI wrote on stderr. */
+function jsonError(r: CliResult): { code: string; message: string; retryable: boolean; details?: Record<string, unknown> } {
+  const line = r.stderr.trim().split('\n').at(-1)!;
+  return (JSON.parse(line) as { error: ReturnType<typeof jsonError> }).error;
+}
+
+const untestable = modesUntestable();
+if (untestable) console.warn(`fs-failures: the unwritable-folder case is skipped: ${untestable}`);
+
+describe.skipIf(untestable !== null)('a session folder the CLI may not write (chmod 0500)', () => {
+  const t = tempDir('sessync-fsfail-');
+  chmodSync(t.dir, 0o755); // the test user reaches its home in it
+  afterAll(() => t.cleanup());
+  const run = sandbox(join(t.dir, 'home'), join(t.dir, 'project'), 'user');
+
+  it('append: exit 1, fs_permission, not retryable, the folder named, no stack, the file unchanged', async () => {
+    const made = await run(['new', '--json']);
+    expect(made.code, made.stderr).toBe(0);
+    const { id, path } = made.json<{ id: string; path: string }>();
+    expect((await run(['append', id, '--json'], jsonl([msg('user', 'kept')]))).code).toBe(0);
+    const before = readFileSync(path);
+    const folder = dirname(path);
+    chmodSync(folder, 0o500);
+    try {
+      const r = await run(['append', id, '--json'], jsonl([msg('user', 'refused')]));
+      expect(r.code, r.stderr).toBe(1);
+      const err = jsonError(r);
+      expect(err).toMatchObject({ code: 'fs_permission', retryable: false, details: { errno: 'EACCES' } });
+      expect(err.message).toContain(folder);
+      expect(err.message).toMatch(/permission denied.*ls -ld/);
+      const human = await run(['append', id], jsonl([msg('user', 'refused')]));
+      expect(human.code).toBe(1);
+      expect(human.stderr).toMatch(/^sessync: cannot open .*: permission denied/);
+      expect(human.stderr).toContain(folder);
+      expect(human.stderr, 'no stack trace for a known errno').not.toMatch(/\n\s+at /);
+      expect(human.stderr).not.toContain('retrying may help');
+      expect(readFileSync(path).equals(before), 'the session file unchanged').toBe(true);
+    } finally {
+      chmodSync(folder, 0o700);
+    }
+  }, 60_000);
+});
+
+/** Mounts a tmpfs of `size` on a new folder (root only); null with the reason when that cannot be done here. */
+function smallTmpfs(size: string): { dir: string; cleanup(): void } | string {
+  if (!asRoot) return 'needs root to mount a small tmpfs';
+  const dir = mkdtempSync(join(tmpdir(), 'sessync-full-'));
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${size},mode=0755`, 'tmpfs', dir], { stdio: 'pipe' });
+  } catch (e) {
+    rmSync(dir, { recursive: true, force: true });
+    return `mount -t tmpfs failed: ${String((e as { stderr?: Buffer }).stderr ?? e).trim()}`;
+  }
+  return {
+    dir,
+    cleanup() {
+      execFileSync('umount', [dir]);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Writes `path` until the file system is full; returns its size then. */
+function fill(path: string): number {
+  const fd = openSync(path, 'w');
+  const page = Buffer.alloc(4096, 0x61);
+  try {
+    for (;;) {
+      try {
+        writeSync(fd, page);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === 'ENOSPC') return fstatSync(fd).size;
+        throw e;
+      }
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+const tmpfs = smallTmpfs('64k');
+if (typeof tmpfs === 'string') console.warn(`fs-failures: the full-disk case is skipped: ${tmpfs}`);
+
+describe.skipIf(typeof tmpfs === 'string')('a full disk (a 64 KiB tmpfs holding SESSYNC_HOME)', () => {
+  const mnt = typeof tmpfs === 'string' ? '' : tmpfs.dir;
+  const project = tempDir('sessync-full-project-');
+  afterAll(() => {
+    if (typeof tmpfs !== 'string') tmpfs.cleanup();
+    project.cleanup();
+  });
+  const run = sandbox(join(mnt, 'home'), project.dir, 'root');
+  let ref = { id: '', path: '' };
+  beforeAll(async () => {
+    const made = await run(['new', '--json']);
+    expect(made.code, made.stderr).toBe(0);
+    ref = made.json();
+    expect((await run(['append', ref.id, '--json'], jsonl([msg('user', 'kept '.repeat(400))]))).code).toBe(0);
+  }, 60_000);
+
+  it('an append that runs out of space mid-write: exit 1, fs_full, retryable, the file as it was; the retry after freeing space appends it', async () => {
+    const filler = join(mnt, 'filler');
+    const full = fill(filler);
+    // Room for the lock file beside the session (one page each for it and a spare), none for the 20 KB entry: the
+    // write gets the slack of the file's last page and the free pages, then ENOSPC.
+    truncateSync(filler, full - 8192);
+    const before = readFileSync(ref.path);
+    const entry = jsonl([msg('user', 'big '.repeat(5000))]);
+    const r = await run(['append', ref.id, '--json'], entry);
+    expect(r.code, r.stderr).toBe(1);
+    expect(readFileSync(ref.path).equals(before), 'the session file unchanged after the failed append').toBe(true);
+    const err = jsonError(r);
+    expect(err).toMatchObject({ code: 'fs_full', retryable: true, details: { errno: 'ENOSPC', path: ref.path } });
+    expect(err.message).toContain(ref.path);
+    expect(err.message).toMatch(/no space left.*then retry/);
+
+    rmSync(filler);
+    const again = await run(['append', ref.id, '--json'], entry);
+    expect(again.code, again.stderr).toBe(0);
+    const after = readFileSync(ref.path);
+    expect(after.subarray(0, before.length).equals(before)).toBe(true);
+    const added = after.subarray(before.length).toString('utf8').split('\n').filter((l) => l !== '');
+    expect(added).toHaveLength(1);
+    expect(JSON.parse(added[0]!)).toMatchObject({ message: { content: [{ text: 'big '.repeat(5000) }] } });
+    const doctor = await run(['doctor', ref.id, '--json']);
+    expect(doctor.code, doctor.stdout).toBe(0);
+  }, 60_000);
+});
