@@ -1,13 +1,12 @@
 // The real CLI on a session folder it may not write and on a full disk: a coded error naming the path, whether a retry
 // helps, and the session file as it was (as root: the CLI runs as uid 65534, and the full disk is a 64 KiB tmpfs).
-import { execFileSync } from 'node:child_process';
-import { chmodSync, closeSync, fstatSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, truncateSync, writeSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, mkdirSync, readFileSync, rmSync, truncateSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, tempDir } from '../helpers/cli.js';
 import type { CliResult } from '../helpers/cli.js';
-import { asRoot, asTestUser, giveToTestUser, modesUntestable } from '../helpers/test-user.js';
+import { asTestUser, giveToTestUser, modesUntestable } from '../helpers/test-user.js';
+import { fill, smallTmpfs } from '../helpers/full-disk.js';
 import { jsonl, msg } from './cli-env.js';
 
 /** A home and a project folder of the test user's, and the CLI run in them as that user (or as root: `root`). */
@@ -63,43 +62,6 @@ describe.skipIf(untestable !== null)('a session folder the CLI may not write (ch
     }
   }, 60_000);
 });
-
-/** Mounts a tmpfs of `size` on a new folder (root only); null with the reason when that cannot be done here. */
-function smallTmpfs(size: string): { dir: string; cleanup(): void } | string {
-  if (!asRoot) return 'needs root to mount a small tmpfs';
-  const dir = mkdtempSync(join(tmpdir(), 'sessync-full-'));
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${size},mode=0755`, 'tmpfs', dir], { stdio: 'pipe' });
-  } catch (e) {
-    rmSync(dir, { recursive: true, force: true });
-    return `mount -t tmpfs failed: ${String((e as { stderr?: Buffer }).stderr ?? e).trim()}`;
-  }
-  return {
-    dir,
-    cleanup() {
-      execFileSync('umount', [dir]);
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
-
-/** Writes `path` until the file system is full; returns its size then. */
-function fill(path: string): number {
-  const fd = openSync(path, 'w');
-  const page = Buffer.alloc(4096, 0x61);
-  try {
-    for (;;) {
-      try {
-        writeSync(fd, page);
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code === 'ENOSPC') return fstatSync(fd).size;
-        throw e;
-      }
-    }
-  } finally {
-    closeSync(fd);
-  }
-}
 
 const tmpfs = smallTmpfs('64k');
 if (typeof tmpfs === 'string') console.warn(`fs-failures: the full-disk case is skipped: ${tmpfs}`);
