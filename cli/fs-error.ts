@@ -98,3 +98,12 @@ export function fsError(e: unknown, fallbackPath?: string): unknown {
   if (m) return new SessyncError(m.code, `cannot ${op} ${shown}: ${m.text(path === undefined ? '<its folder>' : dirname(path))} (${e.code})`, { retryable: m.retryable, details, cause: e });
   return new SessyncError('internal', `unexpected file-system error ${e.code} trying to ${op} ${shown}: ${e.stack ?? e.message}`, { details, cause: e });
 }
+
+/**
+ * `e` with `path` as its path when it is an fs error without one (a write or fsync on a descriptor names none), so
+ * whoever maps it later can say which file; the error stays what it was for callers that look at its errno.
+ */
+export function namingPath<E>(e: E, path: string): E {
+  if (isErrnoError(e) && e.path === undefined) e.path = path;
+  return e;
+}

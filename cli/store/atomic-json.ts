@@ -2,6 +2,7 @@
 import { open, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { PRIVATE_FILE, mkdirPrivate } from './private-fs.js';
+import { namingPath } from '../fs-error.js';
 
 /** Atomic, not durable (no fsync): what a crash loses is rebuilt or asked for again. */
 export async function writeJsonAtomic(file: string, value: unknown): Promise<void> {
@@ -30,7 +31,7 @@ async function tempRemovedOnFailure(tmp: string, write: () => Promise<void>): Pr
   } catch (e) {
     // Not there (never made) or not removable: the error that matters is the write's, and tmp holds no only copy.
     await unlink(tmp).catch(() => undefined);
-    throw e;
+    throw namingPath(e, tmp);
   }
 }
 

@@ -4,7 +4,7 @@ import { open, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SessyncError } from '../../shared/errors.js';
-import { fsError, isErrnoError } from '../../cli/fs-error.js';
+import { fsError, isErrnoError, namingPath } from '../../cli/fs-error.js';
 import { tempDir } from '../helpers/cli.js';
 
 /** An error shaped as Node's fs makes them (uvException): message, errno name, syscall, path. */
@@ -82,6 +82,19 @@ describe('fsError: the table', () => {
 
   it('a code named like an Object property is not in the table (Object.hasOwn)', () => {
     expect((fsError(errno('ECONSTRUCTOR', 'open', P)) as SessyncError).code).toBe('internal');
+  });
+});
+
+describe('namingPath', () => {
+  it('gives a path to an fs error without one, keeps one it has, and leaves other errors alone', () => {
+    const w = errno('ENOSPC', 'write');
+    expect(namingPath(w, P)).toBe(w);
+    expect(w.path).toBe(P);
+    expect((fsError(w) as SessyncError).message).toContain(P);
+    const o = errno('EACCES', 'open', '/other');
+    expect(namingPath(o, P).path).toBe('/other');
+    const plain = new Error('no errno');
+    expect(namingPath(plain, P)).not.toHaveProperty('path');
   });
 });
 

@@ -1,13 +1,13 @@
 // The real CLI on a session folder it may not write and on a full disk: a coded error naming the path, whether a retry
 // helps, and the session file as it was (as root: the CLI runs as uid 65534, and the full disk is a 64 KiB tmpfs).
-import { chmodSync, mkdirSync, readFileSync, rmSync, truncateSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, readdirSync, rmSync, truncateSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, tempDir } from '../helpers/cli.js';
 import type { CliResult } from '../helpers/cli.js';
 import { asTestUser, giveToTestUser, modesUntestable } from '../helpers/test-user.js';
 import { fill, smallTmpfs } from '../helpers/full-disk.js';
-import { jsonl, msg } from './cli-env.js';
+import { entriesOf, jsonl, msg } from './cli-env.js';
 
 /** A home and a project folder of the test user's, and the CLI run in them as that user (or as root: `root`). */
 function sandbox(home: string, project: string, as: 'user' | 'root') {
@@ -16,8 +16,8 @@ function sandbox(home: string, project: string, as: 'user' | 'root') {
     if (as === 'user') giveToTestUser(d);
   }
   const env = { HOME: home, SESSYNC_HOME: home, SESSYNC_SESSIONS_DIR: undefined, SESSYNC_LOCK_TIMEOUT_MS: undefined };
-  return (args: string[], input = ''): Promise<CliResult> =>
-    runCli([...args, '--cwd', project], { env, input, ...(as === 'user' ? { wrap: asTestUser } : {}) });
+  return (args: string[], input = '', extraEnv: Record<string, string> = {}): Promise<CliResult> =>
+    runCli([...args, '--cwd', project], { env: { ...env, ...extraEnv }, input, ...(as === 'user' ? { wrap: asTestUser } : {}) });
 }
 
 /** The `--json` error document the CLI wrote on stderr. */
@@ -107,6 +107,49 @@ describe.skipIf(typeof tmpfs === 'string')('a full disk (a 64 KiB tmpfs holding 
     expect(added).toHaveLength(1);
     expect(JSON.parse(added[0]!)).toMatchObject({ message: { content: [{ text: 'big '.repeat(5000) }] } });
     const doctor = await run(['doctor', ref.id, '--json']);
+    expect(doctor.code, doctor.stdout).toBe(0);
+  }, 60_000);
+
+  /** A new session of its own for a case, and a full disk then (with `freePages` pages of it freed again). */
+  async function sessionOnFullDisk(freePages: number): Promise<{ id: string; path: string; filler: string }> {
+    const made = await run(['new', '--json']);
+    expect(made.code, made.stderr).toBe(0);
+    // The folder's list cache brought up to date (another case appended in it): the append has nothing to save first.
+    expect((await run(['list', '--json'])).code).toBe(0);
+    const filler = join(mnt, 'filler');
+    truncateSync(filler, Math.max(0, fill(filler) - freePages * 4096));
+    return { ...made.json<{ id: string; path: string }>(), filler };
+  }
+
+  it('no room even for the lock file: fs_full naming it, no lock file left behind, the retry after freeing space not kept waiting', async () => {
+    const s = await sessionOnFullDisk(0);
+    const before = readFileSync(s.path);
+    const r = await run(['append', s.id, '--json'], jsonl([msg('user', 'no room')]));
+    expect(r.code, r.stderr).toBe(1);
+    const err = jsonError(r);
+    expect(err).toMatchObject({ code: 'fs_full', retryable: true, details: { path: `${s.path}.lock` } });
+    expect(err.message).toContain(`${s.path}.lock`);
+    expect(readdirSync(dirname(s.path)).filter((n) => n.endsWith('.lock')), 'no lock file left').toEqual([]);
+    expect(readFileSync(s.path).equals(before)).toBe(true);
+    rmSync(s.filler);
+    const started = Date.now();
+    const again = await run(['append', s.id, '--json'], jsonl([msg('user', 'room now')]), { SESSYNC_LOCK_TIMEOUT_MS: '2000' });
+    expect(again.code, again.stderr).toBe(0);
+    expect(Date.now() - started, 'not waiting out a lock left by the failed run').toBeLessThan(2000);
+  }, 60_000);
+
+  it('the entry fits but its cache cannot be saved: the append succeeds (a retry would add it twice), the entry there once', async () => {
+    // One page free: the lock file takes it; the entry goes into the slack of the file's last page; the cache finds none.
+    const s = await sessionOnFullDisk(1);
+    try {
+      const r = await run(['append', s.id, '--json'], jsonl([msg('user', 'fits')]));
+      expect(r.code, r.stderr).toBe(0);
+      const ids = r.json<{ ids: string[] }>().ids;
+      expect(entriesOf(s.path).map((e) => e.id)).toEqual(ids);
+    } finally {
+      rmSync(s.filler);
+    }
+    const doctor = await run(['doctor', s.id, '--json']);
     expect(doctor.code, doctor.stdout).toBe(0);
   }, 60_000);
 });
