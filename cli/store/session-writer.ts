@@ -9,6 +9,7 @@ import { serializeLine, serializeSession } from '../../shared/jsonl.js';
 import { SessyncError } from '../../shared/errors.js';
 import { withFileLock } from './file-lock.js';
 import { appendWhole } from './append-whole.js';
+import { isErrnoError } from '../fs-error.js';
 import type { LockOptions } from './file-lock.js';
 import { advanceAppended, saveTailState, stateOfEntries, stateOfWritten, tailStateOf } from './tail-state.js';
 import type { TailState } from './tail-state.js';
@@ -364,7 +365,11 @@ export async function appendWith(
         const data = Buffer.from(text, 'utf8');
         await appendWhole(fh, path, data); // all of it, or (a full disk) the file as it was
         await advanceAppended(state, fh, entries, data); // from the entries in hand: their lines are not parsed again
-        await saveTailState(state, env);
+        // The entries are durable: a cache that cannot be saved now (the disk full) must not fail the append, whose
+        // retry would write them twice. The next reader finds the cache behind the file and parses what is new.
+        await saveTailState(state, env).catch((e: unknown) => {
+          if (!isErrnoError(e)) throw e;
+        });
         return entries;
       } finally {
         await fh.close();
