@@ -1,12 +1,15 @@
-// Atomic writes on a full disk (a 64 KiB tmpfs, root only): the old file keeps its bytes and no temp file is left.
+// Writes on a full disk (a 64 KiB tmpfs, root only): an atomic write keeps the old file and leaves no temp file; an
+// append to an agent's own file leaves it as it was.
 import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { writeFileAtomic, writeJsonAtomic } from '../../cli/store/atomic-json.js';
+import { appendLines } from '../../cli/agents/claude-export.js';
+import { SessyncError } from '../../shared/errors.js';
 import { fill, smallTmpfs } from '../helpers/full-disk.js';
 
 const tmpfs = smallTmpfs('64k');
-if (typeof tmpfs === 'string') console.warn(`atomic-write-full: skipped: ${tmpfs}`);
+if (typeof tmpfs === 'string') console.warn(`full-disk-writes: skipped: ${tmpfs}`);
 
 describe.skipIf(typeof tmpfs === 'string')('atomic writes when the disk fills up', () => {
   const dir = typeof tmpfs === 'string' ? '' : tmpfs.dir;
@@ -32,6 +35,26 @@ describe.skipIf(typeof tmpfs === 'string')('atomic writes when the disk fills up
       expect(e?.code).toBe('ENOSPC');
       expect(readFileSync(path).equals(before)).toBe(true);
       expect(readdirSync(folder)).toEqual(['file.json']);
+    } finally {
+      rmSync(filler);
+    }
+  });
+
+  it('appendLines (Claude Code and Codex files): the disk filling up mid-write leaves the file as it was', async () => {
+    const folder = join(dir, 'agent');
+    mkdirSync(folder);
+    const path = join(folder, 'session.jsonl');
+    await appendLines(path, ['{"type":"user","n":1}']);
+    const before = readFileSync(path);
+    const filler = join(dir, 'filler');
+    fill(filler);
+    try {
+      // Bigger than the slack of the file's last page: part of it is written, then ENOSPC.
+      const e = await appendLines(path, [JSON.stringify({ type: 'user', text: 'x'.repeat(20_000) })]).then(() => null, (x: unknown) => x);
+      expect(e).toBeInstanceOf(SessyncError);
+      expect(e).toMatchObject({ code: 'fs_full', retryable: true });
+      expect((e as SessyncError).message).toContain(path);
+      expect(readFileSync(path).equals(before)).toBe(true);
     } finally {
       rmSync(filler);
     }
