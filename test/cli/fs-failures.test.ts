@@ -1,5 +1,5 @@
 // The real CLI on a session folder it may not write and on a full disk: a coded error naming the path, whether a retry
-// helps, and the session file as it was (as root: the CLI runs as uid 65534, and the full disk is a 64 KiB tmpfs).
+// helps, and the session file as it was (as root: the CLI runs as uid 65534, and the full disk is a 128 KiB tmpfs).
 import { chmodSync, mkdirSync, readFileSync, readdirSync, rmSync, truncateSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -63,10 +63,10 @@ describe.skipIf(untestable !== null)('a session folder the CLI may not write (ch
   }, 60_000);
 });
 
-const tmpfs = smallTmpfs('64k');
+const tmpfs = smallTmpfs('128k');
 if (typeof tmpfs === 'string') console.warn(`fs-failures: the full-disk case is skipped: ${tmpfs}`);
 
-describe.skipIf(typeof tmpfs === 'string')('a full disk (a 64 KiB tmpfs holding SESSYNC_HOME)', () => {
+describe.skipIf(typeof tmpfs === 'string')('a full disk (a 128 KiB tmpfs holding SESSYNC_HOME)', () => {
   const mnt = typeof tmpfs === 'string' ? '' : tmpfs.dir;
   const project = tempDir('sessync-full-project-');
   afterAll(() => {
@@ -151,5 +151,28 @@ describe.skipIf(typeof tmpfs === 'string')('a full disk (a 64 KiB tmpfs holding 
     }
     const doctor = await run(['doctor', s.id, '--json']);
     expect(doctor.code, doctor.stdout).toBe(0);
+  }, 60_000);
+
+  it('a fork the disk has room for part of: fs_full naming the new file, no temp or new file left, the source unchanged', async () => {
+    const made = await run(['new', '--json']);
+    const src = made.json<{ id: string; path: string }>();
+    expect((await run(['append', src.id, '--json'], jsonl([msg('user', 'forked '.repeat(1500))]))).code).toBe(0);
+    expect((await run(['list', '--json'])).code).toBe(0);
+    const folder = dirname(src.path);
+    const names = readdirSync(folder).sort();
+    const before = readFileSync(src.path);
+    const filler = join(mnt, 'filler');
+    truncateSync(filler, fill(filler) - 4096); // one page for the new file's ~11 KB: its one writev comes back short
+    try {
+      const r = await run(['fork', src.id, '--json']);
+      expect(r.code, r.stderr).toBe(1);
+      const err = jsonError(r);
+      expect(err).toMatchObject({ code: 'fs_full', retryable: true, details: { errno: 'ENOSPC' } });
+      expect(err.message).toMatch(new RegExp(`^cannot write to ${folder.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/[^ ]+\\.jsonl: no space left`));
+      expect(readdirSync(folder).sort(), 'no temp file, no new session file').toEqual(names);
+      expect(readFileSync(src.path).equals(before)).toBe(true);
+    } finally {
+      rmSync(filler);
+    }
   }, 60_000);
 });
