@@ -1,5 +1,6 @@
-// The real CLI on a session folder it may not write and on a full disk: a coded error naming the path, whether a retry
-// helps, and the session file as it was (as root: the CLI runs as uid 65534, and the full disk is a 128 KiB tmpfs).
+// The real CLI on a session folder it may not write, a full disk and a read-only mount: a coded error naming the path,
+// whether a retry helps, and the session file as it was (as root: the CLI runs as uid 65534; the disks are tmpfs).
+import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdirSync, readFileSync, readdirSync, rmSync, truncateSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -173,6 +174,39 @@ describe.skipIf(typeof tmpfs === 'string')('a full disk (a 128 KiB tmpfs holding
       expect(readFileSync(src.path).equals(before)).toBe(true);
     } finally {
       rmSync(filler);
+    }
+  }, 60_000);
+});
+
+const roTmpfs = smallTmpfs('128k');
+if (typeof roTmpfs === 'string') console.warn(`fs-failures: the read-only case is skipped: ${roTmpfs}`);
+
+describe.skipIf(typeof roTmpfs === 'string')('a read-only file system (a tmpfs remounted ro)', () => {
+  const mnt = typeof roTmpfs === 'string' ? '' : roTmpfs.dir;
+  const project = tempDir('sessync-ro-project-');
+  afterAll(() => {
+    if (typeof roTmpfs !== 'string') roTmpfs.cleanup();
+    project.cleanup();
+  });
+  const run = sandbox(join(mnt, 'home'), project.dir, 'root');
+
+  it('append: exit 1, fs_readonly (not the ENOENT recursive mkdir answers), not retryable, the path named, the file unchanged', async () => {
+    const made = await run(['new', '--json']);
+    expect(made.code, made.stderr).toBe(0);
+    const { id, path } = made.json<{ id: string; path: string }>();
+    const before = readFileSync(path);
+    execFileSync('mount', ['-o', 'remount,ro', mnt]);
+    try {
+      const r = await run(['append', id, '--json'], jsonl([msg('user', 'nowhere')]));
+      expect(r.code, r.stderr).toBe(1);
+      const err = jsonError(r);
+      expect(err, JSON.stringify(err)).toMatchObject({ code: 'fs_readonly', retryable: false, details: { errno: 'EROFS' } });
+      // The first write refused may be a cache's folder in SESSYNC_HOME: the path named is on the read-only mount.
+      expect(err.message).toContain(mnt);
+      expect(err.message).toMatch(/read-only.*Remount it read-write/);
+      expect(readFileSync(path).equals(before)).toBe(true);
+    } finally {
+      execFileSync('mount', ['-o', 'remount,rw', mnt]);
     }
   }, 60_000);
 });
