@@ -4,22 +4,20 @@ import { appendFileSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { appendWhole } from '../../cli/store/append-whole.js';
 import { SessyncError } from '../../shared/errors.js';
-import { fill, smallTmpfs } from '../helpers/full-disk.js';
+import { fill, tmpfsUnavailable, useTmpfs } from '../helpers/full-disk.js';
 
-const tmpfs = smallTmpfs('64k');
-if (typeof tmpfs === 'string') console.warn(`append-whole: skipped: ${tmpfs}`);
+const unavailable = tmpfsUnavailable();
+if (unavailable) console.warn(`append-whole: skipped: ${unavailable}`);
 
-describe.skipIf(typeof tmpfs === 'string')('appendWhole when the disk fills up mid-write', () => {
-  const dir = typeof tmpfs === 'string' ? '' : tmpfs.dir;
-  afterAll(() => {
-    if (typeof tmpfs !== 'string') tmpfs.cleanup();
-  });
+describe.skipIf(unavailable !== null)('appendWhole when the disk fills up mid-write', () => {
+  const disk = useTmpfs('64k');
 
   /** A file of one line in its own folder, the disk then filled, and `fn` run on it opened for appending. */
   async function onFullDisk(name: string, fn: (fh: FileHandle, path: string) => Promise<void>): Promise<{ before: Buffer; after: Buffer; error: unknown }> {
+    const dir = disk.dir;
     mkdirSync(join(dir, name));
     const path = join(dir, name, 'session.jsonl');
     appendFileSync(path, '{"type":"session"}\n');

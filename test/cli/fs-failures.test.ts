@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, tempDir } from '../helpers/cli.js';
 import type { CliResult } from '../helpers/cli.js';
 import { asTestUser, giveToTestUser, modesUntestable } from '../helpers/test-user.js';
-import { fill, smallTmpfs } from '../helpers/full-disk.js';
+import { fill, tmpfsUnavailable, useTmpfs } from '../helpers/full-disk.js';
 import { entriesOf, jsonl, msg } from './cli-env.js';
 
 /** A home and a project folder of the test user's, and the CLI run in them as that user (or as root: `root`). */
@@ -21,6 +21,23 @@ function sandbox(home: string, project: string, as: 'user' | 'root') {
     runCli([...args, '--cwd', project], { env: { ...env, ...extraEnv }, input, ...(as === 'user' ? { wrap: asTestUser } : {}) });
 }
 
+type Run = ReturnType<typeof sandbox>;
+
+/** A temporary folder for a describe: made before its tests (`mode`), removed after (none when filtered out). */
+function useTempDir(prefix: string, mode?: number): { readonly dir: string } {
+  let t: { dir: string; cleanup(): void } | undefined;
+  beforeAll(() => {
+    t = tempDir(prefix);
+    if (mode !== undefined) chmodSync(t.dir, mode);
+  });
+  afterAll(() => t?.cleanup());
+  return {
+    get dir() {
+      return t!.dir;
+    },
+  };
+}
+
 /** The `--json` error document the CLI wrote on stderr. */
 function jsonError(r: CliResult): { code: string; message: string; retryable: boolean; details?: Record<string, unknown> } {
   const line = r.stderr.trim().split('\n').at(-1)!;
@@ -31,10 +48,11 @@ const untestable = modesUntestable();
 if (untestable) console.warn(`fs-failures: the unwritable-folder case is skipped: ${untestable}`);
 
 describe.skipIf(untestable !== null)('a session folder the CLI may not write (chmod 0500)', () => {
-  const t = tempDir('sessync-fsfail-');
-  chmodSync(t.dir, 0o755); // the test user reaches its home in it
-  afterAll(() => t.cleanup());
-  const run = sandbox(join(t.dir, 'home'), join(t.dir, 'project'), 'user');
+  const t = useTempDir('sessync-fsfail-', 0o755); // the test user reaches its home in it
+  let run: Run;
+  beforeAll(() => {
+    run = sandbox(join(t.dir, 'home'), join(t.dir, 'project'), 'user');
+  });
 
   it('append: exit 1, fs_permission, not retryable, the folder named, no stack, the file unchanged', async () => {
     const made = await run(['new', '--json']);
@@ -64,19 +82,18 @@ describe.skipIf(untestable !== null)('a session folder the CLI may not write (ch
   }, 60_000);
 });
 
-const tmpfs = smallTmpfs('128k');
-if (typeof tmpfs === 'string') console.warn(`fs-failures: the full-disk case is skipped: ${tmpfs}`);
+const noTmpfs = tmpfsUnavailable();
+if (noTmpfs) console.warn(`fs-failures: the full-disk and read-only cases are skipped: ${noTmpfs}`);
 
-describe.skipIf(typeof tmpfs === 'string')('a full disk (a 128 KiB tmpfs holding SESSYNC_HOME)', () => {
-  const mnt = typeof tmpfs === 'string' ? '' : tmpfs.dir;
-  const project = tempDir('sessync-full-project-');
-  afterAll(() => {
-    if (typeof tmpfs !== 'string') tmpfs.cleanup();
-    project.cleanup();
-  });
-  const run = sandbox(join(mnt, 'home'), project.dir, 'root');
+describe.skipIf(noTmpfs !== null)('a full disk (a 128 KiB tmpfs holding SESSYNC_HOME)', () => {
+  const disk = useTmpfs('128k');
+  const project = useTempDir('sessync-full-project-');
+  let run: Run;
+  let mnt = '';
   let ref = { id: '', path: '' };
   beforeAll(async () => {
+    mnt = disk.dir;
+    run = sandbox(join(mnt, 'home'), project.dir, 'root');
     const made = await run(['new', '--json']);
     expect(made.code, made.stderr).toBe(0);
     ref = made.json();
@@ -178,17 +195,15 @@ describe.skipIf(typeof tmpfs === 'string')('a full disk (a 128 KiB tmpfs holding
   }, 60_000);
 });
 
-const roTmpfs = smallTmpfs('128k');
-if (typeof roTmpfs === 'string') console.warn(`fs-failures: the read-only case is skipped: ${roTmpfs}`);
-
-describe.skipIf(typeof roTmpfs === 'string')('a read-only file system (a tmpfs remounted ro)', () => {
-  const mnt = typeof roTmpfs === 'string' ? '' : roTmpfs.dir;
-  const project = tempDir('sessync-ro-project-');
-  afterAll(() => {
-    if (typeof roTmpfs !== 'string') roTmpfs.cleanup();
-    project.cleanup();
+describe.skipIf(noTmpfs !== null)('a read-only file system (a tmpfs remounted ro)', () => {
+  const disk = useTmpfs('128k');
+  const project = useTempDir('sessync-ro-project-');
+  let run: Run;
+  let mnt = '';
+  beforeAll(() => {
+    mnt = disk.dir;
+    run = sandbox(join(mnt, 'home'), project.dir, 'root');
   });
-  const run = sandbox(join(mnt, 'home'), project.dir, 'root');
 
   it('append: exit 1, fs_readonly (not the ENOENT recursive mkdir answers), not retryable, the path named, the file unchanged', async () => {
     const made = await run(['new', '--json']);

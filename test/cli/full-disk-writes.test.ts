@@ -2,20 +2,17 @@
 // append to an agent's own file leaves it as it was.
 import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { writeFileAtomic, writeJsonAtomic } from '../../cli/store/atomic-json.js';
 import { appendLines } from '../../cli/agents/claude-export.js';
 import { SessyncError } from '../../shared/errors.js';
-import { fill, smallTmpfs } from '../helpers/full-disk.js';
+import { fill, tmpfsUnavailable, useTmpfs } from '../helpers/full-disk.js';
 
-const tmpfs = smallTmpfs('64k');
-if (typeof tmpfs === 'string') console.warn(`full-disk-writes: skipped: ${tmpfs}`);
+const unavailable = tmpfsUnavailable();
+if (unavailable) console.warn(`full-disk-writes: skipped: ${unavailable}`);
 
-describe.skipIf(typeof tmpfs === 'string')('atomic writes when the disk fills up', () => {
-  const dir = typeof tmpfs === 'string' ? '' : tmpfs.dir;
-  afterAll(() => {
-    if (typeof tmpfs !== 'string') tmpfs.cleanup();
-  });
+describe.skipIf(unavailable !== null)('writes when the disk fills up', () => {
+  const disk = useTmpfs('64k');
 
   const writers: [name: string, write: (path: string, text: string) => Promise<void>][] = [
     ['writeFileAtomic', writeFileAtomic],
@@ -23,6 +20,7 @@ describe.skipIf(typeof tmpfs === 'string')('atomic writes when the disk fills up
   ];
 
   it.each(writers)('%s: fails with ENOSPC, the old file whole, no temp file left', async (name, write) => {
+    const dir = disk.dir;
     const folder = join(dir, name);
     mkdirSync(folder);
     const path = join(folder, 'file.json');
@@ -41,6 +39,7 @@ describe.skipIf(typeof tmpfs === 'string')('atomic writes when the disk fills up
   });
 
   it('appendLines (Claude Code and Codex files): the disk filling up mid-write leaves the file as it was', async () => {
+    const dir = disk.dir;
     const folder = join(dir, 'agent');
     mkdirSync(folder);
     const path = join(folder, 'session.jsonl');

@@ -3,21 +3,18 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { mkdirPrivate, mkdirPrivateSync } from '../../cli/store/private-fs.js';
-import { smallTmpfs } from '../helpers/full-disk.js';
+import { tmpfsUnavailable, useTmpfs } from '../helpers/full-disk.js';
 
-const tmpfs = smallTmpfs('64k');
-if (typeof tmpfs === 'string') console.warn(`mkdir-cause: skipped: ${tmpfs}`);
+const unavailable = tmpfsUnavailable();
+if (unavailable) console.warn(`mkdir-cause: skipped: ${unavailable}`);
 
-describe.skipIf(typeof tmpfs === 'string')('mkdirPrivate on a read-only mount', () => {
-  const dir = typeof tmpfs === 'string' ? '' : tmpfs.dir;
-  if (dir) {
-    mkdirSync(join(dir, 'there'));
-    execFileSync('mount', ['-o', 'remount,ro', dir]);
-  }
-  afterAll(() => {
-    if (typeof tmpfs !== 'string') tmpfs.cleanup();
+describe.skipIf(unavailable !== null)('mkdirPrivate on a read-only mount', () => {
+  const disk = useTmpfs('64k');
+  beforeAll(() => {
+    mkdirSync(join(disk.dir, 'there'));
+    execFileSync('mount', ['-o', 'remount,ro', disk.dir]);
   });
 
   const variants: [name: string, make: (d: string) => Promise<string[]>][] = [
@@ -26,11 +23,11 @@ describe.skipIf(typeof tmpfs === 'string')('mkdirPrivate on a read-only mount', 
   ];
 
   it.each(variants)('%s: EROFS naming the first folder it could not make', async (_name, make) => {
-    const e = await make(join(dir, 'there', 'a', 'b')).then(() => null, (x: NodeJS.ErrnoException) => x);
-    expect(e).toMatchObject({ code: 'EROFS', syscall: 'mkdir', path: join(dir, 'there', 'a') });
+    const e = await make(join(disk.dir, 'there', 'a', 'b')).then(() => null, (x: NodeJS.ErrnoException) => x);
+    expect(e).toMatchObject({ code: 'EROFS', syscall: 'mkdir', path: join(disk.dir, 'there', 'a') });
   });
 
   it.each(variants)('%s: a folder that is there is still no error', async (_name, make) => {
-    expect(await make(join(dir, 'there'))).toEqual([]);
+    expect(await make(join(disk.dir, 'there'))).toEqual([]);
   });
 });

@@ -3,6 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { closeSync, fstatSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
 
 /** Mounts a tmpfs of `size` (e.g. '64k') on a new folder; a string saying why when that cannot be done here. */
 export function smallTmpfs(size: string): { dir: string; cleanup(): void } | string {
@@ -39,4 +40,35 @@ export function fill(path: string): number {
   } finally {
     closeSync(fd);
   }
+}
+
+let probed: string | null | undefined;
+
+/** Why a small tmpfs cannot be mounted here (not root, mount refused), or null; probed once (mounted, unmounted). */
+export function tmpfsUnavailable(): string | null {
+  if (probed !== undefined) return probed;
+  const t = smallTmpfs('64k');
+  if (typeof t === 'string') return (probed = t);
+  t.cleanup();
+  return (probed = null);
+}
+
+/**
+ * A tmpfs of `size` for a describe: mounted before its tests, unmounted after (a run filtered to other tests mounts
+ * none and leaves none). Call in the describe's body, skipped by tmpfsUnavailable().
+ */
+export function useTmpfs(size: string): { readonly dir: string } {
+  let t: { dir: string; cleanup(): void } | undefined;
+  beforeAll(() => {
+    const m = smallTmpfs(size);
+    if (typeof m === 'string') throw new Error(m);
+    t = m;
+  });
+  afterAll(() => t?.cleanup());
+  return {
+    get dir() {
+      if (!t) throw new Error('the tmpfs is mounted in beforeAll: read dir in a hook or test');
+      return t.dir;
+    },
+  };
 }

@@ -2,31 +2,25 @@
 // only): the pull fails for that session with fs_full, and the retry after freeing space sets it aside whole.
 import { readdirSync, readFileSync, rmSync, truncateSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { appendWithId } from './conflict-pair.js';
 import { Machine, pairWithSession, useServer } from './helpers.js';
-import { fill, smallTmpfs } from '../helpers/full-disk.js';
+import { fill, tmpfsUnavailable, useTmpfs } from '../helpers/full-disk.js';
 
 const REMOTE = 'git@github.com:Acme/Full.git';
 const BIG = 'version A '.repeat(3000); // ~30 KB: more than the pages left free
 
-describe('conflicts set aside on a full disk', () => {
-  const rig = useServer(undefined, 'sessync-conflicts-full-');
-  let tmpfs: ReturnType<typeof smallTmpfs> = 'not mounted';
-  afterAll(() => {
-    if (typeof tmpfs !== 'string') tmpfs.cleanup();
-  });
+const unavailable = tmpfsUnavailable();
+if (unavailable) console.warn(`conflicts-full-disk: skipped: ${unavailable}`);
 
-  it('a short write of the conflicts file: fs_full for the session, nothing half set aside; the retry sets it aside whole', async (t) => {
-    tmpfs = smallTmpfs('256k');
-    if (typeof tmpfs === 'string') {
-      console.warn(`conflicts-full-disk: skipped: ${tmpfs}`);
-      t.skip();
-      return;
-    }
+describe.skipIf(unavailable !== null)('conflicts set aside on a full disk', () => {
+  const rig = useServer(undefined, 'sessync-conflicts-full-');
+  const disk = useTmpfs('256k');
+
+  it('a short write of the conflicts file: fs_full for the session, nothing half set aside; the retry sets it aside whole', async () => {
     const { a, b, id } = await pairWithSession(rig.root, ['a', 'b'], [REMOTE, REMOTE], rig.server, 'shared start');
     // b's machine with its home on the tmpfs (the same project folder): its sessions pulled into it.
-    const bb = new Machine(tmpfs.dir, 'b', { project: b.project });
+    const bb = new Machine(disk.dir, 'b', { project: b.project });
     await bb.login(rig.server);
     await a.ok(['sync', '--json']);
     await bb.ok(['sync', '--json']);
@@ -34,7 +28,7 @@ describe('conflicts set aside on a full disk', () => {
     await appendWithId(bb, id, 'clash-0001', 'version B');
     await a.ok(['sync', '--json']);
 
-    const filler = join(tmpfs.dir, 'filler');
+    const filler = join(disk.dir, 'filler');
     truncateSync(filler, fill(filler) - 4 * 4096);
     const r = await bb.run(['sync', '--json']);
     const asideFiles = () => {
