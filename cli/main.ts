@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { commands } from 'sessync:commands';
 import type { Command, CommandContext, OptionSpec } from './command.js';
 import { SessyncError, isSessyncError } from '../shared/errors.js';
+import { fsError } from './fs-error.js';
 import { toJsonText } from '../shared/json-stringify.js';
 import { version } from '../package.json';
 
@@ -139,7 +140,9 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 function fail(e: unknown, json: boolean, exitCode?: number): number {
-  const err = isSessyncError(e) ? e : new SessyncError('internal', `unexpected error: ${(e as Error)?.stack ?? String(e)}`);
+  // A raw fs error (a folder made unwritable, a full disk) names its path and what to do, not only a stack.
+  const mapped = fsError(e);
+  const err = isSessyncError(mapped) ? mapped : new SessyncError('internal', `unexpected error: ${(e as Error)?.stack ?? String(e)}`);
   if (json) process.stderr.write(JSON.stringify({ error: err.toJSON() }) + '\n');
   else process.stderr.write(`sessync: ${err.message}${err.retryable ? ' (retrying may help)' : ''}\n`);
   return exitCode ?? (err.code === 'ambiguous' || err.code === 'bad_input' ? EXIT_USAGE : 1);

@@ -20,7 +20,15 @@ export type ErrorCode =
   // end-to-end encryption
   | 'key_mismatch'
   | 'encryption_required'
-  | 'not_encrypted';
+  | 'not_encrypted'
+  // the local file system (cli/fs-error.ts): what the user must fix on their machine
+  | 'fs_permission'
+  | 'fs_readonly'
+  | 'fs_full'
+  | 'fs_limit'
+  | 'fs_busy'
+  | 'fs_io'
+  | 'fs_bad_path';
 
 /** HTTP status that each code answers with when it crosses the wire. */
 export const statusOf: Record<ErrorCode, number> = {
@@ -41,6 +49,14 @@ export const statusOf: Record<ErrorCode, number> = {
   key_mismatch: 409,
   encryption_required: 400,
   not_encrypted: 400,
+  // Local codes: a server whose own disk fails answers 5xx (507 when full), never blaming the request.
+  fs_permission: 500,
+  fs_readonly: 500,
+  fs_full: 507,
+  fs_limit: 503,
+  fs_busy: 503,
+  fs_io: 500,
+  fs_bad_path: 500,
 };
 
 export class SessyncError extends Error {

@@ -7,6 +7,7 @@ import type { SessionFile } from '../../shared/agents/agent.js';
 import { writeFileAtomic } from '../store/atomic-json.js';
 import { readSession } from '../store/session-reader.js';
 import { fsyncPath } from '../store/session-writer.js';
+import { appendWhole } from '../store/append-whole.js';
 import { claudeProjectsRoot } from './claude-paths.js';
 import type { MirrorState } from './mirror-state.js';
 
@@ -31,13 +32,15 @@ export async function readOr(path: string, missing: string): Promise<string> {
   }
 }
 
-/** Appends lines with one write and an fsync (creating the file and its folder when needed). */
+/**
+ * Appends lines and fsyncs them (creating the file and its folder when needed): all of them, or (a full disk) the
+ * agent's file as it was, never ending in half a line the agent would read as a broken entry.
+ */
 export async function appendLines(path: string, lines: string[]): Promise<void> {
   await mkdir(dirname(path), { recursive: true });
   const fh = await open(path, 'a', 0o600);
   try {
-    await fh.write(lines.map((l) => `${l}\n`).join(''));
-    await fh.sync();
+    await appendWhole(fh, path, Buffer.from(lines.map((l) => `${l}\n`).join(''), 'utf8'));
   } finally {
     await fh.close();
   }

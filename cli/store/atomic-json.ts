@@ -1,21 +1,38 @@
 // Files written atomically (temp + rename): a reader sees the old or the new file, never half of one.
-import { open, readFile, rename, writeFile } from 'node:fs/promises';
+import { open, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { PRIVATE_FILE, mkdirPrivate } from './private-fs.js';
+import { namingPath } from '../fs-error.js';
 
 /** Atomic, not durable (no fsync): what a crash loses is rebuilt or asked for again. */
 export async function writeJsonAtomic(file: string, value: unknown): Promise<void> {
   const tmp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
   const text = JSON.stringify(value);
+  await tempRemovedOnFailure(tmp, async () => {
+    try {
+      await writeFile(tmp, text, { mode: PRIVATE_FILE });
+    } catch (e) {
+      // The folder is made when missing, not asked for first: a run that saves 1,000 caches in one folder makes it once.
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+      await mkdirPrivate(dirname(file));
+      await writeFile(tmp, text, { mode: PRIVATE_FILE });
+    }
+    await rename(tmp, file);
+  });
+}
+
+/**
+ * Runs `write`, which makes `tmp` and renames it over its file; when it fails (a full disk mid-write), `tmp` is removed:
+ * the file keeps its old bytes either way, and a half-written temp left behind would only fill the disk further.
+ */
+async function tempRemovedOnFailure(tmp: string, write: () => Promise<void>): Promise<void> {
   try {
-    await writeFile(tmp, text, { mode: PRIVATE_FILE });
+    await write();
   } catch (e) {
-    // The folder is made when missing, not asked for first: a run that saves 1,000 caches in one folder makes it once.
-    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
-    await mkdirPrivate(dirname(file));
-    await writeFile(tmp, text, { mode: PRIVATE_FILE });
+    // Not there (never made) or not removable: the error that matters is the write's, and tmp holds no only copy.
+    await unlink(tmp).catch(() => undefined);
+    throw namingPath(e, tmp);
   }
-  await rename(tmp, file);
 }
 
 /** The file's text, or null when it does not exist (any other failure is thrown). */
@@ -49,11 +66,13 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array): 
   await mkdirPrivate(dirname(path));
   const tmp = `${path}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
   const fh = await open(tmp, 'w', PRIVATE_FILE);
-  try {
-    await fh.writeFile(data);
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
-  await rename(tmp, path);
+  await tempRemovedOnFailure(tmp, async () => {
+    try {
+      await fh.writeFile(data);
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+    await rename(tmp, path);
+  });
 }

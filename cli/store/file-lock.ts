@@ -3,6 +3,7 @@ import { open, readFile, stat, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { SessyncError } from '../../shared/errors.js';
 import { PRIVATE_FILE } from './private-fs.js';
+import { namingPath } from '../fs-error.js';
 
 export interface LockOptions {
   /** How long to wait for another holder before failing with 'locked'. Default $SESSYNC_LOCK_TIMEOUT_MS or 10 s. */
@@ -106,9 +107,14 @@ async function tryCreate(lock: string): Promise<boolean> {
     const fh = await open(lock, 'wx', PRIVATE_FILE);
     try {
       await fh.writeFile(JSON.stringify({ pid: process.pid, host: HOST, at: new Date().toISOString() } satisfies LockInfo));
-    } finally {
+    } catch (e) {
+      // Made by this call (O_EXCL), so ours to remove: left empty (a full disk), it would hold up the retry as an
+      // unreadable lock until it is a few seconds old. Not removable: the error still names it.
       await fh.close();
+      await unlink(lock).catch(() => undefined);
+      throw namingPath(e, lock);
     }
+    await fh.close();
     return true;
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'EEXIST') return false;

@@ -1,13 +1,15 @@
 // Writes session files: create (temp + fsync + link, never over an existing file) and append (locked, one line
 // per entry, a torn last line ended first, fsync before returning; nothing already written is ever rewritten).
 import { constants, open, unlink } from 'node:fs/promises';
-import { closeSync, fstatSync, fsync, linkSync, open as openFd, unlinkSync, writev } from 'node:fs';
+import { closeSync, fstatSync, fsync, linkSync, open as openFd, unlinkSync, write, writev } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { CURRENT_VERSION } from '../../shared/entry.js';
 import type { SessionEntry, SessionHeader } from '../../shared/entry.js';
 import { serializeLine, serializeSession } from '../../shared/jsonl.js';
 import { SessyncError } from '../../shared/errors.js';
 import { withFileLock } from './file-lock.js';
+import { appendWhole } from './append-whole.js';
+import { isErrnoError, namingPath } from '../fs-error.js';
 import type { LockOptions } from './file-lock.js';
 import { advanceAppended, saveTailState, stateOfEntries, stateOfWritten, tailStateOf } from './tail-state.js';
 import type { TailState } from './tail-state.js';
@@ -215,16 +217,26 @@ async function writeTempPieces(path: string, data: readonly Uint8Array[]): Promi
     let size = 0;
     for (const d of data) size += d.byteLength;
     const written = await new Promise<number>((resolve, reject) => writev(fd, data as Uint8Array[], (e, n) => (e ? reject(e) : resolve(n))));
-    if (written !== size) throw new SessyncError('internal', `${tmp}: wrote ${written} of ${size} bytes`);
+    // Short (the disk filled up mid-way): the rest written until a write says why it cannot (ENOSPC, EDQUOT, EFBIG).
+    if (written !== size) await writeRest(fd, Buffer.concat(data as Uint8Array[]).subarray(written), tmp);
     await newFileFsyncs.run(() => new Promise<void>((resolve, reject) => fsync(fd, (e) => (e ? reject(e) : resolve()))));
     mtimeMs = fstatSync(fd).mtimeMs;
   } catch (e) {
     closeSync(fd);
     await unlink(tmp).catch(() => undefined); // the temp file only: the error above is what the caller gets
-    throw e;
+    throw namingPath(e, path); // a write on the descriptor names no file: the one being created
   }
   closeSync(fd);
   return { tmp, mtimeMs };
+}
+
+/** Writes all of `rest` at the descriptor's position, in as many writes as it takes; a write that fails throws. */
+async function writeRest(fd: number, rest: Uint8Array, tmp: string): Promise<void> {
+  for (let at = 0; at < rest.byteLength; ) {
+    const n = await new Promise<number>((resolve, reject) => write(fd, rest, at, rest.byteLength - at, null, (e, k) => (e ? reject(e) : resolve(k))));
+    if (n <= 0) throw new SessyncError('internal', `${tmp}: a write of ${rest.byteLength - at} bytes wrote none`);
+    at += n;
+  }
 }
 
 /**
@@ -361,10 +373,13 @@ export async function appendWith(
         // A torn last line (a crash mid-write) is ended first so the new entry never gets glued onto it.
         if (state.size > 0 && !(await endsWithNewline(fh, state.size))) text = '\n' + text;
         const data = Buffer.from(text, 'utf8');
-        await fh.write(data);
-        await fh.sync();
+        await appendWhole(fh, path, data); // all of it, or (a full disk) the file as it was
         await advanceAppended(state, fh, entries, data); // from the entries in hand: their lines are not parsed again
-        await saveTailState(state, env);
+        // The entries are durable: a cache that cannot be saved now (the disk full) must not fail the append, whose
+        // retry would write them twice. The next reader finds the cache behind the file and parses what is new.
+        await saveTailState(state, env).catch((e: unknown) => {
+          if (!isErrnoError(e)) throw e;
+        });
         return entries;
       } finally {
         await fh.close();

@@ -10,6 +10,7 @@ import { canonicalJson, exactTexts, mergeEntries, type IncomingEntry, type Merge
 import { ownValue, toNullRecord } from '../../shared/own-keys.js';
 import { LIMITS, type Cursor, type PullPage, type SessionMetaResponse } from '../../shared/wire.js';
 import { appendEntries, createPulledFile, syncNewFolders, syncNewName } from '../store/session-writer.js';
+import { appendWhole } from '../store/append-whole.js';
 import { ensureCurrent } from '../store/migrate-file.js';
 import { readSession } from '../store/session-reader.js';
 import { alignLeaf } from '../store/leaf-marker.js';
@@ -137,8 +138,8 @@ async function setAside(ctx: SyncContext, session: string, conflicts: MergeConfl
       return open(p, 'a', PRIVATE_FILE);
     });
     try {
-      await fh.write(text);
-      await fh.sync();
+      // All of it or (a full disk) none: half a record here would be the only local copy of the other version.
+      await appendWhole(fh, p, Buffer.from(text, 'utf8'));
     } finally {
       await fh.close();
     }

@@ -5,6 +5,7 @@ import { ownValue } from '../../shared/own-keys.js';
 import { diffSessions, headsBySession, planSync, type LocalStatus, type SyncOp } from '../../shared/sync-plan.js';
 import type { Head, SessionMetaResponse, Tombstone } from '../../shared/wire.js';
 import { ApiClient, reportRetries, type WaitReport } from '../api-client.js';
+import { fsError } from '../fs-error.js';
 import { requireLogin } from '../login-store.js';
 import { withFileLock } from '../store/file-lock.js';
 import { realCwd as toRealCwd, sessionsRoot, sessyncHome } from '../store/paths.js';
@@ -71,7 +72,7 @@ export interface SessionOutcome {
   skippedLines?: { offset: number; reason: string }[];
   /** Stored batches (no `line`) or lines of them the pull passed over as damaged (the first 100), by host and seq. */
   badBatches?: BatchProblem[];
-  error?: { code: string; message: string };
+  error?: { code: string; message: string; retryable: boolean };
 }
 
 export interface RunSummary {
@@ -304,7 +305,8 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
         // file locked by a writer, a corrupt batch, a refused line, even a fault of this client on its content):
         // reported for it, the other sessions go on.
         if (isSessyncError(e) && ABORTS_RUN.has(e.code)) throw e;
-        out.error = isSessyncError(e) ? { code: e.code, message: e.message } : { code: 'internal', message: `unexpected error: ${(e as Error)?.message ?? String(e)}` };
+        const err = fsError(e); // a raw fs error (this session's folder unwritable, the disk full) says where and what to do
+        out.error = isSessyncError(err) ? { code: err.code, message: err.message, retryable: err.retryable } : { code: 'internal', message: `unexpected error: ${(e as Error)?.message ?? String(e)}`, retryable: false };
         const problems = isSessyncError(e) ? (e.details as { problems?: BatchProblem[] } | undefined)?.problems : undefined;
         if (problems?.length) out.badBatches = problems;
         if (o.noteErrors !== false) o.note?.(`session ${op.session}: ${out.error.message}`);

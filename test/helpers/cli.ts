@@ -21,11 +21,14 @@ export interface CliOptions {
   input?: string;
   cwd?: string;
   timeoutMs?: number;
+  /** The command line to run instead of `node cli/bin.mjs args...`, given it (e.g. prefixed to run as another user). */
+  wrap?: (argv: string[]) => string[];
 }
 
 export function runCli(args: string[], opts: CliOptions = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI_BIN, ...args], {
+    const [cmd, ...argv] = (opts.wrap ?? ((a) => a))([process.execPath, CLI_BIN, ...args]);
+    const child = spawn(cmd!, argv, {
       cwd: opts.cwd ?? REPO_ROOT,
       env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ...opts.env },
       stdio: ['pipe', 'pipe', 'pipe'],

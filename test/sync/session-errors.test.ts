@@ -1,9 +1,12 @@
-// One session's trouble (its file locked by a live writer) is reported for that session; the others still sync.
-import { writeFileSync, rmSync } from 'node:fs';
+// One session's trouble (its file locked by a live writer, or one it may not write) is reported for that session,
+// with a code and whether a retry helps; the others still sync.
+import { execFileSync } from 'node:child_process';
+import { chmodSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { hostname } from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { Machine, readLog, useServer } from './helpers.js';
+import { Machine, readLog, runCli, useServer } from './helpers.js';
+import { NOBODY, asRoot, asTestUser, modesUntestable } from '../helpers/test-user.js';
 
 const REMOTE = 'git@github.com:Acme/Locks.git';
 
@@ -60,4 +63,52 @@ describe('per-session errors', () => {
     const text = await a.ok(['push']);
     expect(text).toContain('1 unreadable session file skipped');
   }, 60_000);
+
+  const untestable = modesUntestable();
+  if (untestable) console.warn(`session-errors: the read-only session file case is skipped: ${untestable}`);
+
+  it.skipIf(untestable !== null)('a session file this user may not write fails its pull alone: fs_permission, not retryable, the file named and unchanged', async () => {
+    const a = new Machine(rig.root, 'ro-a', { remote: REMOTE });
+    const b = new Machine(rig.root, 'ro-b', { remote: REMOTE });
+    // b runs as the test user (uid 65534 when root, who passes every mode check), in folders of its own.
+    chmodSync(rig.root, 0o755);
+    if (asRoot) execFileSync('chown', ['-R', `${NOBODY}:${NOBODY}`, join(rig.root, 'ro-b')]);
+    const runB = (args: string[]) => runCli([...args, '--cwd', b.project], { env: { ...b.env, HOME: b.home }, wrap: asTestUser });
+    const okB = async (args: string[]) => {
+      const r = await runB(args);
+      expect(r.code, r.stderr).toBe(0);
+      return r;
+    };
+    await a.login(rig.server);
+    await okB(['login', rig.server.url, '--token', rig.server.token, '--json', '--no-encrypt']);
+    const ro = await a.newSession();
+    const rw = await a.newSession();
+    await a.say(ro, 'r1');
+    await a.say(rw, 'w1');
+    await a.ok(['sync', '--json']);
+    await okB(['sync', '--json']);
+    await a.say(ro, 'r2');
+    await a.say(rw, 'w2');
+    await a.ok(['sync', '--json']);
+
+    const file = b.fileOf(ro);
+    const before = readFileSync(file);
+    chmodSync(file, 0o400);
+    try {
+      const r = await runB(['sync', '--json']);
+      expect(r.code, r.stderr).toBe(1);
+      const s = r.json();
+      expect(s.failed).toBe(1);
+      const err = s.sessions.find((x: { session: string }) => x.session === ro).error;
+      expect(err).toMatchObject({ code: 'fs_permission', retryable: false });
+      expect(err.message).toContain(file);
+      expect(err.message).not.toMatch(/\n\s+at /);
+      expect(s.sessions.find((x: { session: string }) => x.session === rw)).toMatchObject({ pulled: { entries: 1 } });
+      expect(readFileSync(file).equals(before), 'the refused session file unchanged').toBe(true);
+    } finally {
+      chmodSync(file, 0o600);
+    }
+    expect((await okB(['sync', '--json'])).json()).toMatchObject({ pulledEntries: 1, failed: 0 });
+    expect(readLog(file).entries).toHaveLength(2);
+  }, 90_000);
 });

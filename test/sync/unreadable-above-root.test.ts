@@ -2,36 +2,14 @@
 // list) never fails a new session: the walk that makes found folders' names durable stops at the root's parent and
 // passes over a parent it cannot open (strace of the real CLI, run as an unprivileged user when the tests run as
 // root; skipped without strace, as root without setpriv, or where that user cannot read the CLI's checkout).
-import { execFileSync, spawn } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CLI_BIN, REPO_ROOT } from '../helpers/cli.js';
 import { hasStrace, joinResumed } from './kill-rig.js';
-
-const NOBODY = 65534;
-const asRoot = process.getuid?.() === 0;
-
-function hasSetpriv(): boolean {
-  try {
-    execFileSync('setpriv', ['--version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** Whether the unprivileged user can read the CLI where this checkout lies (a clone under a 0700 folder: no). */
-function nobodyReadsCli(): boolean {
-  if (!asRoot) return true;
-  try {
-    execFileSync('setpriv', [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', '--', 'test', '-r', CLI_BIN], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
+import { NOBODY, asRoot, asTestUser, giveToTestUser, hasSetpriv, nobodyReadsCli } from '../helpers/test-user.js';
 
 const runnable = hasStrace() && process.platform === 'linux' && (!asRoot || (hasSetpriv() && nobodyReadsCli()));
 if (!runnable) console.warn(`unreadable-above-root: skipped (needs strace on Linux, and as root setpriv with ${CLI_BIN} readable by uid ${NOBODY})`);
@@ -46,7 +24,7 @@ describe.skipIf(!runnable)('a folder above the sessions root that cannot be read
   /** A folder of the test user's (nobody's, as root), with `mode`. */
   function folder(path: string, mode = 0o700): string {
     mkdirSync(path, { recursive: true });
-    if (asRoot) chownSync(path, NOBODY, NOBODY);
+    giveToTestUser(path);
     chmodSync(path, mode);
     return path;
   }
@@ -55,7 +33,7 @@ describe.skipIf(!runnable)('a folder above the sessions root that cannot be read
   function traced(name: string, env: Record<string, string>, project: string): Promise<{ code: number | null; out: string; err: string; trace: string[] }> {
     const trace = join(base, `${name}.strace`);
     const cli = [process.execPath, CLI_BIN, 'new', '--json', '--cwd', project];
-    const cmd = asRoot ? ['setpriv', `--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', '--', ...cli] : cli;
+    const cmd = asTestUser(cli);
     const child = spawn('strace', ['-f', '-qq', '-y', '-s', '500', '-e', 'trace=openat,fsync,fdatasync', '-o', trace, ...cmd], {
       cwd: REPO_ROOT,
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
