@@ -85,7 +85,7 @@ export function isErrnoError(e: unknown): e is Error & ErrnoLike {
 
 /**
  * `e` (a Node fs error) as a SessyncError; `fallbackPath` names the file for calls on a descriptor, which carry no path.
- * Known errno names get their own code and advice, without a stack; others stay `internal` but name the errno, the
+ * Known errno names get their own code and advice, without a stack; others are `fs_error` and name the errno, the
  * call and the path, with the stack (a bug report needs it). Anything else is returned unchanged.
  */
 export function fsError(e: unknown, fallbackPath?: string): unknown {
@@ -96,7 +96,8 @@ export function fsError(e: unknown, fallbackPath?: string): unknown {
   const details = { errno: e.code, ...(e.syscall === undefined ? {} : { syscall: e.syscall }), ...(path === undefined ? {} : { path }), ...(e.dest === undefined ? {} : { dest: e.dest }) };
   const m = Object.hasOwn(MAPPINGS, e.code) ? MAPPINGS[e.code]! : undefined;
   if (m) return new SessyncError(m.code, `cannot ${op} ${shown}: ${m.text(path === undefined ? '<its folder>' : dirname(path))} (${e.code})`, { retryable: m.retryable, details, cause: e });
-  return new SessyncError('internal', `unexpected file-system error ${e.code} trying to ${op} ${shown}: ${e.stack ?? e.message}`, { details, cause: e });
+  // Its own code, not `internal`: a sync run goes on with its other sessions, as for any one session's fs failure.
+  return new SessyncError('fs_error', `unexpected file-system error ${e.code} trying to ${op} ${shown}: ${e.stack ?? e.message}`, { details, cause: e });
 }
 
 /**

@@ -28,7 +28,8 @@ export type ErrorCode =
   | 'fs_limit'
   | 'fs_busy'
   | 'fs_io'
-  | 'fs_bad_path';
+  | 'fs_bad_path'
+  | 'fs_error';
 
 /** HTTP status that each code answers with when it crosses the wire. */
 export const statusOf: Record<ErrorCode, number> = {
@@ -57,6 +58,7 @@ export const statusOf: Record<ErrorCode, number> = {
   fs_busy: 503,
   fs_io: 500,
   fs_bad_path: 500,
+  fs_error: 500,
 };
 
 export class SessyncError extends Error {

@@ -1,49 +1,72 @@
 // Appends bytes to an open O_APPEND file whole and durably, or takes back what a failed append added (a full disk).
+import { fstatSync, ftruncateSync, writeSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { SessyncError } from '../../shared/errors.js';
 import { fsError } from '../fs-error.js';
 
 /**
- * Writes all of `data` at the end of `fh` (opened with O_APPEND) and fsyncs it. One write(2) can write only part
- * (the disk filled up mid-way), which Node reports as a count, not an error: the rest is written until it all is or a
- * write fails. When a write or the fsync fails, what this call added is cut off again, so the file is as it was
- * rather than ending in half an entry (read as a torn line by the next reader); the error (as fsError, naming `path`)
- * is thrown. The cut is made only when the file's size shows that its last bytes are this call's: a program that
- * appends without sessync's lock (pi does) and wrote meanwhile is never cut; its file keeps the torn tail, which the
- * next append ends with a newline first, and the error says so.
+ * Writes all of `data` at the end of `fh` (opened with O_APPEND) and fsyncs it. One write(2) can take only part (the
+ * disk filled up mid-way, a file size limit; Node reports a count, not an error). The rest is written only while the
+ * file still ends with this call's bytes, checked and written back to back on this thread: with O_APPEND it would
+ * otherwise land after whatever another program (pi appends without sessync's lock) wrote in between, breaking both
+ * lines. When a write or the fsync fails, what this call added is cut off again, so the file is as it was rather
+ * than ending in half an entry; the error (as fsError, naming `path`) is thrown. The cut is made only when the file's
+ * size shows that its last bytes are this call's: a program that wrote meanwhile is never cut; the file then keeps
+ * this call's bytes, which the error counts (whole lines among them are entries written, and a retry would write
+ * them twice, so it is then not called retryable).
  */
 export async function appendWhole(fh: FileHandle, path: string, data: Uint8Array): Promise<void> {
   const before = (await fh.stat()).size;
   let written = 0;
   try {
+    written = Math.max(0, (await fh.write(data, 0, data.byteLength)).bytesWritten);
     while (written < data.byteLength) {
-      const { bytesWritten } = await fh.write(data, written, data.byteLength - written);
-      if (bytesWritten <= 0) throw new SessyncError('internal', `${path}: a write of ${data.byteLength - written} bytes wrote none`);
-      written += bytesWritten;
+      // The next write(2) reports the cause (ENOSPC, EDQUOT, EFBIG) or, space freed meanwhile, takes more.
+      if (fstatSync(fh.fd).size !== before + written) throw cutShort(path, written, data.byteLength);
+      const n = writeSync(fh.fd, data, written, data.byteLength - written);
+      if (n <= 0) throw cutShort(path, written, data.byteLength);
+      written += n;
     }
     await fh.sync();
   } catch (e) {
     const err = fsError(e, path);
     const taken = await takeBack(fh, before, written);
-    if (taken || !(err instanceof SessyncError)) throw err;
-    throw new SessyncError(err.code, `${err.message}; ${written} bytes of this append stayed at the end of ${path} (another program wrote to it meanwhile) and read as a torn line, ended by the next append`, {
-      retryable: err.retryable,
-      details: err.details,
+    if (taken === 'taken' || !(err instanceof SessyncError)) throw err;
+    const kept = data.subarray(0, written);
+    const lines = kept.reduce((n, b) => (b === 0x0a ? n + 1 : n), 0);
+    const why = taken === 'other-writer' ? 'another program wrote to it meanwhile, so they were not cut off' : 'cutting them off failed too';
+    const whole = lines > 0 ? `${lines} whole line${lines === 1 ? '' : 's'} (entries now in the file, not to be written again) and ` : '';
+    throw new SessyncError(err.code, `${err.message}; ${written} bytes of this append stayed at the end of ${path} (${why}): ${whole}a torn line, which the next append ends`, {
+      // Whole lines left in the file are written entries: a retry of the same append would write them twice.
+      retryable: err.retryable && lines === 0,
+      details: { ...(err.details as Record<string, unknown> | undefined), keptBytes: written, keptLines: lines },
       cause: e,
     });
   }
 }
 
-/** Cuts the file back to `before` when it is exactly `before + written` bytes long; whether the file is as before. */
-async function takeBack(fh: FileHandle, before: number, written: number): Promise<boolean> {
-  if (written === 0) return true; // a write(2) that fails writes nothing
+/** A write the disk took only part of, with no errno to say why (or another program's bytes now after ours). */
+function cutShort(path: string, written: number, wanted: number): SessyncError {
+  return new SessyncError('fs_full', `cannot write to ${path}: it took ${written} of ${wanted} bytes (no space left, a quota or a file size limit). Free some space there, then retry`, {
+    retryable: true,
+    details: { path, written, wanted },
+  });
+}
+
+/**
+ * Cuts the file back to `before` when it is exactly `before + written` bytes long. The size check and the cut are two
+ * system calls back to back on this thread (no await between them), which narrows, but cannot close, the window in
+ * which a program appending without the lock could add a line that the cut would take with it.
+ */
+async function takeBack(fh: FileHandle, before: number, written: number): Promise<'taken' | 'other-writer' | 'failed'> {
+  if (written === 0) return 'taken'; // a write(2) that fails writes nothing
   try {
-    if ((await fh.stat()).size !== before + written) return false;
-    await fh.truncate(before);
-    await fh.sync();
-    return true;
+    if (fstatSync(fh.fd).size !== before + written) return 'other-writer';
+    ftruncateSync(fh.fd, before);
   } catch {
-    // The cut failed too (the disk's own fault): the caller's error says the partial bytes stayed.
-    return false;
+    return 'failed'; // the cut failed (the disk's own fault): the caller's error says the partial bytes stayed
   }
+  // The file reads as before from here on; an fsync that fails too changes nothing the caller's error says.
+  await fh.sync().catch(() => undefined);
+  return 'taken';
 }

@@ -1,5 +1,5 @@
 // An exclusive lock beside a file (`<file>.lock`, O_EXCL with the holder's pid) so two sessync processes never write at once.
-import { open, readFile, stat, unlink } from 'node:fs/promises';
+import { open, readFile, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { SessyncError } from '../../shared/errors.js';
 import { PRIVATE_FILE } from './private-fs.js';
@@ -102,6 +102,12 @@ async function unlinkIfThere(path: string): Promise<void> {
   });
 }
 
+/** Removes `lock` if it is still the file `fh` holds open (same device and inode). */
+async function removeIfOurs(fh: FileHandle, lock: string): Promise<void> {
+  const [mine, there] = await Promise.all([fh.stat(), stat(lock)]);
+  if (mine.dev === there.dev && mine.ino === there.ino) await unlink(lock);
+}
+
 async function tryCreate(lock: string): Promise<boolean> {
   try {
     const fh = await open(lock, 'wx', PRIVATE_FILE);
@@ -109,9 +115,10 @@ async function tryCreate(lock: string): Promise<boolean> {
       await fh.writeFile(JSON.stringify({ pid: process.pid, host: HOST, at: new Date().toISOString() } satisfies LockInfo));
     } catch (e) {
       // Made by this call (O_EXCL), so ours to remove: left empty (a full disk), it would hold up the retry as an
-      // unreadable lock until it is a few seconds old. Not removable: the error still names it.
-      await fh.close();
-      await unlink(lock).catch(() => undefined);
+      // unreadable lock until it is a few seconds old. Only while the path is still our file: a write that hung long
+      // enough for another process to judge the lock stale and take its own must not remove that one. Not removable:
+      // the error still names it.
+      await removeIfOurs(fh, lock).finally(() => fh.close().catch(() => undefined)).catch(() => undefined);
       throw namingPath(e, lock);
     }
     await fh.close();

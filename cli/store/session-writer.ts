@@ -234,7 +234,8 @@ async function writeTempPieces(path: string, data: readonly Uint8Array[]): Promi
 async function writeRest(fd: number, rest: Uint8Array, tmp: string): Promise<void> {
   for (let at = 0; at < rest.byteLength; ) {
     const n = await new Promise<number>((resolve, reject) => write(fd, rest, at, rest.byteLength - at, null, (e, k) => (e ? reject(e) : resolve(k))));
-    if (n <= 0) throw new SessyncError('internal', `${tmp}: a write of ${rest.byteLength - at} bytes wrote none`);
+    // A regular file's write that takes nothing has run out of room (space, a quota, a file size limit).
+    if (n <= 0) throw new SessyncError('fs_full', `cannot write to ${tmp}: its disk took none of ${rest.byteLength - at} bytes (no space left, a quota or a file size limit). Free some space there, then retry`, { retryable: true, details: { path: tmp } });
     at += n;
   }
 }

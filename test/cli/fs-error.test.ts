@@ -59,10 +59,10 @@ describe('fsError: the table', () => {
     expect(w.details).toEqual({ errno: 'ENOSPC', syscall: 'write', path: P });
   });
 
-  it('an errno it cannot explain stays internal, but names the errno, the call and the path (and keeps the stack)', () => {
+  it('an errno it cannot explain is fs_error (not internal, which stops a whole sync run), naming the errno, the call and the path (and keeping the stack)', () => {
     const e = errno('EXDEV', 'link', '/a/x', '/b/y');
     const err = fsError(e) as SessyncError;
-    expect(err.code).toBe('internal');
+    expect(err.code).toBe('fs_error');
     expect(err.retryable).toBe(false);
     expect(err.message).toMatch(/^unexpected file-system error EXDEV trying to link \/a\/x to \/b\/y: /);
     expect(err.message).toContain(e.stack!.split('\n')[1]!.trim());
@@ -81,7 +81,7 @@ describe('fsError: the table', () => {
   });
 
   it('a code named like an Object property is not in the table (Object.hasOwn)', () => {
-    expect((fsError(errno('ECONSTRUCTOR', 'open', P)) as SessyncError).code).toBe('internal');
+    expect((fsError(errno('ECONSTRUCTOR', 'open', P)) as SessyncError).code).toBe('fs_error');
   });
 });
 

@@ -174,7 +174,7 @@ export class Machine {
     return { SESSYNC_HOME: this.home, ...this.extraEnv };
   }
 
-  run(args: string[], opts: { input?: string; timeoutMs?: number } = {}): Promise<CliResult> {
+  run(args: string[], opts: { input?: string; timeoutMs?: number; wrap?: (argv: string[]) => string[] } = {}): Promise<CliResult> {
     return runCli([...args, '--cwd', this.project], { env: this.env, ...opts });
   }
 

@@ -111,4 +111,26 @@ describe('per-session errors', () => {
     expect((await okB(['sync', '--json'])).json()).toMatchObject({ pulledEntries: 1, failed: 0 });
     expect(readLog(file).entries).toHaveLength(2);
   }, 90_000);
+  it('a file-system error sessync has no advice for (EFBIG: a file size limit) fails that session alone, as fs_error', async () => {
+    const a = new Machine(rig.root, 'fb-a', { remote: REMOTE });
+    const b = new Machine(rig.root, 'fb-b', { remote: REMOTE });
+    await a.login(rig.server);
+    await b.login(rig.server);
+    const big = await a.newSession();
+    const small = await a.newSession();
+    await a.say(big, 'x'.repeat(400_000));
+    await a.say(small, 'small');
+    await a.ok(['sync', '--json']);
+    // Files over 200 KiB refused with EFBIG (SIGXFSZ ignored, as a shell with `ulimit -f` and that trap does).
+    const limited = (argv: string[]) => ['bash', '-c', 'trap "" XFSZ; ulimit -f 200; exec "$@"', 'limited', ...argv];
+    const r = await b.run(['sync', '--json'], { wrap: limited });
+    expect(r.code, r.stderr).toBe(1);
+    const s = r.json();
+    expect(s.failed, 'the one session failed, not the run').toBe(1);
+    const err = s.sessions.find((x: { session: string }) => x.session === big).error;
+    expect(err).toMatchObject({ code: 'fs_error', retryable: false });
+    expect(err.message).toMatch(/EFBIG/);
+    expect(readLog(b.fileOf(small)).entries.map((e) => (e.message as { content?: string } | undefined)?.content)).toContain('small');
+    expect(await b.ok(['sync', '--json'])).toMatchObject({ failed: 0 });
+  }, 90_000);
 });
