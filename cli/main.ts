@@ -6,6 +6,7 @@ import { SessyncError, isSessyncError } from '../shared/errors.js';
 import { fsError } from './fs-error.js';
 import { toJsonText } from '../shared/json-stringify.js';
 import { version } from '../package.json';
+import { takeCacheNotes } from './store/cache-save.js';
 
 const COMMON: OptionSpec = {
   json: { type: 'boolean', default: false },
@@ -132,11 +133,20 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(json ? JSON.stringify({ waiting: { message: text, ...detail } }) + '\n' : text + '\n');
     },
   };
+  let code: number;
   try {
-    return (await cmd.run(ctx)) ?? 0;
+    code = (await cmd.run(ctx)) ?? 0;
   } catch (e) {
+    cacheNotes(json); // before the error, which stays the last line
     return fail(e, json);
   }
+  cacheNotes(json);
+  return code;
+}
+
+/** Caches this run could not save, said once each; never on stdout (with --json that stays the one result document). */
+function cacheNotes(json: boolean): void {
+  for (const n of takeCacheNotes()) process.stderr.write(json ? JSON.stringify({ note: { message: n } }) + '\n' : `sessync: note: ${n}\n`);
 }
 
 function fail(e: unknown, json: boolean, exitCode?: number): number {

@@ -5,6 +5,7 @@ import type { MigrateResult } from './migrate-file.js';
 import { openSessionView } from './session-file-index-open.js';
 import { peekTailState, readTailState, saveTailState } from './tail-state.js';
 import { forgetSummary } from './summary-cache.js';
+import { saveCache } from './cache-save.js';
 
 export type SessionProblem = { line: number; reason: string } | { entryId: string; reason: string };
 
@@ -32,7 +33,7 @@ export async function resumeSession(path: string, env: NodeJS.ProcessEnv = proce
   if (idx && !(before && before.size === idx.size && before.mtimeMs === idx.mtimeMs)) {
     // A cold or outdated cache would re-read every byte appended since it was saved: the index already knows them.
     after = (await s.tailState()) ?? (await readTailState(path, env));
-    await saveTailState(after, env);
+    await saveCache('append', saveTailState(after, env));
   } else {
     after = await readTailState(path, env);
   }

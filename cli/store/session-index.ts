@@ -7,6 +7,7 @@ import { readHeadAndTailSync } from './last-entry-time.js';
 import { loadSummaries, saveSummaries, SummaryLookup } from './summary-cache.js';
 import type { SummaryRow } from './summary-cache.js';
 import { peekTailStateSync } from './tail-state.js';
+import { saveCache } from './cache-save.js';
 
 export interface SessionSummary {
   id: string;
@@ -110,7 +111,7 @@ async function listDir(dir: string, opts: ListOptions, matches: ((cwd: string) =
     rows.push(row);
   }
   // Rewrite when a row changed or a file went away (fewer rows kept than cached).
-  if (dirty || kept !== cache.rows.length) await saveSummaries({ ...cache, rows: seen }, opts.env);
+  if (dirty || kept !== cache.rows.length) await saveCache('list', saveSummaries({ ...cache, rows: seen }, opts.env));
   return rows;
 }
 

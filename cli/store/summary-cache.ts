@@ -2,6 +2,7 @@
 import { basename, dirname, join } from 'node:path';
 import { readJsonOrNull, writeJsonAtomic } from './atomic-json.js';
 import { cacheDir, cacheKey } from './paths.js';
+import { saveCache } from './cache-save.js';
 
 const FORMAT = 4;
 
@@ -60,5 +61,5 @@ export async function forgetSummary(path: string, env: NodeJS.ProcessEnv = proce
   const name = basename(path);
   const rows = cache.rows.filter((r) => r[0] !== name);
   if (rows.length === cache.rows.length) return;
-  await saveSummaries({ ...cache, rows }, env);
+  await saveCache('list', saveSummaries({ ...cache, rows }, env));
 }

@@ -12,6 +12,7 @@ import type { SessionEntry } from '../../shared/entry.js';
 import { SessyncError } from '../../shared/errors.js';
 import { nullRecord, toNullRecord } from '../../shared/own-keys.js';
 import { cacheDir, cacheKey } from './paths.js';
+import { saveCache } from './cache-save.js';
 
 const FORMAT = 1;
 const TAIL_BYTES = 64;
@@ -336,7 +337,7 @@ export async function readTailState(path: string, env: NodeJS.ProcessEnv = proce
   const fh = await open(path, 'r');
   try {
     const { state, asCached } = await stateOf(path, fh, env);
-    if (!asCached) await saveTailState(state, env);
+    if (!asCached) await saveCache('append', saveTailState(state, env)); // a reader: the cache must not fail it
     return state;
   } finally {
     await fh.close();

@@ -128,6 +128,26 @@ describe.skipIf(noTmpfs !== null)('a full disk (a 128 KiB tmpfs holding SESSYNC_
     expect(doctor.code, doctor.stdout).toBe(0);
   }, 60_000);
 
+  it('list with no room for its cache: the sessions are listed, and a note (not an error) says the cache was not saved', async () => {
+    const made = await run(['new', '--json']); // its list row not cached yet: list has a row to save
+    expect(made.code, made.stderr).toBe(0);
+    const { id } = made.json<{ id: string }>();
+    const filler = join(mnt, 'filler');
+    fill(filler);
+    try {
+      const r = await run(['list', '--json']);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.json<{ id: string }[]>().map((s) => s.id)).toContain(id);
+      const notes = r.stderr.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { note?: { message: string } });
+      expect(notes.map((n) => n.note?.message ?? '').join('\n')).toMatch(/could not save the (list|append) cache \(ENOSPC/);
+      const human = await run(['list']);
+      expect(human.code, human.stderr).toBe(0);
+      expect(human.stderr).toMatch(/^sessync: note: could not save the/m);
+    } finally {
+      rmSync(filler);
+    }
+  }, 60_000);
+
   /** A new session of its own for a case, and a full disk then (with `freePages` pages of it freed again). */
   async function sessionOnFullDisk(freePages: number): Promise<{ id: string; path: string; filler: string }> {
     const made = await run(['new', '--json']);
