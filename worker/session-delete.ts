@@ -184,12 +184,23 @@ export async function deleteSessionStep(inner: BlobStore, account: string, sessi
   const perObject = quotaOn ? 2 : 1;
   let freed = 0;
   const batchPrefix = `${keys.sessionPrefix(account, session)}b/`;
+  // Found by this call, as a server before the notes answered: a client that adds up every answer names each once.
+  const sharesNotRevoked: UnrevokedShare[] = [];
   // Past the budget, the answer costs one list more (the unrevoked shares) and, after freed bytes, the usage's read and write.
   const finish = async (complete: boolean): Promise<DeleteSessionResponse> => {
     if (freed > 0) await addBytes(store, account, -freed);
     // From the notes, not from this call: a retry, or a call after the answer that said it was lost, says it again.
-    const sharesNotRevoked = await unrevokedShares(store, account, session);
-    return { session, deletedAt: tomb.deletedAt, host: tomb.host, complete, removed, sharesRevoked, ...(sharesNotRevoked.length ? { sharesNotRevoked } : {}) };
+    const sharesStillUnrevoked = await unrevokedShares(store, account, session);
+    return {
+      session,
+      deletedAt: tomb.deletedAt,
+      host: tomb.host,
+      complete,
+      removed,
+      sharesRevoked,
+      ...(sharesNotRevoked.length ? { sharesNotRevoked } : {}),
+      ...(sharesStillUnrevoked.length ? { sharesStillUnrevoked } : {}),
+    };
   };
   for (;;) {
     const left = await remaining(store, account, session, Math.max(1, Math.min(100, budget - store.ops)));
@@ -198,9 +209,14 @@ export async function deleteSessionStep(inner: BlobStore, account: string, sessi
     // Shares by the most one may cost, so a step of damaged ones stays inside the budget too.
     const shares = left.shares.slice(0, Math.max(1, Math.floor((budget - store.ops) / SHARE_OPS)));
     await inChunks(shares, async (k) => {
-      // An unrevoked share is not counted in `removed`: its pointer is a share's, as a revoked share's is, and its
-      // note says it on every answer (a client counts a new one as progress).
-      if ((await revokeSessionShare(store, account, session, k)) === null) sharesRevoked++;
+      const unrevoked = await revokeSessionShare(store, account, session, k);
+      if (unrevoked === null) {
+        sharesRevoked++;
+      } else {
+        sharesNotRevoked.push(notRevoked(session, unrevoked));
+        // Its pointer went: progress, also for an older client, which stops on a step that removed and revoked nothing.
+        removed++;
+      }
     });
     const objects = left.objects.slice(0, Math.max(0, Math.floor((budget - store.ops) / perObject)));
     await inChunks(objects, async (k) => {

@@ -122,10 +122,11 @@ describe.each(backends)('a damaged share pointer of a session being deleted (%s)
     expect((await anon.call('GET', `/v1/shares/${s.token}/blob`)).status).toBe(410);
   });
 
-  it("many shares beyond use: the CLI's client goes on through steps that only find shares they cannot revoke, and names each once", async () => {
+  /** A session with 8 shares whose pointers and index entries are damaged beyond use: more than one step's worth. */
+  async function sessionOfLostShares(): Promise<{ session: string; lost: string[] }> {
     const s = await sessionWithShare();
     const lost = [s.id];
-    for (let i = 0; i < 6; i++) {
+    for (let i = 0; i < 7; i++) {
       const r = await rig.alice.call('POST', '/v1/shares', { ciphertext: 'Y2lwaGVy', expiresAt: new Date(Date.now() + 7 * DAY).toISOString(), session: s.session });
       lost.push(r.json.id);
     }
@@ -133,12 +134,39 @@ describe.each(backends)('a damaged share pointer of a session being deleted (%s)
       await store.put(keys.sessionShare(rig.account, s.session, id), CUT);
       await store.put(keys.accountShare(rig.account, id), NOT_A_RECORD);
     }
+    return { session: s.session, lost: lost.sort() };
+  }
+
+  it("many shares beyond use: the CLI's client goes on through steps that only find shares they cannot revoke, and names each once, on a rerun too", async () => {
+    const { session, lost } = await sessionOfLostShares();
     const client = new ApiClient({ url: rig.url, token: rig.alice.token!, retries: 0 });
-    const r = await client.deleteSession(s.session, 'h1');
+    const r = await client.deleteSession(session, 'h1');
     // More steps than one, the first finding nothing but shares it could not revoke (no object removed, none revoked).
     expect(r.steps).toBeGreaterThanOrEqual(2);
     expect(r).toMatchObject({ complete: true, sharesRevoked: 0 });
-    expect(r.sharesNotRevoked?.map((x) => x.id).sort()).toEqual([...lost].sort());
-    expect(await storedKeys(store, keys.sessionPrefix(rig.account, s.session))).toEqual([]);
+    expect(r.sharesNotRevoked?.map((x) => x.id).sort()).toEqual(lost);
+    expect(await storedKeys(store, keys.sessionPrefix(rig.account, session))).toEqual([]);
+    // Run again (as after a lost answer): every one named again, each once.
+    const again = await client.deleteSession(session, 'h1');
+    expect(again).toMatchObject({ complete: true, steps: 1, removed: 0 });
+    expect(again.sharesNotRevoked?.map((x) => x.id).sort()).toEqual(lost);
+  });
+
+  it('many shares beyond use: a client from before the notes (its step loop, as it was at c6e5df8) makes progress to the end and hears of each share once', async () => {
+    const { session, lost } = await sessionOfLostShares();
+    // That client's deleteSession: it adds up each answer's sharesNotRevoked, and stops on a step that is not
+    // complete and removed and revoked nothing.
+    const named: string[] = [];
+    for (let steps = 1; ; steps++) {
+      const step = await rig.alice.call('DELETE', `/v1/sessions/${session}`, { host: 'h1' });
+      expect(step.status, step.text).toBe(200);
+      const d = step.json as { complete: boolean; removed: number; sharesRevoked: number; sharesNotRevoked?: { id: string }[] };
+      named.push(...(d.sharesNotRevoked ?? []).map((x) => x.id));
+      if (d.complete) break;
+      expect(d.removed === 0 && d.sharesRevoked === 0, `step ${steps} made no progress for that client: ${step.text}`).toBe(false);
+      expect(steps).toBeLessThan(10);
+    }
+    expect(named.sort()).toEqual(lost);
+    expect(await storedKeys(store, keys.sessionPrefix(rig.account, session))).toEqual([]);
   });
 });
