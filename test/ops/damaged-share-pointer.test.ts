@@ -122,6 +122,24 @@ describe.each(backends)('a damaged share pointer of a session being deleted (%s)
     expect((await anon.call('GET', `/v1/shares/${s.token}/blob`)).status).toBe(410);
   });
 
+  it('a share the deletion could not revoke that expires: opening its link purges it, and no answer names it any more', async () => {
+    const s = await sessionWithShare();
+    await store.put(s.pointerKey, CUT);
+    await store.put(s.indexKey, NOT_A_RECORD);
+    expect((await deleteSession(s)).sharesNotRevoked?.map((x: { id: string }) => x.id)).toEqual([s.id]);
+    // It expires (its record says so), and its link is opened: the purge removes its ciphertext and its index entry.
+    const recordKey = keys.share(s.hash);
+    const rec = JSON.parse(decoder.decode((await store.get(recordKey))!.body));
+    await store.put(recordKey, encoder.encode(JSON.stringify({ ...rec, expiresAt: new Date(Date.now() - 1000).toISOString() })));
+    expect((await anon.call('GET', `/v1/shares/${s.token}/blob`)).status).toBe(410);
+    expect(await store.get(s.indexKey)).toBeNull();
+    // Nothing could find the share to clear its note now (its link answers 404 to a revocation): the purge cleared it.
+    expect(await storedKeys(store, keys.sessionUnrevokedPrefix(rig.account, s.session))).toEqual([]);
+    const again = await rig.alice.call('DELETE', `/v1/sessions/${s.session}`, { host: 'h1' });
+    expect(again.json).toMatchObject({ complete: true });
+    expect(again.json.sharesStillUnrevoked).toBeUndefined();
+  });
+
   /** A session with 8 shares whose pointers and index entries are damaged beyond use: more than one step's worth. */
   async function sessionOfLostShares(): Promise<{ session: string; lost: string[] }> {
     const s = await sessionWithShare();

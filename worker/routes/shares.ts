@@ -186,8 +186,8 @@ sharesRoutes.get('/v1/shares', requireAccount, async (c) => {
  * Revokes (or, for `expired`, purges) a share: the record keeps only its dates and the reason, so the link answers
  * 410 and the server holds nothing of the shared session; the index entry and the session's pointer go, so it
  * leaves the share list. Record first: a failure after it leaves a listed share that is already dead, and the
- * next list purges it. `notes`: the share's index entry was damaged, so a session's deletion may have noted it as
- * unrevoked: the note goes before the entry, so a retry of a revocation cut short finds the share again. `record:
+ * next list purges it. `notes`: the share's index entry was (or may be) damaged, so a session's deletion may have
+ * noted it as unrevoked: the note goes before the entry, so a retry of a revocation cut short finds the share again. `record:
  * false`: the record is a tombstone already, and keeps what it says (when, and why: a deleted session's stays so).
  */
 async function purgeShare(store: BlobStore, account: string, index: ShareIndexRecord, opts: { reason?: ShareRecord['reason']; notes?: boolean; record?: false } = {}): Promise<void> {
@@ -308,8 +308,10 @@ async function liveShare(store: BlobStore, token: string): Promise<ShareRecord> 
   if (!rec) throw missing;
   if (rec.reason === 'session_deleted') throw new SessyncError('gone', 'the session of this share was deleted by its owner');
   if (rec.reason === 'expired' || (!rec.revoked && Date.parse(rec.expiresAt) <= Date.now())) {
-    // Housekeeping, lazily here too: an expired share read by its link loses its ciphertext now.
-    if (rec.ciphertext !== undefined) await purgeShare(store, rec.account, { id: rec.id, tokenHash: await sha256Hex(token), created: rec.created, expiresAt: rec.expiresAt, revoked: false }, { reason: 'expired' });
+    // Housekeeping, lazily here too: an expired share read by its link loses its ciphertext now. Its notes go with its
+    // index entry: a session's deletion may have noted it (its entry damaged), and once the entry is gone nothing would
+    // find the share to clear them, so they would warn of a dead link for ever.
+    if (rec.ciphertext !== undefined) await purgeShare(store, rec.account, { id: rec.id, tokenHash: await sha256Hex(token), created: rec.created, expiresAt: rec.expiresAt, revoked: false }, { reason: 'expired', notes: true });
     throw new SessyncError('gone', `this share expired at ${rec.expiresAt}`);
   }
   if (rec.revoked) throw new SessyncError('gone', 'this share was revoked by its owner');
