@@ -112,7 +112,7 @@ async function pointedShare(store: BlobStore, account: string, id: string, point
  * damaged bytes name, the index entry, a record its damaged bytes name, then the tombstone, the index entry's removal
  * and the pointer's (or, unrevoked, the note and the pointer's removal). A sound pointer costs 5.
  */
-const SHARE_OPS = 7;
+export const SHARE_OPS = 7;
 
 /**
  * Revokes one share of the deleted session: its ciphertext goes, the link answers 410, it leaves the share list.

@@ -22,6 +22,7 @@ import { VIEWER_SCRIPT } from '../viewer/viewer-bundle.js';
 import { isDamagedRead, readShareIndexKeepingBytes, readShareRecord, readShareRecordKeepingBytes, type SessionSharePointer, type ShareIndexRecord, type ShareRecord } from '../share-records.js';
 import { datesIn, hashIn, ownerOfDamagedShareRecord, shareOfDamagedRecord, type SalvagedShare } from '../share-salvage.js';
 import { listAll } from '../session-data.js';
+import { TOKEN_MARK_MAX_OPS } from '../tokens.js';
 
 /** Longest a share may live; a link is a capability, and capabilities should not be forever. */
 const MAX_LIFETIME_MS = 366 * 24 * 3600 * 1000;
@@ -98,13 +99,16 @@ sharesRoutes.post('/v1/shares', requireAccount, async (c) => {
   return c.json(body, 201);
 });
 
+/** Subrequests a Workers request may make (the free plan's). */
+const WORKERS_SUBREQUESTS = 50;
+
 /**
  * Calls a page may make past its index entries, to find the share records of damaged entries (one read each, see
  * shareOfDamagedRecord) and to purge dead shares (2 or 3 writes each): a page of sound shares costs the token's read
- * (and, on its first use of the day, up to 3 calls to mark it), the list and 40 reads; with these, every page stays
- * inside the 50 subrequests a Workers request may make.
+ * (and, on its first use of the day, up to TOKEN_MARK_MAX_OPS calls to mark it), the list and a read per entry; what is
+ * left of the request's subrequests is this, so every page stays inside them.
  */
-export const SHARES_PAGE_EXTRA_OPS = 5;
+export const SHARES_PAGE_EXTRA_OPS = WORKERS_SUBREQUESTS - 1 - TOKEN_MARK_MAX_OPS - 1 - SHARES_PER_PAGE;
 
 /**
  * What the list says of a share whose index entry is damaged (logged by the read): what its share record says, when
