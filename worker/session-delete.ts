@@ -240,9 +240,8 @@ export async function undeleteSession(store: BlobStore, account: string, session
   if (left.shares.length || left.objects.length) {
     throw new SessyncError('conflict', `session ${session} is still being deleted on the server: run \`sessync rm ${session} --remote\` again to finish, then undelete`);
   }
-  // The notes of shares it could not revoke go first: they belong to the deletion, which is over, and a crash before
-  // the tombstones go leaves the session deleted, as it was. Such a share stays listed as damaged by `sessync shares`.
-  await Promise.all((await listAll(store, keys.sessionUnrevokedPrefix(account, session))).map((k) => store.delete(k)));
+  // The notes of shares the deletion could not revoke stay: such a share's link may still open, and only its
+  // revocation (or its purge once expired) clears them, so deleting the session again still names it.
   await Promise.all(tombKeys.map((k) => store.delete(k)));
   return true;
 }

@@ -123,7 +123,7 @@ export function describeSessionDelete(name: string, open: () => Promise<{ store:
       expect(await keysUnder(store, keys.unrevokedPrefix(account))).toEqual([]);
     });
 
-    it('a share the deletion could not revoke is named until the session is undeleted; deleting it again names only its own', async () => {
+    it('a share the deletion could not revoke is named until it is revoked, across an undelete and a second deletion', async () => {
       await seed('del-undo');
       const made = await alice.call('POST', '/v1/shares', { ciphertext: 'Y2lwaGVy', expiresAt: new Date(Date.now() + DAY).toISOString(), session: 'del-undo' });
       const lost = made.json as { token: string; id: string };
@@ -133,16 +133,21 @@ export function describeSessionDelete(name: string, open: () => Promise<{ store:
       let r;
       do r = DeleteSessionResponseSchema.parse((await alice.call('DELETE', '/v1/sessions/del-undo', { host: 'laptop' })).json);
       while (!r.complete);
-      expect(r.sharesNotRevoked?.map((x) => x.id)).toEqual([lost.id]);
+      expect(r.sharesStillUnrevoked?.map((x) => x.id)).toEqual([lost.id]);
       expect((await alice.call('POST', '/v1/sessions/del-undo/undelete')).json).toEqual({ session: 'del-undo', undeleted: true });
-      expect(await keysUnder(store, keys.sessionUnrevokedPrefix(account, 'del-undo'))).toEqual([]);
-      // Pushed again and deleted again: the share of the first life is not this deletion's (it stays listed as damaged).
+      // Its link still opens: the undelete keeps the note of it.
+      expect((await anon.call('GET', `/v1/shares/${lost.token}/blob`)).status).toBe(200);
+      expect(await keysUnder(store, keys.sessionUnrevokedPrefix(account, 'del-undo'))).toHaveLength(1);
+      // Pushed again and deleted again: the share is still named, and still listed as damaged.
       expect((await alice.push(await makeBatch({ session: 'del-undo', host: 'h1', seq: 1, meta: metaFor('del-undo') }))).status).toBe(201);
       do r = DeleteSessionResponseSchema.parse((await alice.call('DELETE', '/v1/sessions/del-undo', { host: 'laptop' })).json);
       while (!r.complete);
-      expect(r.sharesNotRevoked).toBeUndefined();
+      expect(r.sharesStillUnrevoked?.map((x) => x.id)).toEqual([lost.id]);
       expect((await alice.call('GET', '/v1/shares')).json.damaged).toContainEqual(expect.objectContaining({ id: lost.id }));
+      // Revoked by its link: then no answer names it.
       expect((await alice.call('DELETE', `/v1/shares/${lost.token}`)).status).toBe(200);
+      r = DeleteSessionResponseSchema.parse((await alice.call('DELETE', '/v1/sessions/del-undo', { host: 'laptop' })).json);
+      expect(r.sharesStillUnrevoked).toBeUndefined();
     });
 
     it("another account's session answers 404 and nothing of it changes", async () => {
