@@ -98,7 +98,8 @@ async function pointedShare(store: BlobStore, account: string, id: string, point
   if (p === null) return null;
   if (!isDamagedRead(p) && p.id === id) return replacing(p.tokenHash);
   const fromPointer = isDamagedRead(p) ? await shareOfDamagedRecord(store, account, id, p.damaged) : null;
-  if (fromPointer) return salvaged(fromPointer);
+  // No record at the pointer's hash: its index entry, not the pointer, says whether the share ever went live.
+  if (fromPointer && !fromPointer.missing) return salvaged(fromPointer);
   const index = await readShareIndexKeepingBytes(store, keys.accountShare(account, id));
   // No index entry: revoked already (a revocation removes it before the pointer) or never made live (made after it).
   if (index === null) return null;

@@ -122,6 +122,45 @@ describe.each(backends)('a damaged share pointer of a session being deleted (%s)
     expect((await anon.call('GET', `/v1/shares/${s.token}/blob`)).status).toBe(410);
   });
 
+  /** Its making cut between its index entry and its share record, and the entry cut after the hash: a link that never opened. */
+  async function neverLive(s: { hash: string; indexKey: string }): Promise<void> {
+    await store.delete(keys.share(s.hash));
+    const index = (await store.get(s.indexKey))!.body;
+    await store.put(s.indexKey, index.subarray(0, decoder.decode(index).indexOf(s.hash) + 65));
+  }
+
+  it('index entry cut after its hash, no share record there (its making cut short), pointer damaged: the deletion removes it, no warning', async () => {
+    const s = await sessionWithShare();
+    await neverLive(s);
+    await store.put(s.pointerKey, CUT);
+    expect((await anon.call('GET', `/v1/shares/${s.token}/blob`)).status).toBe(404);
+    const r = await deleteSession(s);
+    expect(r).toMatchObject({ sharesRevoked: 1 });
+    expect(r.sharesNotRevoked).toBeUndefined();
+    expect(r.sharesStillUnrevoked).toBeUndefined();
+    expect(await store.get(s.indexKey)).toBeNull();
+    expect((await rig.alice.call('GET', '/v1/shares')).json.damaged ?? []).not.toContainEqual(expect.objectContaining({ id: s.id }));
+  });
+
+  it('a pointer cut after a hash with no share record, its index entry sound: the live share the entry names is revoked', async () => {
+    const s = await sessionWithShare();
+    await store.put(s.pointerKey, encoder.encode(`{"id":"${s.id}","tokenHash":"${await sha256Hex('a token never issued')}"`));
+    const r = await deleteSession(s);
+    expect(r).toMatchObject({ sharesRevoked: 1 });
+    expect((await anon.call('GET', `/v1/shares/${s.token}/blob`)).status).toBe(410);
+    expect(await store.get(s.indexKey)).toBeNull();
+  });
+
+  it('the same entry in the share list: it says the link never opened, and revoking by id removes it', async () => {
+    const s = await sessionWithShare();
+    await neverLive(s);
+    const listed = (await rig.alice.call('GET', '/v1/shares')).json.damaged as { id: string; revocableById: boolean; message: string }[];
+    expect(listed).toContainEqual({ id: s.id, revocableById: true, message: expect.stringMatching(new RegExp(`never opened.*sessync unshare ${s.id}`)) });
+    expect((await rig.alice.call('DELETE', `/v1/shares/${s.id}`)).status).toBe(200);
+    expect(await store.get(s.indexKey)).toBeNull();
+    expect((await rig.alice.call('GET', '/v1/shares')).json.damaged ?? []).not.toContainEqual(expect.objectContaining({ id: s.id }));
+  });
+
   it('a share the deletion could not revoke that expires: opening its link purges it, and no answer names it any more', async () => {
     const s = await sessionWithShare();
     await store.put(s.pointerKey, CUT);

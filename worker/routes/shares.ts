@@ -115,7 +115,7 @@ export const SHARES_PAGE_EXTRA_OPS = WORKERS_SUBREQUESTS - 1 - TOKEN_MARK_MAX_OP
  * the damaged bytes still lead to it (see shareOfDamagedRecord), and what its owner can do either way.
  */
 function damagedInfo(account: string, id: string, found: SalvagedShare | null): DamagedShareInfo {
-  console.error(`sessync: the share index record at ${keys.accountShare(account, id)} is listed as damaged (${found ? `its share record is at ${keys.share(found.tokenHash)}${found.record ? '' : ', damaged too'}` : 'its share record cannot be found'})`);
+  console.error(`sessync: the share index record at ${keys.accountShare(account, id)} is listed as damaged (${found ? `its share record is at ${keys.share(found.tokenHash)}${found.record ? '' : found.missing ? ', never written' : ', damaged too'}` : 'its share record cannot be found'})`);
   if (!found) {
     return {
       id,
@@ -124,6 +124,13 @@ function damagedInfo(account: string, id: string, found: SalvagedShare | null): 
     };
   }
   const { record } = found;
+  if (found.missing) {
+    return {
+      id,
+      revocableById: true,
+      message: `its index record on this server is damaged and its making stopped before its share record was written, so its link never opened (it answers 404): \`sessync unshare ${id}\` removes the damaged record`,
+    };
+  }
   if (!record) {
     return {
       id,
@@ -254,7 +261,7 @@ async function findOwnShare(store: BlobStore, account: string, idOrToken: string
     // record, as by the link below. Otherwise the 422 stands: it says to revoke by the link.
     const found = await shareOfDamagedRecord(store, account, idOrToken, rec.damaged);
     if (!found) throw rec.error;
-    console.error(`sessync: the share index record at ${indexKey} is damaged: revoking through the share record at ${keys.share(found.tokenHash)} instead${found.record ? '' : ' (damaged too: replaced by the tombstone)'}`);
+    console.error(`sessync: the share index record at ${indexKey} is damaged: revoking through the share record at ${keys.share(found.tokenHash)} instead${found.record ? '' : found.missing ? ' (never written: the tombstone is written there)' : ' (damaged too: replaced by the tombstone)'}`);
     const index = found.record
       ? { id: idOrToken, tokenHash: found.tokenHash, created: found.record.created, expiresAt: found.record.expiresAt, revoked: false }
       : fromDamagedRecord(idOrToken, found.tokenHash, found.bytes);
