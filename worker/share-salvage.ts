@@ -54,7 +54,9 @@ export interface SalvagedShare {
  * hash names counts when it is sound and says this account and this id: damaged bytes never lead to another share. A
  * damaged share record counts when what its bytes still say does not name another account or id: the account's own
  * record names it, and its link cannot open anyway, so replacing it by the revoked tombstone only makes the link
- * answer like any revoked one (and lets the damaged entry go).
+ * answer like any revoked one (and lets the damaged entry go). That rests on the account's records holding only
+ * hashes the server wrote for it: no request names a hash or an id (see share-both-damaged.test.ts); an entry put in
+ * the store by hand could make an account tombstone a damaged record, never a sound one, of another's.
  */
 export async function shareOfDamagedRecord(store: BlobStore, account: string, id: string, bytes: Uint8Array): Promise<SalvagedShare | null> {
   const tokenHash = hashIn(bytes);
