@@ -301,14 +301,15 @@ export class ApiClient {
   async deleteSession(session: string, host: string): Promise<DeleteSessionResponse & { steps: number }> {
     let removed = 0;
     let sharesRevoked = 0;
-    // By id: the server names each unrevoked share on every answer (an older one only on the answer that found it).
+    // By id: a share is in `sharesNotRevoked` of the answer that found it and in `sharesStillUnrevoked` of every answer
+    // (of a server that keeps notes), so a rerun after a lost answer still names it, and names it once.
     const notRevoked = new Map<string, UnrevokedShare>();
     for (let steps = 1; ; steps++) {
-      const r = await this.deleteSessionStep(session, host);
+      const { sharesStillUnrevoked, ...r } = await this.deleteSessionStep(session, host);
       removed += r.removed;
       sharesRevoked += r.sharesRevoked;
       const known = notRevoked.size;
-      for (const s of r.sharesNotRevoked ?? []) notRevoked.set(s.id, s);
+      for (const s of [...(r.sharesNotRevoked ?? []), ...(sharesStillUnrevoked ?? [])]) notRevoked.set(s.id, s);
       const sharesNotRevoked = [...notRevoked.values()];
       if (r.complete) return { ...r, removed, sharesRevoked, steps, ...(sharesNotRevoked.length ? { sharesNotRevoked } : {}) };
       // A step that removed nothing, revoked nothing, found no share it could not revoke and is not complete means a

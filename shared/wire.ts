@@ -519,16 +519,21 @@ export const DeleteSessionResponseSchema = z.object({
   host: z.string(),
   /** Every object of the session is gone (the tombstone stays). */
   complete: z.boolean(),
-  /** Objects of the session removed by this call (its meta, batches and heads; not the pointers to its shares). */
+  /**
+   * Objects of the session removed by this call: its meta, batches and heads, and the pointers of the shares it could
+   * not revoke (not those of the shares it revoked, counted in `sharesRevoked`).
+   */
   removed: z.number().int(),
   /** Shares of the session revoked by this call. */
   sharesRevoked: z.number().int(),
-  /**
-   * Every share of the session its deletion could not revoke (their records are damaged) and that is not revoked
-   * since, named by every answer of the deletion, a retry's and a later call's too (not only the call that found it);
-   * absent when none. One a client has not seen before is progress.
-   */
+  /** Shares this call could not revoke (their records are damaged; their pointers are counted in `removed`); absent when none. */
   sharesNotRevoked: z.array(UnrevokedShareSchema).optional(),
+  /**
+   * Every share of the session a deletion could not revoke and that is not revoked since, on every answer (a retry's,
+   * a later call's), so a lost answer loses no warning; absent when none, and from older servers. It repeats the shares
+   * of `sharesNotRevoked` and of earlier answers: a client names each once, by id.
+   */
+  sharesStillUnrevoked: z.array(UnrevokedShareSchema).optional(),
 });
 export type DeleteSessionResponse = z.infer<typeof DeleteSessionResponseSchema>;
 

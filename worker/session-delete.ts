@@ -98,7 +98,8 @@ async function pointedShare(store: BlobStore, account: string, id: string, point
   if (p === null) return null;
   if (!isDamagedRead(p) && p.id === id) return replacing(p.tokenHash);
   const fromPointer = isDamagedRead(p) ? await shareOfDamagedRecord(store, account, id, p.damaged) : null;
-  if (fromPointer) return salvaged(fromPointer);
+  // No record at the pointer's hash: its index entry, not the pointer, says whether the share ever went live.
+  if (fromPointer && !fromPointer.missing) return salvaged(fromPointer);
   const index = await readShareIndexKeepingBytes(store, keys.accountShare(account, id));
   // No index entry: revoked already (a revocation removes it before the pointer) or never made live (made after it).
   if (index === null) return null;
@@ -112,7 +113,7 @@ async function pointedShare(store: BlobStore, account: string, id: string, point
  * damaged bytes name, the index entry, a record its damaged bytes name, then the tombstone, the index entry's removal
  * and the pointer's (or, unrevoked, the note and the pointer's removal). A sound pointer costs 5.
  */
-const SHARE_OPS = 7;
+export const SHARE_OPS = 7;
 
 /**
  * Revokes one share of the deleted session: its ciphertext goes, the link answers 410, it leaves the share list.
@@ -184,12 +185,23 @@ export async function deleteSessionStep(inner: BlobStore, account: string, sessi
   const perObject = quotaOn ? 2 : 1;
   let freed = 0;
   const batchPrefix = `${keys.sessionPrefix(account, session)}b/`;
+  // Found by this call, as a server before the notes answered: a client that adds up every answer names each once.
+  const sharesNotRevoked: UnrevokedShare[] = [];
   // Past the budget, the answer costs one list more (the unrevoked shares) and, after freed bytes, the usage's read and write.
   const finish = async (complete: boolean): Promise<DeleteSessionResponse> => {
     if (freed > 0) await addBytes(store, account, -freed);
     // From the notes, not from this call: a retry, or a call after the answer that said it was lost, says it again.
-    const sharesNotRevoked = await unrevokedShares(store, account, session);
-    return { session, deletedAt: tomb.deletedAt, host: tomb.host, complete, removed, sharesRevoked, ...(sharesNotRevoked.length ? { sharesNotRevoked } : {}) };
+    const sharesStillUnrevoked = await unrevokedShares(store, account, session);
+    return {
+      session,
+      deletedAt: tomb.deletedAt,
+      host: tomb.host,
+      complete,
+      removed,
+      sharesRevoked,
+      ...(sharesNotRevoked.length ? { sharesNotRevoked } : {}),
+      ...(sharesStillUnrevoked.length ? { sharesStillUnrevoked } : {}),
+    };
   };
   for (;;) {
     const left = await remaining(store, account, session, Math.max(1, Math.min(100, budget - store.ops)));
@@ -198,9 +210,14 @@ export async function deleteSessionStep(inner: BlobStore, account: string, sessi
     // Shares by the most one may cost, so a step of damaged ones stays inside the budget too.
     const shares = left.shares.slice(0, Math.max(1, Math.floor((budget - store.ops) / SHARE_OPS)));
     await inChunks(shares, async (k) => {
-      // An unrevoked share is not counted in `removed`: its pointer is a share's, as a revoked share's is, and its
-      // note says it on every answer (a client counts a new one as progress).
-      if ((await revokeSessionShare(store, account, session, k)) === null) sharesRevoked++;
+      const unrevoked = await revokeSessionShare(store, account, session, k);
+      if (unrevoked === null) {
+        sharesRevoked++;
+      } else {
+        sharesNotRevoked.push(notRevoked(session, unrevoked));
+        // Its pointer went: progress, also for an older client, which stops on a step that removed and revoked nothing.
+        removed++;
+      }
     });
     const objects = left.objects.slice(0, Math.max(0, Math.floor((budget - store.ops) / perObject)));
     await inChunks(objects, async (k) => {
@@ -224,9 +241,8 @@ export async function undeleteSession(store: BlobStore, account: string, session
   if (left.shares.length || left.objects.length) {
     throw new SessyncError('conflict', `session ${session} is still being deleted on the server: run \`sessync rm ${session} --remote\` again to finish, then undelete`);
   }
-  // The notes of shares it could not revoke go first: they belong to the deletion, which is over, and a crash before
-  // the tombstones go leaves the session deleted, as it was. Such a share stays listed as damaged by `sessync shares`.
-  await Promise.all((await listAll(store, keys.sessionUnrevokedPrefix(account, session))).map((k) => store.delete(k)));
+  // The notes of shares the deletion could not revoke stay: such a share's link may still open, and only its
+  // revocation (or its purge once expired) clears them, so deleting the session again still names it.
   await Promise.all(tombKeys.map((k) => store.delete(k)));
   return true;
 }

@@ -32,26 +32,38 @@ export function datesIn(bytes: Uint8Array | undefined, now: string): { created: 
   return { created: date('created'), expiresAt: date('expiresAt') };
 }
 
-/** A share found from damaged bytes: its token hash, and its record (null when that is damaged too; `bytes` are then its bytes). */
+/**
+ * A share found from damaged bytes: its token hash, and its record (null when that is damaged too, `bytes` then its
+ * bytes, or when none was ever written, `missing`).
+ */
 export interface SalvagedShare {
   tokenHash: string;
   record: ShareRecord | null;
   bytes?: Uint8Array;
+  /**
+   * No share record at the hash: its making stopped after the index entry (which is written first), so its link never
+   * opened and answers 404. Only an index entry's bytes are taken so: a pointer is written before the entry, so its
+   * share may have been made live under a sound entry, which then leads to it.
+   */
+  missing?: true;
 }
 
 /**
  * The share that the damaged bytes of a record of share `id` in this account's own key space (its index entry or a
- * session's pointer, which both hold the token's hash) still lead to, or null; one read at most. The share record the
+ * session's pointer, which both hold the token's hash) still lead to, or null; one read at most (see `missing`). The share record the
  * hash names counts when it is sound and says this account and this id: damaged bytes never lead to another share. A
  * damaged share record counts when what its bytes still say does not name another account or id: the account's own
  * record names it, and its link cannot open anyway, so replacing it by the revoked tombstone only makes the link
- * answer like any revoked one (and lets the damaged entry go).
+ * answer like any revoked one (and lets the damaged entry go). That rests on the account's records holding only
+ * hashes the server wrote for it: no request names a hash or an id (see share-both-damaged.test.ts); an entry put in
+ * the store by hand could make an account tombstone a damaged record, never a sound one, of another's.
  */
 export async function shareOfDamagedRecord(store: BlobStore, account: string, id: string, bytes: Uint8Array): Promise<SalvagedShare | null> {
   const tokenHash = hashIn(bytes);
   if (tokenHash === undefined) return null;
   const record = await readShareRecordKeepingBytes(store, tokenHash);
-  if (record === null) return null;
+  // A revocation or purge replaces a record and never removes it: none here means none was ever written.
+  if (record === null) return { tokenHash, record: null, missing: true };
   if (isDamagedRead(record)) {
     const says = { account: fieldIn(record.damaged, 'account'), id: fieldIn(record.damaged, 'id') };
     if ((says.account !== undefined && says.account !== account) || (says.id !== undefined && says.id !== id)) return null;

@@ -172,6 +172,13 @@ export async function lookupToken(store: BlobStore, token: string): Promise<Toke
 }
 
 /**
+ * Store calls touchToken may make at most (a record from before token ids, with a revocation racing): the index
+ * entry's putIfAbsent, the record's write, the entry's read, the record's read and its write again. Every
+ * authenticated request may pay them after its own, so a route that counts its calls leaves room for them.
+ */
+export const TOKEN_MARK_MAX_OPS = 5;
+
+/**
  * Marks the token used today, at most one write a day per token (the record holds the day, which every request
  * reads anyway). A record from before token ids gets its id and index entry here. Returns false when a revocation
  * ran concurrently: the record just written would have undone it, so the revoked mark is put back.

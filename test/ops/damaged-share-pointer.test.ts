@@ -122,10 +122,68 @@ describe.each(backends)('a damaged share pointer of a session being deleted (%s)
     expect((await anon.call('GET', `/v1/shares/${s.token}/blob`)).status).toBe(410);
   });
 
-  it("many shares beyond use: the CLI's client goes on through steps that only find shares they cannot revoke, and names each once", async () => {
+  /** Its making cut between its index entry and its share record, and the entry cut after the hash: a link that never opened. */
+  async function neverLive(s: { hash: string; indexKey: string }): Promise<void> {
+    await store.delete(keys.share(s.hash));
+    const index = (await store.get(s.indexKey))!.body;
+    await store.put(s.indexKey, index.subarray(0, decoder.decode(index).indexOf(s.hash) + 65));
+  }
+
+  it('index entry cut after its hash, no share record there (its making cut short), pointer damaged: the deletion removes it, no warning', async () => {
+    const s = await sessionWithShare();
+    await neverLive(s);
+    await store.put(s.pointerKey, CUT);
+    expect((await anon.call('GET', `/v1/shares/${s.token}/blob`)).status).toBe(404);
+    const r = await deleteSession(s);
+    expect(r).toMatchObject({ sharesRevoked: 1 });
+    expect(r.sharesNotRevoked).toBeUndefined();
+    expect(r.sharesStillUnrevoked).toBeUndefined();
+    expect(await store.get(s.indexKey)).toBeNull();
+    expect((await rig.alice.call('GET', '/v1/shares')).json.damaged ?? []).not.toContainEqual(expect.objectContaining({ id: s.id }));
+  });
+
+  it('a pointer cut after a hash with no share record, its index entry sound: the live share the entry names is revoked', async () => {
+    const s = await sessionWithShare();
+    await store.put(s.pointerKey, encoder.encode(`{"id":"${s.id}","tokenHash":"${await sha256Hex('a token never issued')}"`));
+    const r = await deleteSession(s);
+    expect(r).toMatchObject({ sharesRevoked: 1 });
+    expect((await anon.call('GET', `/v1/shares/${s.token}/blob`)).status).toBe(410);
+    expect(await store.get(s.indexKey)).toBeNull();
+  });
+
+  it('the same entry in the share list: it says the link never opened, and revoking by id removes it', async () => {
+    const s = await sessionWithShare();
+    await neverLive(s);
+    const listed = (await rig.alice.call('GET', '/v1/shares')).json.damaged as { id: string; revocableById: boolean; message: string }[];
+    expect(listed).toContainEqual({ id: s.id, revocableById: true, message: expect.stringMatching(new RegExp(`never opened.*sessync unshare ${s.id}`)) });
+    expect((await rig.alice.call('DELETE', `/v1/shares/${s.id}`)).status).toBe(200);
+    expect(await store.get(s.indexKey)).toBeNull();
+    expect((await rig.alice.call('GET', '/v1/shares')).json.damaged ?? []).not.toContainEqual(expect.objectContaining({ id: s.id }));
+  });
+
+  it('a share the deletion could not revoke that expires: opening its link purges it, and no answer names it any more', async () => {
+    const s = await sessionWithShare();
+    await store.put(s.pointerKey, CUT);
+    await store.put(s.indexKey, NOT_A_RECORD);
+    expect((await deleteSession(s)).sharesNotRevoked?.map((x: { id: string }) => x.id)).toEqual([s.id]);
+    // It expires (its record says so), and its link is opened: the purge removes its ciphertext and its index entry.
+    const recordKey = keys.share(s.hash);
+    const rec = JSON.parse(decoder.decode((await store.get(recordKey))!.body));
+    await store.put(recordKey, encoder.encode(JSON.stringify({ ...rec, expiresAt: new Date(Date.now() - 1000).toISOString() })));
+    expect((await anon.call('GET', `/v1/shares/${s.token}/blob`)).status).toBe(410);
+    expect(await store.get(s.indexKey)).toBeNull();
+    // Nothing could find the share to clear its note now (its link answers 404 to a revocation): the purge cleared it.
+    expect(await storedKeys(store, keys.sessionUnrevokedPrefix(rig.account, s.session))).toEqual([]);
+    const again = await rig.alice.call('DELETE', `/v1/sessions/${s.session}`, { host: 'h1' });
+    expect(again.json).toMatchObject({ complete: true });
+    expect(again.json.sharesStillUnrevoked).toBeUndefined();
+  });
+
+  /** A session with 8 shares whose pointers and index entries are damaged beyond use: more than one step's worth. */
+  async function sessionOfLostShares(): Promise<{ session: string; lost: string[] }> {
     const s = await sessionWithShare();
     const lost = [s.id];
-    for (let i = 0; i < 6; i++) {
+    for (let i = 0; i < 7; i++) {
       const r = await rig.alice.call('POST', '/v1/shares', { ciphertext: 'Y2lwaGVy', expiresAt: new Date(Date.now() + 7 * DAY).toISOString(), session: s.session });
       lost.push(r.json.id);
     }
@@ -133,12 +191,39 @@ describe.each(backends)('a damaged share pointer of a session being deleted (%s)
       await store.put(keys.sessionShare(rig.account, s.session, id), CUT);
       await store.put(keys.accountShare(rig.account, id), NOT_A_RECORD);
     }
+    return { session: s.session, lost: lost.sort() };
+  }
+
+  it("many shares beyond use: the CLI's client goes on through steps that only find shares they cannot revoke, and names each once, on a rerun too", async () => {
+    const { session, lost } = await sessionOfLostShares();
     const client = new ApiClient({ url: rig.url, token: rig.alice.token!, retries: 0 });
-    const r = await client.deleteSession(s.session, 'h1');
+    const r = await client.deleteSession(session, 'h1');
     // More steps than one, the first finding nothing but shares it could not revoke (no object removed, none revoked).
     expect(r.steps).toBeGreaterThanOrEqual(2);
     expect(r).toMatchObject({ complete: true, sharesRevoked: 0 });
-    expect(r.sharesNotRevoked?.map((x) => x.id).sort()).toEqual([...lost].sort());
-    expect(await storedKeys(store, keys.sessionPrefix(rig.account, s.session))).toEqual([]);
+    expect(r.sharesNotRevoked?.map((x) => x.id).sort()).toEqual(lost);
+    expect(await storedKeys(store, keys.sessionPrefix(rig.account, session))).toEqual([]);
+    // Run again (as after a lost answer): every one named again, each once.
+    const again = await client.deleteSession(session, 'h1');
+    expect(again).toMatchObject({ complete: true, steps: 1, removed: 0 });
+    expect(again.sharesNotRevoked?.map((x) => x.id).sort()).toEqual(lost);
+  });
+
+  it('many shares beyond use: a client from before the notes (its step loop, as it was at c6e5df8) makes progress to the end and hears of each share once', async () => {
+    const { session, lost } = await sessionOfLostShares();
+    // That client's deleteSession: it adds up each answer's sharesNotRevoked, and stops on a step that is not
+    // complete and removed and revoked nothing.
+    const named: string[] = [];
+    for (let steps = 1; ; steps++) {
+      const step = await rig.alice.call('DELETE', `/v1/sessions/${session}`, { host: 'h1' });
+      expect(step.status, step.text).toBe(200);
+      const d = step.json as { complete: boolean; removed: number; sharesRevoked: number; sharesNotRevoked?: { id: string }[] };
+      named.push(...(d.sharesNotRevoked ?? []).map((x) => x.id));
+      if (d.complete) break;
+      expect(d.removed === 0 && d.sharesRevoked === 0, `step ${steps} made no progress for that client: ${step.text}`).toBe(false);
+      expect(steps).toBeLessThan(10);
+    }
+    expect(named.sort()).toEqual(lost);
+    expect(await storedKeys(store, keys.sessionPrefix(rig.account, session))).toEqual([]);
   });
 });

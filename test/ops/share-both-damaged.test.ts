@@ -136,6 +136,24 @@ describe("a damaged entry never leads to another account's share", () => {
   });
 });
 
+describe('what makes a damaged record that names nothing safe to replace through an entry of this account', () => {
+  it("no request puts a hash or an id of its choosing into the caller's index: a share's entry holds the hash of the token it was given", async () => {
+    const theirs = await newShare(bob);
+    const before = (await listed()).damaged.length + (await listed()).shares.length;
+    // Naming bob's share (its hash, its id) in a request of alice's is refused, and stores nothing.
+    for (const extra of [{ tokenHash: theirs.hash }, { id: theirs.id }, { token: theirs.token }, { account: 'bob' }]) {
+      const r = await rig.alice.call('POST', '/v1/shares', { ciphertext: 'Y2lwaGVy', expiresAt: new Date(Date.now() + DAY).toISOString(), ...extra });
+      expect(r.status, JSON.stringify(extra)).toBe(400);
+    }
+    expect((await listed()).damaged.length + (await listed()).shares.length).toBe(before);
+    expect(await rig.fs.get(keys.accountShare(rig.account, theirs.id))).toBeNull();
+    // What is stored is the server's own: a fresh id, and the hash of the token it answered with.
+    const mine = await newShare(rig.alice);
+    expect(JSON.parse(decoder.decode((await rig.fs.get(mine.indexKey))!.body))).toMatchObject({ id: mine.id, tokenHash: mine.hash });
+    await rig.alice.call('DELETE', `/v1/shares/${mine.id}`);
+  });
+});
+
 describe('revoking an already revoked share through its damaged entry', () => {
   it('keeps what its tombstone says: a deleted session\'s share still answers that its session was deleted', async () => {
     const session = 'sess-revoked-then-damaged';

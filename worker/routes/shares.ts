@@ -22,6 +22,7 @@ import { VIEWER_SCRIPT } from '../viewer/viewer-bundle.js';
 import { isDamagedRead, readShareIndexKeepingBytes, readShareRecord, readShareRecordKeepingBytes, type SessionSharePointer, type ShareIndexRecord, type ShareRecord } from '../share-records.js';
 import { datesIn, hashIn, ownerOfDamagedShareRecord, shareOfDamagedRecord, type SalvagedShare } from '../share-salvage.js';
 import { listAll } from '../session-data.js';
+import { TOKEN_MARK_MAX_OPS } from '../tokens.js';
 
 /** Longest a share may live; a link is a capability, and capabilities should not be forever. */
 const MAX_LIFETIME_MS = 366 * 24 * 3600 * 1000;
@@ -98,20 +99,23 @@ sharesRoutes.post('/v1/shares', requireAccount, async (c) => {
   return c.json(body, 201);
 });
 
+/** Subrequests a Workers request may make (the free plan's). */
+const WORKERS_SUBREQUESTS = 50;
+
 /**
  * Calls a page may make past its index entries, to find the share records of damaged entries (one read each, see
  * shareOfDamagedRecord) and to purge dead shares (2 or 3 writes each): a page of sound shares costs the token's read
- * (and, on its first use of the day, up to 3 calls to mark it), the list and 40 reads; with these, every page stays
- * inside the 50 subrequests a Workers request may make.
+ * (and, on its first use of the day, up to TOKEN_MARK_MAX_OPS calls to mark it), the list and a read per entry; what is
+ * left of the request's subrequests is this, so every page stays inside them.
  */
-export const SHARES_PAGE_EXTRA_OPS = 5;
+export const SHARES_PAGE_EXTRA_OPS = WORKERS_SUBREQUESTS - 1 - TOKEN_MARK_MAX_OPS - 1 - SHARES_PER_PAGE;
 
 /**
  * What the list says of a share whose index entry is damaged (logged by the read): what its share record says, when
  * the damaged bytes still lead to it (see shareOfDamagedRecord), and what its owner can do either way.
  */
 function damagedInfo(account: string, id: string, found: SalvagedShare | null): DamagedShareInfo {
-  console.error(`sessync: the share index record at ${keys.accountShare(account, id)} is listed as damaged (${found ? `its share record is at ${keys.share(found.tokenHash)}${found.record ? '' : ', damaged too'}` : 'its share record cannot be found'})`);
+  console.error(`sessync: the share index record at ${keys.accountShare(account, id)} is listed as damaged (${found ? `its share record is at ${keys.share(found.tokenHash)}${found.record ? '' : found.missing ? ', never written' : ', damaged too'}` : 'its share record cannot be found'})`);
   if (!found) {
     return {
       id,
@@ -120,6 +124,13 @@ function damagedInfo(account: string, id: string, found: SalvagedShare | null): 
     };
   }
   const { record } = found;
+  if (found.missing) {
+    return {
+      id,
+      revocableById: true,
+      message: `its index record on this server is damaged and its making stopped before its share record was written, so its link never opened (it answers 404): \`sessync unshare ${id}\` removes the damaged record`,
+    };
+  }
   if (!record) {
     return {
       id,
@@ -186,8 +197,8 @@ sharesRoutes.get('/v1/shares', requireAccount, async (c) => {
  * Revokes (or, for `expired`, purges) a share: the record keeps only its dates and the reason, so the link answers
  * 410 and the server holds nothing of the shared session; the index entry and the session's pointer go, so it
  * leaves the share list. Record first: a failure after it leaves a listed share that is already dead, and the
- * next list purges it. `notes`: the share's index entry was damaged, so a session's deletion may have noted it as
- * unrevoked: the note goes before the entry, so a retry of a revocation cut short finds the share again. `record:
+ * next list purges it. `notes`: the share's index entry was (or may be) damaged, so a session's deletion may have
+ * noted it as unrevoked: the note goes before the entry, so a retry of a revocation cut short finds the share again. `record:
  * false`: the record is a tombstone already, and keeps what it says (when, and why: a deleted session's stays so).
  */
 async function purgeShare(store: BlobStore, account: string, index: ShareIndexRecord, opts: { reason?: ShareRecord['reason']; notes?: boolean; record?: false } = {}): Promise<void> {
@@ -250,7 +261,7 @@ async function findOwnShare(store: BlobStore, account: string, idOrToken: string
     // record, as by the link below. Otherwise the 422 stands: it says to revoke by the link.
     const found = await shareOfDamagedRecord(store, account, idOrToken, rec.damaged);
     if (!found) throw rec.error;
-    console.error(`sessync: the share index record at ${indexKey} is damaged: revoking through the share record at ${keys.share(found.tokenHash)} instead${found.record ? '' : ' (damaged too: replaced by the tombstone)'}`);
+    console.error(`sessync: the share index record at ${indexKey} is damaged: revoking through the share record at ${keys.share(found.tokenHash)} instead${found.record ? '' : found.missing ? ' (never written: the tombstone is written there)' : ' (damaged too: replaced by the tombstone)'}`);
     const index = found.record
       ? { id: idOrToken, tokenHash: found.tokenHash, created: found.record.created, expiresAt: found.record.expiresAt, revoked: false }
       : fromDamagedRecord(idOrToken, found.tokenHash, found.bytes);
@@ -308,8 +319,10 @@ async function liveShare(store: BlobStore, token: string): Promise<ShareRecord> 
   if (!rec) throw missing;
   if (rec.reason === 'session_deleted') throw new SessyncError('gone', 'the session of this share was deleted by its owner');
   if (rec.reason === 'expired' || (!rec.revoked && Date.parse(rec.expiresAt) <= Date.now())) {
-    // Housekeeping, lazily here too: an expired share read by its link loses its ciphertext now.
-    if (rec.ciphertext !== undefined) await purgeShare(store, rec.account, { id: rec.id, tokenHash: await sha256Hex(token), created: rec.created, expiresAt: rec.expiresAt, revoked: false }, { reason: 'expired' });
+    // Housekeeping, lazily here too: an expired share read by its link loses its ciphertext now. Its notes go with its
+    // index entry: a session's deletion may have noted it (its entry damaged), and once the entry is gone nothing would
+    // find the share to clear them, so they would warn of a dead link for ever.
+    if (rec.ciphertext !== undefined) await purgeShare(store, rec.account, { id: rec.id, tokenHash: await sha256Hex(token), created: rec.created, expiresAt: rec.expiresAt, revoked: false }, { reason: 'expired', notes: true });
     throw new SessyncError('gone', `this share expired at ${rec.expiresAt}`);
   }
   if (rec.revoked) throw new SessyncError('gone', 'this share was revoked by its owner');
