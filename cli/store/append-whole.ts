@@ -1,6 +1,6 @@
 // Appends bytes to an open O_APPEND file whole and durably, or takes back what a failed append added (a full disk).
 import { fstatSync, ftruncateSync, writeSync } from 'node:fs';
-import type { FileHandle } from 'node:fs/promises';
+import { statfs, type FileHandle } from 'node:fs/promises';
 import { SessyncError } from '../../shared/errors.js';
 import { fsError } from '../fs-error.js';
 
@@ -19,6 +19,7 @@ export async function appendWhole(fh: FileHandle, path: string, data: Uint8Array
   const before = (await fh.stat()).size;
   let written = 0;
   try {
+    await roomFor(path, before, data.byteLength);
     written = Math.max(0, (await fh.write(data, 0, data.byteLength)).bytesWritten);
     while (written < data.byteLength) {
       // The next write(2) reports the cause (ENOSPC, EDQUOT, EFBIG) or, space freed meanwhile, takes more.
@@ -32,17 +33,45 @@ export async function appendWhole(fh: FileHandle, path: string, data: Uint8Array
     const err = fsError(e, path);
     const taken = await takeBack(fh, before, written);
     if (taken === 'taken' || !(err instanceof SessyncError)) throw err;
-    const kept = data.subarray(0, written);
-    const lines = kept.reduce((n, b) => (b === 0x0a ? n + 1 : n), 0);
+    const { lines, torn } = keptLines(data.subarray(0, written));
     const why = taken === 'other-writer' ? 'another program wrote to it meanwhile, so they were not cut off' : 'cutting them off failed too';
-    const whole = lines > 0 ? `${lines} whole line${lines === 1 ? '' : 's'} (entries now in the file, not to be written again) and ` : '';
-    throw new SessyncError(err.code, `${err.message}; ${written} bytes of this append stayed at the end of ${path} (${why}): ${whole}a torn line, which the next append ends`, {
+    const whole = lines > 0 ? `${lines} whole line${lines === 1 ? '' : 's'} (entries now in the file, not to be written again)` : '';
+    // A torn piece is ended by the next append of sessync's; a line another program wrote right after it is joined to it.
+    const rest = torn ? `${whole ? `${whole} and ` : ''}a torn line (a line another program wrote right after it is joined to it and reads as damaged; \`sessync doctor\` shows it)` : whole;
+    throw new SessyncError(err.code, `${err.message}; ${written} bytes of this append stayed at the end of ${path} (${why}): ${rest}`, {
       // Whole lines left in the file are written entries: a retry of the same append would write them twice.
       retryable: err.retryable && lines === 0,
       details: { ...(err.details as Record<string, unknown> | undefined), keptBytes: written, keptLines: lines },
       cause: e,
     });
   }
+}
+
+/**
+ * Refuses, writing nothing, an append the file system has no room for by its own count (statfs): most short writes
+ * never happen then, and a short write is what can leave a piece another program's line is joined to. A race with
+ * another writer filling the disk, or a quota, still ends in the short-write path.
+ */
+async function roomFor(path: string, size: number, bytes: number): Promise<void> {
+  const fs = await statfs(path);
+  // The rest of the file's last block takes bytes without a free block.
+  const slack = (fs.bsize - (size % fs.bsize)) % fs.bsize;
+  // Root may write into the blocks reserved for it (ext4 keeps 5%), which bavail leaves out.
+  const free = (process.getuid?.() === 0 ? fs.bfree : fs.bavail) * fs.bsize + slack;
+  if (free < bytes) throw Object.assign(new Error(`ENOSPC: no space left on device, write (${free} bytes free, ${bytes} needed)`), { code: 'ENOSPC', syscall: 'write', path });
+}
+
+/** The non-empty lines whole in `kept` (a leading newline that ends a torn line before it is not an entry), and whether a piece of a line ends it. */
+function keptLines(kept: Uint8Array): { lines: number; torn: boolean } {
+  let lines = 0;
+  let len = 0;
+  for (const b of kept) {
+    if (b === 0x0a) {
+      if (len > 0) lines++;
+      len = 0;
+    } else len++;
+  }
+  return { lines, torn: len > 0 };
 }
 
 /** A write the disk took only part of, with no errno to say why (or another program's bytes now after ours). */

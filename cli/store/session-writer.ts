@@ -9,13 +9,14 @@ import { serializeLine, serializeSession } from '../../shared/jsonl.js';
 import { SessyncError } from '../../shared/errors.js';
 import { withFileLock } from './file-lock.js';
 import { appendWhole } from './append-whole.js';
-import { isErrnoError, namingPath } from '../fs-error.js';
+import { namingPath } from '../fs-error.js';
 import type { LockOptions } from './file-lock.js';
 import { advanceAppended, saveTailState, stateOfEntries, stateOfWritten, tailStateOf } from './tail-state.js';
 import type { TailState } from './tail-state.js';
 import { PRIVATE_FILE, mkdirPrivateSync } from './private-fs.js';
 import { cannotFsyncFolder, noteNamed, sessionsRootOf, unnamedUpTo } from './folder-names.js';
 import { queueSummaryRow, summaryRowOf } from './summary-pending.js';
+import { saveCache } from './cache-save.js';
 
 /** fsync a file, or a folder so a new name in it survives a crash. */
 export async function fsyncPath(path: string): Promise<void> {
@@ -293,14 +294,17 @@ export interface PulledFileOptions {
 export async function createPulledFile(path: string, header: SessionHeader, page: EntryLines, env: NodeJS.ProcessEnv = process.env, o: PulledFileOptions = {}): Promise<TailState> {
   const data = [Buffer.from(serializeLine(header) + '\n', 'utf8'), ...page.lines];
   const state = await linkNewFile(path, header, data, page.state, env, o.deferFolderSync);
-  if (o.more || state.size >= PULLED_TAIL_CACHE_MIN_BYTES) await saveTailState(state, env);
+  // The file is durable: its cache must not fail the pull (the re-pull would find the file there).
+  if (o.more || state.size >= PULLED_TAIL_CACHE_MIN_BYTES) await saveCache('append', saveTailState(state, env));
   if (!o.more) queueSummaryRow(path, summaryRowOf(path, header, state), env);
   return state;
 }
 
 async function writeNewFile(path: string, header: SessionHeader, data: readonly Uint8Array[], entries: TailState, env: NodeJS.ProcessEnv): Promise<TailState> {
   const state = await linkNewFile(path, header, data, entries, env);
-  await saveTailState(state, env); // leaves name and message count for `list`
+  // Leaves name and message count for `list`. The file is durable: a cache that cannot be saved must not fail
+  // `new`, `fork` or an import, whose retry would make the session twice.
+  await saveCache('append', saveTailState(state, env));
   return state;
 }
 
@@ -365,7 +369,7 @@ export async function appendWith(
         if (entries.length === 0) {
           // Nothing to write (a leaf check that found the leaves agreeing): keep what was parsed, so the next
           // look at a file another program wrote reads only what is new.
-          await saveTailState(state, env);
+          await saveCache('append', saveTailState(state, env));
           return entries;
         }
         let text = '';
@@ -378,9 +382,7 @@ export async function appendWith(
         await advanceAppended(state, fh, entries, data); // from the entries in hand: their lines are not parsed again
         // The entries are durable: a cache that cannot be saved now (the disk full) must not fail the append, whose
         // retry would write them twice. The next reader finds the cache behind the file and parses what is new.
-        await saveTailState(state, env).catch((e: unknown) => {
-          if (!isErrnoError(e)) throw e;
-        });
+        await saveCache('append', saveTailState(state, env));
         return entries;
       } finally {
         await fh.close();

@@ -220,13 +220,14 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
       local = new Map((fresh.entries ?? []).map((e) => [e.id, e]));
       st = { ...(st ?? newSessionState(session, path)), path, pushedOffset: tail.size, skipIds: [], metaSent: true };
     } else {
-      if (st === null) {
-        // A file here with no state: a killed pull's (its name in its folder maybe never fsynced: that was left to
-        // the journal it never wrote), or another program's such as pi's. Its name and its folders' are made durable
-        // before a cursor says it holds these entries; once per folder per process.
+      if (st === null || st.path !== path) {
+        // A file here with no state, or at another path than its state's (moved): a killed pull's (its name in its
+        // folder maybe never fsynced: that was left to the journal it never wrote), or another program's such as
+        // pi's. Its name and its folders' are made durable before a cursor says it holds these entries; once per
+        // folder per process.
         const dir = dirname(path);
         await syncNewName(dir, ctx.state.deferFolderSync, () => sessionsRootOf(dir, ctx.env));
-        st = newSessionState(session, path);
+        st ??= newSessionState(session, path);
       }
       if (incoming.length > 0) {
         if (local === null) {

@@ -47,37 +47,49 @@ describe.skipIf(unavailable !== null)('appendWhole when the disk fills up mid-wr
   it("another program's append that came between: nothing cut, its bytes kept, the error says ours stayed", async () => {
     const pi = '{"type":"message","from":"pi"}\n';
     const r = await onFullDisk('shared', (fh, path) => {
-      // The other program's append lands just before this call's first write: a handle that does it then (the file,
-      // the disk and the writes are real; only the moment is chosen).
+      // The other program's append lands just before this call's first write, and the disk fills up (to 8 KiB free)
+      // after the room check: a handle that does both then (the file, the disk and the writes are real; only the
+      // moment is chosen).
       let done = false;
+      const other = join(disk.dir, 'other');
       const racing = new Proxy(fh, {
         get(target, key) {
           if (key === 'write' && !done) {
             done = true;
             appendFileSync(path, pi);
+            truncateSync(other, Math.max(0, fill(other) - 8192));
           }
           const v = Reflect.get(target, key) as unknown;
           return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
         },
       });
-      return appendWhole(racing, path, big);
-    });
+      return appendWhole(racing, path, big).finally(() => rmSync(other, { force: true }));
+    }, 64 * 1024);
     expect(r.error).toMatchObject({ code: 'fs_full', retryable: true });
     expect((r.error as SessyncError).message).toMatch(/bytes of this append stayed at the end of .*another program wrote to it meanwhile/);
     expect(r.after.subarray(0, r.before.length + pi.length).toString()).toBe(r.before.toString() + pi);
     expect(r.after.length).toBeGreaterThan(r.before.length + pi.length);
   });
-  it("a write the disk took part of, then another program's append: the rest is not written after it, nothing cut", async () => {
+
+  it('an append the disk has no room for by its own count is refused before any byte is written', async () => {
+    const r = await onFullDisk('no-room', (fh, path) => appendWhole(fh, path, big), 8192);
+    expect(r.error).toMatchObject({ code: 'fs_full', retryable: true, details: { errno: 'ENOSPC' } });
+    expect(r.after.equals(r.before)).toBe(true);
+  });
+
+  it("a write the disk took part of (filled between the check and the write), then another program's append: the rest is not written after it", async () => {
     const pi = '{"type":"message","from":"pi"}\n';
     const r = await onFullDisk('short-then-other', (fh, path) => {
-      // The first write(2) is real and comes back short on the full disk; then room is made and the other program
-      // appends. Written on, the rest of ours would have landed after its line.
+      // Room by statfs when asked; then another program fills the disk to 8 KiB free, the real write(2) comes back
+      // short, room is made again and pi appends. Written on, the rest of ours would have landed after pi's line.
       const racing = new Proxy(fh, {
         get(target, key) {
           if (key === 'write') {
             return async (...a: Parameters<FileHandle['write']>) => {
+              const other = join(disk.dir, 'other');
+              truncateSync(other, Math.max(0, fill(other) - 8192));
               const res = await (target.write as (...x: unknown[]) => Promise<{ bytesWritten: number }>)(...a);
-              rmSync(join(disk.dir, 'filler')); // space freed meanwhile (another program's cleanup), and pi writes
+              rmSync(other);
               appendFileSync(path, pi);
               return res;
             };
@@ -87,19 +99,21 @@ describe.skipIf(unavailable !== null)('appendWhole when the disk fills up mid-wr
         },
       });
       return appendWhole(racing, path, big);
-    }, 8192);
+    }, 64 * 1024);
     expect(r.error).toMatchObject({ code: 'fs_full' });
     const text = r.after.toString();
-    // Before: the rest of ours went after pi's line (`ours-part | pi | ours-rest`). Now pi's line ends the file.
-    expect(text.endsWith(pi), 'the other program\'s line is the last, whole').toBe(true);
-    expect(text.indexOf(pi)).toBe(text.length - pi.length);
+    expect(text.endsWith(pi), "the other program's bytes are the last, not followed by the rest of ours").toBe(true);
+    // What is true of that line: it is joined to our piece, and the error says so.
+    const last = text.slice(r.before.length).split('\n').filter((l) => l !== '');
+    expect(last).toHaveLength(1);
+    expect(last[0]!.endsWith(pi.trim()) && last[0] !== pi.trim()).toBe(true);
+    expect((r.error as SessyncError).message).toMatch(/a torn line \(a line another program wrote right after it is joined to it and reads as damaged/);
   });
 
-  it('bytes that stayed hold whole lines (entries now written): the error is not retryable, and counts them', async () => {
-    const small = Buffer.from('{"type":"message","n":1}\n{"type":"message","n":2}\n');
-    const data = Buffer.concat([small, big]);
+  /** appendWhole of `data` with an fsync that fails with `code` after another program appended (nothing cut). */
+  function failedSync(name: string, data: Buffer, code: string) {
     const pi = '{"type":"message","from":"pi"}\n';
-    const r = await onFullDisk('whole-lines', (fh, path) => {
+    return onFullDisk(name, (fh, path) => {
       let done = false;
       const racing = new Proxy(fh, {
         get(target, key) {
@@ -107,7 +121,7 @@ describe.skipIf(unavailable !== null)('appendWhole when the disk fills up mid-wr
             done = true;
             appendFileSync(path, pi);
             return async () => {
-              throw Object.assign(new Error('EIO: i/o error, fsync'), { code: 'EIO', syscall: 'fsync' });
+              throw Object.assign(new Error(`${code}: injected, fsync`), { code, syscall: 'fsync' });
             };
           }
           const v = Reflect.get(target, key) as unknown;
@@ -116,7 +130,19 @@ describe.skipIf(unavailable !== null)('appendWhole when the disk fills up mid-wr
       });
       return appendWhole(racing, path, data);
     }, 64 * 1024);
-    expect(r.error).toMatchObject({ code: 'fs_io', retryable: false, details: { keptLines: 3 } });
-    expect((r.error as SessyncError).message).toMatch(/3 whole lines \(entries now in the file, not to be written again\)/);
+  }
+
+  it('bytes that stayed hold whole lines (entries now written): not retryable though the cause is (ENOSPC), and counted', async () => {
+    // A leading newline (ending a torn line before the append) is not an entry: two entries, two whole lines.
+    const data = Buffer.from('\n{"type":"message","n":1}\n{"type":"message","n":2}\n');
+    const r = await failedSync('whole-lines', data, 'ENOSPC');
+    expect(r.error).toMatchObject({ code: 'fs_full', retryable: false, details: { keptLines: 2 } });
+    expect((r.error as SessyncError).message).toMatch(/: 2 whole lines \(entries now in the file, not to be written again\)$/);
+  });
+
+  it('bytes that stayed hold no whole line: still retryable, and no entry claimed', async () => {
+    const r = await failedSync('no-whole-line', Buffer.from('\n{"type":"message","n":1'), 'ENOSPC');
+    expect(r.error).toMatchObject({ code: 'fs_full', retryable: true, details: { keptLines: 0 } });
+    expect((r.error as SessyncError).message).not.toMatch(/whole line/);
   });
 });
