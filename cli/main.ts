@@ -6,7 +6,7 @@ import { SessyncError, isSessyncError } from '../shared/errors.js';
 import { fsError } from './fs-error.js';
 import { toJsonText } from '../shared/json-stringify.js';
 import { version } from '../package.json';
-import { takeCacheNotes } from './store/cache-save.js';
+import { noteLine, setJsonNotes, takeCacheNotes } from './store/cache-save.js';
 
 const COMMON: OptionSpec = {
   json: { type: 'boolean', default: false },
@@ -113,6 +113,7 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   const json = opts.json === true;
+  setJsonNotes(json); // notes said after the answer (a cache saved at exit) follow its format
   if (typeof opts['sessions-dir'] === 'string') process.env.SESSYNC_SESSIONS_DIR = opts['sessions-dir'];
   const ctx: CommandContext = {
     args: parsed.positionals,
@@ -146,7 +147,8 @@ export async function main(argv: string[]): Promise<number> {
 
 /** Caches this run could not save, said once each; never on stdout (with --json that stays the one result document). */
 function cacheNotes(json: boolean): void {
-  for (const n of takeCacheNotes()) process.stderr.write(json ? JSON.stringify({ note: { message: n } }) + '\n' : `sessync: note: ${n}\n`);
+  setJsonNotes(json);
+  for (const n of takeCacheNotes()) process.stderr.write(noteLine(n));
 }
 
 function fail(e: unknown, json: boolean, exitCode?: number): number {

@@ -1,8 +1,12 @@
 // Cache saves that must not fail the command they serve: a file-system error is noted once per cache and passed over.
 import { isErrnoError } from '../fs-error.js';
 
-/** What could not be saved this run, one line per cache kind, for the command's end (see takeCacheNotes). */
+/** What could not be saved and is not said yet, one line per cache kind (see takeCacheNotes). */
 const notes = new Map<string, string>();
+/** Cache kinds already noted in this process: a watcher saying it every cycle would drown its other lines. */
+const said = new Set<string>();
+/** Whether the command prints JSON (its notes then go on stderr as JSON lines); set by the CLI's entry. */
+let jsonNotes = false;
 
 /**
  * Awaits `save`, a cache's write (the append cache, the list cache). A full disk, a read-only or unwritable home
@@ -15,7 +19,9 @@ export async function saveCache(what: string, save: Promise<void>): Promise<void
     await save;
   } catch (e) {
     if (!isErrnoError(e)) throw e;
-    if (!notes.has(what)) notes.set(what, `could not save the ${what} cache (${e.code}: ${e.path ?? 'a file'}); nothing is lost, the next run reads the session files again`);
+    if (said.has(what)) return;
+    said.add(what);
+    notes.set(what, `could not save the ${what} cache (${e.code}: ${e.path ?? 'a file'}); nothing is lost, the next run reads the session files again`);
   }
 }
 
@@ -24,4 +30,14 @@ export function takeCacheNotes(): string[] {
   const out = [...notes.values()];
   notes.clear();
   return out;
+}
+
+/** Notes from here on are for a command printing JSON (`--json`) or not. */
+export function setJsonNotes(json: boolean): void {
+  jsonNotes = json;
+}
+
+/** A note as the command's stderr line: `sessync: note: ...`, or with --json a `{"note":{message}}` line. */
+export function noteLine(message: string): string {
+  return jsonNotes ? JSON.stringify({ note: { message } }) + '\n' : `sessync: note: ${message}\n`;
 }

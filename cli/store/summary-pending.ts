@@ -4,6 +4,7 @@ import type { SessionHeader } from '../../shared/entry.js';
 import { sessyncHome } from './paths.js';
 import { loadSummaries, saveSummaries, type SummaryRow } from './summary-cache.js';
 import type { TailState } from './tail-state.js';
+import { noteLine } from './cache-save.js';
 
 /** Rows waiting, by home and folder, each with the run's env (its SESSYNC_HOME holds the list cache). */
 const pending = new Map<string, { dir: string; env: NodeJS.ProcessEnv; rows: Map<string, SummaryRow> }>();
@@ -67,5 +68,5 @@ async function saveFolder(p: { dir: string; env: NodeJS.ProcessEnv; rows: Map<st
 
 /** After the answer: a cache not saved is said on stderr (the next list reads the files instead), not as an exit code. */
 function reportLost(e: unknown): void {
-  process.stderr.write(`sessync: could not save the list cache (${e instanceof Error ? e.message : String(e)}); the next list reads the files\n`);
+  process.stderr.write(noteLine(`could not save the list cache (${e instanceof Error ? e.message : String(e)}); the next list reads the files`));
 }

@@ -30,6 +30,7 @@ import { e2eLoader } from '../keys/sync-keys.js';
 import type { SyncContext } from './sync-context.js';
 import type { Progress } from './progress.js';
 import { mkdirPrivate } from '../store/private-fs.js';
+import { saveCache } from '../store/cache-save.js';
 
 export type SyncMode = 'push' | 'pull' | 'sync';
 
@@ -361,7 +362,8 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
       o.progress?.stop();
       if (mapDirty) await ctx.state.saveProjectMap(projectMap);
       // The list rows of the files the pulls created, one write per folder. A cache: a failure costs the next list a read.
-      await saveQueuedSummaries().catch((e: unknown) => o.note?.(`could not save the list cache (${(e as Error).message}); the next list reads the files`));
+      // An fs error is said once per process with the other unsaved caches (saveCache); anything else here.
+      await saveCache('list', saveQueuedSummaries()).catch((e: unknown) => o.note?.(`could not save the list cache (${(e as Error).message}); the next list reads the files`));
     }
     const sessions = [...outcomes.values()];
     return {

@@ -3,6 +3,7 @@ import { isSessyncError } from '../../shared/errors.js';
 import { ApiClient } from '../api-client.js';
 import { requireLogin } from '../login-store.js';
 import { runSync, type RunOptions, type RunSummary } from './sync-run.js';
+import { takeCacheNotes } from '../store/cache-save.js';
 
 export interface WatchOptions {
   ref?: string;
@@ -95,6 +96,8 @@ export async function watchSync(o: WatchOptions): Promise<number> {
         for (const x of s.sessions) if (x.error) o.report(`session ${x.session}: ${x.error.message}`, { event: 'session-error', session: x.session, code: x.error.code });
         lastFailed = failed;
       }
+      // A cache this cycle could not save (a full disk), said once per kind, not only when the watcher stops.
+      for (const n of takeCacheNotes()) o.report(n, { event: 'note' });
       if (moved(s)) {
         const line = `${new Date().toISOString()} pushed ${s.pushedEntries}, pulled ${s.pulledEntries}${s.createdSessions ? `, ${s.createdSessions} new session(s)` : ''}${s.conflicts ? `, ${s.conflicts} conflict(s) kept aside` : ''}`;
         o.report(line, { event: 'synced', ...s });
