@@ -119,6 +119,12 @@ export async function syncNewName(dir: string, defer: ((dir: string) => boolean)
   await newFoldersSynced(dir);
 }
 
+/** syncNewName for the file at `path`, up to the sessions root it lives under (sessionsRootOf). */
+export function syncFileName(path: string, defer: ((dir: string) => boolean) | undefined, env: NodeJS.ProcessEnv): Promise<void> {
+  const dir = dirname(path);
+  return syncNewName(dir, defer, () => sessionsRootOf(dir, env));
+}
+
 /** The parent fsyncs of new folders at or above `dir` still under way (none: nothing to wait for). */
 async function newFoldersSynced(dir: string): Promise<void> {
   if (parentSyncs.size === 0) return;
@@ -324,7 +330,7 @@ async function linkNewFile(path: string, header: SessionHeader, data: readonly U
     unlinkQuietly(tmp);
   }
   // Its folder's name, and each one's above it up to the sessions root (made by this file, another or found), too.
-  await syncNewName(dirname(path), deferFolderSync, () => sessionsRootOf(dirname(path), env));
+  await syncFileName(path, deferFolderSync, env);
   return stateOfWritten(path, header, entries, data, mtimeMs);
 }
 

@@ -9,7 +9,7 @@ import { toJsonText } from '../../shared/json-stringify.js';
 import { canonicalJson, exactTexts, mergeEntries, type IncomingEntry, type MergeConflict } from '../../shared/merge.js';
 import { ownValue, toNullRecord } from '../../shared/own-keys.js';
 import { LIMITS, type Cursor, type PullPage, type SessionMetaResponse } from '../../shared/wire.js';
-import { appendEntries, createPulledFile, syncNewFolders, syncNewName } from '../store/session-writer.js';
+import { appendEntries, createPulledFile, syncFileName, syncNewFolders, syncNewName } from '../store/session-writer.js';
 import { appendWhole } from '../store/append-whole.js';
 import { ensureCurrent } from '../store/migrate-file.js';
 import { readSession } from '../store/session-reader.js';
@@ -17,7 +17,6 @@ import { alignLeaf } from '../store/leaf-marker.js';
 import { withLocalParent } from '../store/lineage.js';
 import { piLayout } from '../store/pi-folders.js';
 import { projectDir, sessionFileName } from '../store/paths.js';
-import { sessionsRootOf } from '../store/folder-names.js';
 import { newSessionState, rememberBadBatches, type BatchProblem, type SessionSyncState } from './session-sync-state.js';
 import type { SyncContext } from './sync-context.js';
 import { PRIVATE_FILE, mkdirPrivate } from '../store/private-fs.js';
@@ -225,8 +224,7 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
         // folder maybe never fsynced: that was left to the journal it never wrote), or another program's such as
         // pi's. Its name and its folders' are made durable before a cursor says it holds these entries; once per
         // folder per process.
-        const dir = dirname(path);
-        await syncNewName(dir, ctx.state.deferFolderSync, () => sessionsRootOf(dir, ctx.env));
+        await syncFileName(path, ctx.state.deferFolderSync, ctx.env);
         st ??= newSessionState(session, path);
       }
       if (incoming.length > 0) {
