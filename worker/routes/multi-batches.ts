@@ -14,7 +14,7 @@ import { storeOneBatch } from '../store-batch.js';
 export const multiBatchesRoutes = new Hono<AppEnv>();
 
 /**
- * Batches per request on Workers: the free plan allows 50 storage calls per request; a request costs three before its
+ * Batches per request on Workers: the free plan allows WORKERS_SUBREQUESTS (50) storage calls per request; a request costs three before its
  * batches and a new session's first batch with a sealed meta six (test/worker/store-calls.test.ts): 3 + 6 x 7 = 45.
  */
 const WORKERS_MAX_BATCHES = 7;
