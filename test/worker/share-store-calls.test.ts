@@ -113,6 +113,27 @@ describe('GET /v1/shares within the subrequest budget', () => {
     }
     for (const s of shares) expect((await client.call('GET', `/v1/shares/${s.token}/blob`)).status).toBe(410);
   });
+
+  it("a page of a session's revoked shares: a purge also drops the session's pointer (three writes each), still bounded", async () => {
+    const { store, client, account } = await rig();
+    expect((await client.push(await makeBatch({ session: 'shared', host: 'h1', seq: 1, meta: metaFor('shared') }))).status).toBe(201);
+    const shares = await makeShares(client, 40, 'shared');
+    // Revoked in the index entry only (a revocation cut short after it): each list purges what its budget allows.
+    for (const s of shares) {
+      const k = keys.accountShare(account, s.id);
+      await store.put(k, encoder.encode(JSON.stringify({ ...JSON.parse(decoder.decode((await store.get(k))!.body)), revoked: true })));
+    }
+    const pointers = `${keys.sessionPrefix(account, 'shared')}shares/`;
+    for (let lists = 1; ; lists++) {
+      const [p] = await allPages(store, client);
+      expect(p!.calls).toBeLessThanOrEqual(BUDGET);
+      expect(p!.body.shares).toEqual([]);
+      if ((await store.list({ prefix: pointers })).keys.length === 0) break;
+      expect(lists).toBeLessThan(45);
+    }
+    expect((await store.list({ prefix: keys.accountSharesPrefix(account) })).keys).toEqual([]);
+    for (const s of shares) expect((await client.call('GET', `/v1/shares/${s.token}/blob`)).status).toBe(410);
+  });
 });
 
 /** A session of `n` shares all damaged the costliest way to revoke. */
