@@ -7,8 +7,8 @@ export interface AppBindings {
   /** Secret that authorises /v1/admin calls (a wrangler secret, or an env var on Node). */
   SESSYNC_ADMIN_SECRET?: string;
   /**
-   * Batches one POST /v1/batches may carry (a wrangler var). Unset: 8 on Workers, whose plans cap the storage
-   * calls of one request (each batch costs about six), else LIMITS.maxBatchesPerPush.
+   * Batches one POST /v1/batches may carry (a wrangler var). Unset: WORKERS_MAX_BATCHES on Workers, whose plans
+   * cap the storage calls of one request (each batch costs about six), else LIMITS.maxBatchesPerPush.
    */
   SESSYNC_MAX_BATCHES_PER_PUSH?: string;
 }

@@ -108,7 +108,8 @@ export async function checkQuota(store: BlobStore, account: string, o: { bodyByt
     }
     tally.admitted++;
   }
-  const bytes = await readBytes(store, account);
+  // One read of the counter for all the batches of a request: nothing writes it before the request ends (see below).
+  const bytes = await sharedRead(store, `get ${keys.usage(account)}`, () => readBytes(store, account));
   if (quota.maxBytes !== undefined && bytes + bodyBytes > quota.maxBytes) {
     throw new SessyncError('too_large', `account quota exceeded (maxBytes): this batch of ${megabytes(bodyBytes)} would bring the account to ${megabytes(bytes + bodyBytes)} of its ${megabytes(quota.maxBytes)}; delete sessions (\`sessync rm <session> --remote\`) or ask the server's admin for a larger quota`, {
       details: { quota: 'maxBytes', limit: quota.maxBytes, used: bytes },

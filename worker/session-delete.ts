@@ -10,7 +10,7 @@ import { isDamagedRead, readSessionSharePointerKeepingBytes, readShareIndexKeepi
 import { datesIn, shareOfDamagedRecord, type SalvagedShare } from './share-salvage.js';
 
 /**
- * Store operations one step may make: a Workers request may make about 50 subrequests, so a session of many
+ * Store operations one step may make: a Workers request may make WORKERS_SUBREQUESTS (50) subrequests, so a session of many
  * batches is deleted over several calls (each answers `complete: false` until the last). Counted as made; a step may
  * pass it by one share's worth (SHARE_OPS: one share is revoked whatever is left) and the answer's three calls.
  */

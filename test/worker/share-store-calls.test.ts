@@ -6,7 +6,9 @@ import { sha256Hex } from '../../worker/sha256.js';
 import { keys } from '../../shared/keys.js';
 import { DeleteSessionResponseSchema, ListSharesResponseSchema } from '../../shared/wire.js';
 import { SHARE_OPS, deleteSessionStep } from '../../worker/session-delete.js';
-import { CountingStore, WORKERS_CALLS } from './counting-store.js';
+import { TOKEN_MARK_MAX_OPS } from '../../worker/tokens.js';
+import { WORKERS_SUBREQUESTS } from '../../worker/store/counted-store.js';
+import { CountingStore } from './counting-store.js';
 import { TEST_ADMIN_SECRET, TestClient, adminCreateAccount, appFetcher, makeBatch, metaFor } from './routes-helpers.js';
 
 const DAY = 86_400_000;
@@ -14,7 +16,7 @@ const DAY = 86_400_000;
  * What a request may make here: the Workers plan's calls, less the token's mark on its first use of a day (up to 5: a
  * record from before token ids, with a revocation racing; see touchToken).
  */
-const BUDGET = WORKERS_CALLS - 5;
+const BUDGET = WORKERS_SUBREQUESTS - TOKEN_MARK_MAX_OPS;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
@@ -88,7 +90,7 @@ describe('GET /v1/shares within the subrequest budget', () => {
     expect(r.status, r.text).toBe(200);
     // The token's read, then its mark's four calls.
     expect(store.calls.filter((c) => c.endsWith(keys.token(hash)) || c.endsWith(keys.accountToken(account, rec.id)))).toHaveLength(5);
-    expect(store.calls.length, store.calls.join('\n')).toBeLessThanOrEqual(WORKERS_CALLS);
+    expect(store.calls.length, store.calls.join('\n')).toBeLessThanOrEqual(WORKERS_SUBREQUESTS);
   });
 
   it('a page of dead shares: their purges are bounded, and the ones left over go on a later list', async () => {
@@ -109,6 +111,27 @@ describe('GET /v1/shares within the subrequest budget', () => {
       if ((await store.list({ prefix: keys.accountSharesPrefix(account) })).keys.length === 0) break;
       expect(lists).toBeLessThan(40);
     }
+    for (const s of shares) expect((await client.call('GET', `/v1/shares/${s.token}/blob`)).status).toBe(410);
+  });
+
+  it("a page of a session's revoked shares: a purge also drops the session's pointer (three writes each), still bounded", async () => {
+    const { store, client, account } = await rig();
+    expect((await client.push(await makeBatch({ session: 'shared', host: 'h1', seq: 1, meta: metaFor('shared') }))).status).toBe(201);
+    const shares = await makeShares(client, 40, 'shared');
+    // Revoked in the index entry only (a revocation cut short after it): each list purges what its budget allows.
+    for (const s of shares) {
+      const k = keys.accountShare(account, s.id);
+      await store.put(k, encoder.encode(JSON.stringify({ ...JSON.parse(decoder.decode((await store.get(k))!.body)), revoked: true })));
+    }
+    const pointers = `${keys.sessionPrefix(account, 'shared')}shares/`;
+    for (let lists = 1; ; lists++) {
+      const [p] = await allPages(store, client);
+      expect(p!.calls).toBeLessThanOrEqual(BUDGET);
+      expect(p!.body.shares).toEqual([]);
+      if ((await store.list({ prefix: pointers })).keys.length === 0) break;
+      expect(lists).toBeLessThan(45);
+    }
+    expect((await store.list({ prefix: keys.accountSharesPrefix(account) })).keys).toEqual([]);
     for (const s of shares) expect((await client.call('GET', `/v1/shares/${s.token}/blob`)).status).toBe(410);
   });
 });

@@ -1,7 +1,8 @@
-// POST /v1/batches and /v1/pulls inside workerd on R2: the Workers entry caps them (7 batches, 1 session) and answers each like the single route.
+// POST /v1/batches and /v1/pulls inside workerd on R2: the Workers entry caps them (WORKERS_MAX_BATCHES batches, 1 session) and answers each like the single route.
 import { exports } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { PushBatchesResponseSchema } from '../../shared/wire.js';
+import { WORKERS_MAX_BATCHES } from '../../worker/routes/multi-batches.js';
 import { TEST_ADMIN_SECRET, TestClient, adminCreateAccount, makeBatch, metaFor, type Fetcher } from '../worker/routes-helpers.js';
 
 const worker: Fetcher = { fetch: (req) => (exports as any).default.fetch(req) };
@@ -25,11 +26,12 @@ describe('POST /v1/batches in workerd on R2', () => {
     for (const s of sessions) expect((await alice.pullAll(s)).batches).toHaveLength(1);
   });
 
-  it('takes at most 7 batches per request on Workers (its plans cap storage calls per request), and says so', async () => {
-    const eight = await Promise.all(Array.from({ length: 8 }, (_, i) => makeBatch({ session: `cap${i}`, host: 'h1', seq: 1, meta: metaFor(`cap${i}`) })));
-    const r = await alice.call('POST', '/v1/batches', { batches: eight });
+  it('takes at most WORKERS_MAX_BATCHES (6) batches per request on Workers (its plans cap storage calls per request), and says so', async () => {
+    expect(WORKERS_MAX_BATCHES).toBe(6);
+    const over = await Promise.all(Array.from({ length: WORKERS_MAX_BATCHES + 1 }, (_, i) => makeBatch({ session: `cap${i}`, host: 'h1', seq: 1, meta: metaFor(`cap${i}`) })));
+    const r = await alice.call('POST', '/v1/batches', { batches: over });
     expect(r.status).toBe(413);
-    expect(r.json.error).toMatchObject({ code: 'too_large', details: { maxBatches: 7 } });
+    expect(r.json.error).toMatchObject({ code: 'too_large', details: { maxBatches: WORKERS_MAX_BATCHES } });
     expect((await alice.call('GET', '/v1/sessions/cap0')).status).toBe(404); // nothing of the refused request stored
   });
 

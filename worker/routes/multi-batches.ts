@@ -10,14 +10,22 @@ import { withGroupCommit } from '../store/group-commit.js';
 import { itemError } from '../item-error.js';
 import { readAccountKey } from '../account-key.js';
 import { storeOneBatch } from '../store-batch.js';
+import { TOKEN_MARK_MAX_OPS } from '../tokens.js';
+import { WORKERS_SUBREQUESTS } from '../store/counted-store.js';
 
 export const multiBatchesRoutes = new Hono<AppEnv>();
 
 /**
- * Batches per request on Workers: the free plan allows 50 storage calls per request; a request costs three before its
- * batches and a new session's first batch with a sealed meta six (test/worker/store-calls.test.ts): 3 + 6 x 7 = 45.
+ * Store calls of a request of new sessions' first batches before and after its batches, at most: the token's read and
+ * mark (TOKEN_MARK_MAX_OPS), the account key, the quota, the account's heads (the session quota), the usage counter
+ * read for the checks, and read and written once at the end (test/worker/request-store-calls.test.ts).
  */
-const WORKERS_MAX_BATCHES = 7;
+const PER_REQUEST_OPS = 1 + TOKEN_MARK_MAX_OPS + 1 + 1 + 1 + 1 + 2;
+/** Store calls of a new session's first batch with a sealed meta: the meta, the heads, the tombstone; the batch, the meta, the head. */
+const PER_BATCH_OPS = 6;
+
+/** Batches per request on Workers: as many as keep the request inside the plan's WORKERS_SUBREQUESTS (6: 12 + 6 x 6 = 48). */
+export const WORKERS_MAX_BATCHES = Math.floor((WORKERS_SUBREQUESTS - PER_REQUEST_OPS) / PER_BATCH_OPS);
 
 function maxBatches(env: AppEnv['Bindings'] | undefined): number {
   const set = Number(env?.SESSYNC_MAX_BATCHES_PER_PUSH);

@@ -23,10 +23,11 @@ import { isDamagedRead, readShareIndexKeepingBytes, readShareRecord, readShareRe
 import { datesIn, hashIn, ownerOfDamagedShareRecord, shareOfDamagedRecord, type SalvagedShare } from '../share-salvage.js';
 import { listAll } from '../session-data.js';
 import { TOKEN_MARK_MAX_OPS } from '../tokens.js';
+import { WORKERS_SUBREQUESTS } from '../store/counted-store.js';
 
 /** Longest a share may live; a link is a capability, and capabilities should not be forever. */
 const MAX_LIFETIME_MS = 366 * 24 * 3600 * 1000;
-/** Shares per list page: each is one read, and a Workers request may make about 50. */
+/** Shares per list page: each is one read, and a Workers request may make WORKERS_SUBREQUESTS calls. */
 const SHARES_PER_PAGE = 40;
 /** Room for the JSON around the ciphertext. */
 const ENVELOPE_BYTES = 64 * 1024;
@@ -98,9 +99,6 @@ sharesRoutes.post('/v1/shares', requireAccount, async (c) => {
   noStore(c);
   return c.json(body, 201);
 });
-
-/** Subrequests a Workers request may make (the free plan's). */
-const WORKERS_SUBREQUESTS = 50;
 
 /**
  * Calls a page may make past its index entries, to find the share records of damaged entries (one read each, see
