@@ -1,6 +1,6 @@
 // Runs a sync command once per agent: pi's sessions as they are, Claude Code's through their mirror (read in before,
 // written out after), so the engine, the wire and the server see sessions and never which agent wrote them.
-import { mkdir, realpath, stat } from 'node:fs/promises';
+import { realpath, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { AGENT_NAMES, type AgentName } from '../../shared/agents/agent.js';
 import { isSessyncError, SessyncError } from '../../shared/errors.js';
@@ -15,6 +15,7 @@ import { exportClaude } from './claude-export.js';
 import { dropSetAside, importClaude } from './claude-import.js';
 import { loadMirrorState, saveMirrorState } from './mirror-state.js';
 import { piFolderProblem } from '../store/pi-folders.js';
+import { mkdirPrivate } from '../store/private-fs.js';
 
 export const AGENT_OPTION = { agent: { type: 'string' } } as const;
 
@@ -52,7 +53,7 @@ export function agentEnv(agent: AgentName, env: NodeJS.ProcessEnv): NodeJS.Proce
 
 /** Runs fn holding the Claude Code mirror's lock: two sessync processes never mirror the same lines twice. */
 async function withMirrorLock<T>(env: NodeJS.ProcessEnv, fn: () => Promise<T>): Promise<T> {
-  await mkdir(dirname(claudeMirrorState(env)), { recursive: true, mode: 0o700 });
+  await mkdirPrivate(dirname(claudeMirrorState(env)));
   return withFileLock(claudeMirrorState(env), fn, { timeoutMs: 60_000 });
 }
 

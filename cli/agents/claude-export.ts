@@ -1,6 +1,6 @@
 // The mirror -> Claude Code files: lines a pull brought are appended to the session's own files, byte-exact, and the
 // leaf sessync agrees on is pinned with Claude Code's own last-prompt line, so `claude --resume` continues there.
-import { mkdir, open, readFile, stat } from 'node:fs/promises';
+import { open, readFile, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { claudeCode, claudeProjectFolder } from '../../shared/agents/claude-code.js';
 import type { SessionFile } from '../../shared/agents/agent.js';
@@ -8,6 +8,8 @@ import { writeFileAtomic } from '../store/atomic-json.js';
 import { readSession } from '../store/session-reader.js';
 import { fsyncPath } from '../store/session-writer.js';
 import { appendWhole } from '../store/append-whole.js';
+import { mkdirTree } from '../store/mkdir-tree.js';
+import { fsError } from '../fs-error.js';
 import { claudeProjectsRoot } from './claude-paths.js';
 import type { MirrorState } from './mirror-state.js';
 
@@ -37,7 +39,10 @@ export async function readOr(path: string, missing: string): Promise<string> {
  * agent's file as it was, never ending in half a line the agent would read as a broken entry.
  */
 export async function appendLines(path: string, lines: string[]): Promise<void> {
-  await mkdir(dirname(path), { recursive: true });
+  // The agent's folders keep the mode they have always had (Node's default); a failure says why, as appendWhole's do.
+  await mkdirTree(dirname(path)).catch((e: unknown) => {
+    throw fsError(e);
+  });
   const fh = await open(path, 'a', 0o600);
   try {
     await appendWhole(fh, path, Buffer.from(lines.map((l) => `${l}\n`).join(''), 'utf8'));
@@ -112,7 +117,7 @@ export async function exportClaude(env: NodeJS.ProcessEnv, state: MirrorState, m
       result.lines += wrote;
       state.sessions[session] = { mirror, folder };
     } catch (e) {
-      note(`${mirror}: ${(e as Error).message}; its Claude Code files are left as they are`);
+      note(`${mirror}: ${(fsError(e) as Error).message}; its Claude Code files are left as they are`);
     }
   }
   state.pendingExport = [...pending];

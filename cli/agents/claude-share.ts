@@ -1,14 +1,15 @@
 // Share and import of Claude Code sessions: one branch of the conversation as entries holding each line's value (so
 // redaction reads every string), and an imported share written as a new Claude Code session file.
 import { randomUUID } from 'node:crypto';
-import { mkdir, open, readFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { AGENT_FILE_RE, claudeCode, claudeProjectFolder } from '../../shared/agents/claude-code.js';
 import type { AgentLine } from '../../shared/agents/agent.js';
 import type { SessionEntry, SessionHeader } from '../../shared/entry.js';
 import { SessyncError } from '../../shared/errors.js';
 import type { SharePayload } from '../../shared/share-payload.js';
 import { readSession } from '../store/session-reader.js';
+import { writeNewFiles } from '../store/write-new-files.js';
 import { resolveSession } from '../store/resolve.js';
 import { claudeMirrorRoot, claudeProjectsRoot } from './claude-paths.js';
 import { loadMirrorState } from './mirror-state.js';
@@ -104,19 +105,9 @@ export async function writeClaudeImport(payload: SharePayload, env: NodeJS.Proce
   }
   const folder = join(claudeProjectsRoot(env), claudeProjectFolder(cwd));
   const main = `${id}.jsonl`;
-  // Subagents first, the main file last: a session file only appears once all of it is there.
-  for (const [rel, lines] of [...files].sort(([a], [b]) => Number(a === main) - Number(b === main))) await writeNew(join(folder, rel), lines);
+  // All the files or none (a full disk leaves no part of the import in Claude Code's folder). Subagents first, the main
+  // file last: a session file only appears once all of it is there. Folders get Claude Code's usual mode (no dirMode).
+  const ordered = [...files].sort(([a], [b]) => Number(a === main) - Number(b === main));
+  await writeNewFiles(ordered.map(([rel, lines]) => ({ path: join(folder, rel), text: lines.map((l) => `${l}\n`).join('') })));
   return { id, path: join(folder, main), entryCount: files.get(main)?.length ?? 0 };
-}
-
-/** A new file with these lines, fsynced; never over an existing one. */
-async function writeNew(path: string, lines: string[]): Promise<void> {
-  await mkdir(dirname(path), { recursive: true });
-  const fh = await open(path, 'wx', 0o600);
-  try {
-    await fh.write(lines.map((l) => `${l}\n`).join(''));
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
 }

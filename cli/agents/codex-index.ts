@@ -1,10 +1,11 @@
 // Codex's index ($CODEX_HOME/state_5.sqlite, table threads): after sessync writes a rollout, a row of the index that
 // names another path for that session (a restored backup, a copied CODEX_HOME) is removed, so Codex finds the rollout
 // in sessions/ and indexes it again. Nothing else of the index is changed, and never while a Codex process has it open.
-import { copyFile, mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises';
+import { copyFile, open, readFile, rename, stat, unlink } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { sessyncHome } from '../store/paths.js';
+import { mkdirPrivate } from '../store/private-fs.js';
 import { fsyncPath } from '../store/session-writer.js';
 import { codexHolders } from './codex-holders.js';
 import { codexIndexPath } from './codex-paths.js';
@@ -103,7 +104,7 @@ export async function fixCodexIndex(env: NodeJS.ProcessEnv, rollouts: readonly {
     for (const s of stale) d.run('DELETE FROM threads WHERE id = ? AND rollout_path = ?', [s.id, s.path]);
     const bytes = legacyHeader(d.export(), main[18] === 2 ? 2 : 1);
     const keep = join(sessyncHome(env), 'agents', 'codex', 'index-backup');
-    await mkdir(keep, { recursive: true, mode: 0o700 });
+    await mkdirPrivate(keep);
     for (const suffix of ['', '-wal']) if ((suffix === '' ? main : wal).length > 0) await copyFile(`${db}${suffix}`, join(keep, `state_5.sqlite${suffix}`));
     const tmp = await writeTemp(db, bytes);
     for (const suffix of ['-shm', '-wal']) await unlink(`${db}${suffix}`).catch((e: NodeJS.ErrnoException) => {

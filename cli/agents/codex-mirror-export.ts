@@ -6,6 +6,7 @@ import { codex, entryOverLimit, isCodexSessionId } from '../../shared/agents/cod
 import { LIMITS } from '../../shared/wire.js';
 import { forkRolloutLines, planForks, undecidedLines, type Arrival, type ForkLine, type PlannedFork } from '../../shared/codex-fork.js';
 import { readSession } from '../store/session-reader.js';
+import { fsError } from '../fs-error.js';
 import { listSessions } from '../store/session-index.js';
 import { appendLines } from './claude-export.js';
 import { arrivalsFor } from './codex-arrivals.js';
@@ -169,7 +170,7 @@ export async function exportCodexMirror(
       const last = plan.keep[plan.keep.length - 1];
       if (last !== undefined) state.lastLocal[session] = last;
     } catch (e) {
-      note(`${mirror}: ${(e as Error).message}; its Codex rollout is left as it is`);
+      note(`${mirror}: ${(fsError(e) as Error).message}; its Codex rollout is left as it is`);
       pending.add(mirror);
     }
   }
@@ -179,7 +180,7 @@ export async function exportCodexMirror(
     await fixCodexIndex(env, written, note);
   } catch (e) {
     // An index that cannot be read is left exactly as it is: the rollouts are written, only a stale row may remain.
-    note(`Codex's index ${codexIndexPath(env)} could not be read (${(e as Error).message}); it is left as it is. If \`codex exec resume\` cannot find a pulled session, move that file aside and Codex rebuilds it from sessions/`);
+    note(`Codex's index ${codexIndexPath(env)} could not be read (${(fsError(e) as Error).message}); it is left as it is. If \`codex exec resume\` cannot find a pulled session, move that file aside and Codex rebuilds it from sessions/`);
   }
   return result;
 }

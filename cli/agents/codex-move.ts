@@ -1,8 +1,10 @@
 // The one place sessync rewrites a Codex rollout: its continuation here moves into a fork rollout, and the rollout is
 // made equal to the server's. The pre-move file is kept as a backup until the fork and the rewrite are durable.
-import { copyFile, mkdir, rename, stat, unlink } from 'node:fs/promises';
+import { copyFile, rename, stat, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { mkdirTree } from '../store/mkdir-tree.js';
 import { sessyncHome } from '../store/paths.js';
+import { mkdirPrivate } from '../store/private-fs.js';
 import { fsyncPath, writeTemp } from '../store/session-writer.js';
 
 /** Where the pre-move copy of a session's rollout is kept while it is moved (sessync's folder, never Codex's). */
@@ -17,7 +19,7 @@ function crashPoint(env: NodeJS.ProcessEnv, step: string): void {
 
 /** Writes a whole file durably: temp, fsync, rename over, fsync of the folder. */
 export async function writeWholeFile(path: string, text: string): Promise<void> {
-  await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+  await mkdirTree(dirname(path), 0o700); // the mode these folders have always been made with
   const tmp = await writeTemp(path, text);
   await rename(tmp, path);
   await fsyncPath(dirname(path));
@@ -37,7 +39,7 @@ async function exists(path: string): Promise<boolean> {
  */
 export async function moveIntoForks(env: NodeJS.ProcessEnv, session: string, rollout: string, keep: string, forks: { path: string; text: string }[]): Promise<void> {
   const backup = codexBackupPath(env, session);
-  await mkdir(dirname(backup), { recursive: true, mode: 0o700 });
+  await mkdirPrivate(dirname(backup));
   if (!(await exists(backup))) {
     const tmp = `${backup}.${process.pid}.tmp`;
     await copyFile(rollout, tmp);

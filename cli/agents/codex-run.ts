@@ -1,8 +1,9 @@
 // One sync run for Codex: rollouts read into their mirror, the engine run on the mirror, pulled lines written out to
 // rollouts (forks made where two machines continued one session), all under the Codex mirror's lock.
-import { mkdir, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { withFileLock } from '../store/file-lock.js';
+import { mkdirPrivate } from '../store/private-fs.js';
 import { listSessions } from '../store/session-index.js';
 import { openSync, runSync, type RunOptions, type RunSummary } from '../sync/sync-run.js';
 import type { SyncContext } from '../sync/sync-context.js';
@@ -19,7 +20,7 @@ export function codexEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
 
 /** Runs fn holding the Codex sync lock: two sessync processes never mirror, or move, one rollout at once. */
 export async function withCodexLock<T>(env: NodeJS.ProcessEnv, fn: () => Promise<T>): Promise<T> {
-  await mkdir(dirname(codexMirrorState(env)), { recursive: true, mode: 0o700 });
+  await mkdirPrivate(dirname(codexMirrorState(env)));
   return withFileLock(codexMirrorState(env), fn, { timeoutMs: 60_000 });
 }
 
