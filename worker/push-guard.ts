@@ -13,7 +13,8 @@ import { findTombstone, goneSession } from './session-delete.js';
  * The tombstone and the quota are looked up together. Returns what to run once the batch is stored (the usage counter).
  */
 export async function guardPush(store: BlobStore, account: string, session: string, o: { hostHasHead: boolean; bodyBytes: number; sessionHosts: number | null }): Promise<(created: boolean) => Promise<void>> {
-  const newSession = async () => (o.sessionHosts ?? (await sessionHeads(store, account, session)).size) === 0;
+  // A session this host already has a head in is not new: no listing (a later seq lists only its host's heads).
+  const newSession = async () => !o.hostHasHead && (o.sessionHosts ?? (await sessionHeads(store, account, session)).size) === 0;
   const [tomb, quota] = await Promise.allSettled([
     o.hostHasHead ? null : findTombstone(store, account, session),
     checkQuota(store, account, { bodyBytes: () => o.bodyBytes, newSession }),

@@ -51,14 +51,17 @@ export async function countUsage(store: BlobStore, account: string): Promise<Usa
   return { bytes, sessions: sessions.size };
 }
 
-/** Bytes from the counter (counted when the quota was set, kept up by pushes and deletions). */
-async function readBytes(store: BlobStore, account: string): Promise<number> {
+/**
+ * Bytes from the counter (counted when the quota was set, kept up by pushes and deletions). A missing or damaged
+ * counter is counted again, and saved unless `save` is false: a push's check must not write (see checkQuota).
+ */
+async function readBytes(store: BlobStore, account: string, save = true): Promise<number> {
   const key = keys.usage(account);
   // The counter is derived (recounted whenever the admin sets a quota): a damaged one is logged and counted again.
   const usage = await readStoredRecord(store, key, UsageSchema, 'usage counter', 'it is counted again').catch((e: unknown) => (isSessyncError(e, 'corrupt') ? null : Promise.reject(e)));
   if (usage) return usage.bytes;
   const counted = await countUsage(store, account);
-  await store.put(key, encodeJson({ bytes: counted.bytes }));
+  if (save) await store.put(key, encodeJson({ bytes: counted.bytes }));
   return counted.bytes;
 }
 
@@ -108,12 +111,19 @@ export async function checkQuota(store: BlobStore, account: string, o: { bodyByt
     }
     tally.admitted++;
   }
-  // One read of the counter for all the batches of a request: nothing writes it before the request ends (see below).
-  const bytes = await sharedRead(store, `get ${keys.usage(account)}`, () => readBytes(store, account));
-  if (quota.maxBytes !== undefined && bytes + bodyBytes > quota.maxBytes) {
-    throw new SessyncError('too_large', `account quota exceeded (maxBytes): this batch of ${megabytes(bodyBytes)} would bring the account to ${megabytes(bytes + bodyBytes)} of its ${megabytes(quota.maxBytes)}; delete sessions (\`sessync rm <session> --remote\`) or ask the server's admin for a larger quota`, {
-      details: { quota: 'maxBytes', limit: quota.maxBytes, used: bytes },
-    });
+  // One read of the counter for all the batches of a request, and the bytes this request has already let through
+  // on top, as for sessions above: side by side, each batch would otherwise be checked against the same old count.
+  // The read never writes (a recount is saved by the request's end, addBytes): inside a group commit a write waits
+  // for every batch to be waiting on a write, and the batches waiting on this shared read never would.
+  if (quota.maxBytes !== undefined) {
+    const tally = await sharedRead(store, `bytes ${account}`, async () => ({ stored: await readBytes(store, account, false), admitted: 0 }));
+    const bytes = tally.stored + tally.admitted;
+    if (bytes + bodyBytes > quota.maxBytes) {
+      throw new SessyncError('too_large', `account quota exceeded (maxBytes): this batch of ${megabytes(bodyBytes)} would bring the account to ${megabytes(bytes + bodyBytes)} of its ${megabytes(quota.maxBytes)}; delete sessions (\`sessync rm <session> --remote\`) or ask the server's admin for a larger quota`, {
+        details: { quota: 'maxBytes', limit: quota.maxBytes, used: bytes },
+      });
+    }
+    tally.admitted += bodyBytes;
   }
   return async (stored) => {
     if (!stored) return;

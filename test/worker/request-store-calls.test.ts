@@ -87,6 +87,24 @@ describe('POST /v1/batches within the subrequest budget', () => {
     expect(calls.length, calls.join('\n')).toBeLessThanOrEqual(BUDGET);
   });
 
+  it("later batches on an account with a session quota list no session's heads: a session this host has a head in is not new", async () => {
+    const { store, client, admin, account } = await rig();
+    expect((await admin.call('PUT', `/v1/admin/accounts/${account}/quota`, { maxSessions: 100 })).status).toBe(200);
+    const first = await Promise.all(Array.from({ length: WORKERS_MAX_BATCHES }, (_, i) => makeBatch({ session: `q${i}`, host: 'h1', seq: 1, meta: metaFor(`q${i}`) })));
+    expect((await client.call('POST', '/v1/batches', { batches: first })).status).toBe(200);
+    const second = await Promise.all(Array.from({ length: WORKERS_MAX_BATCHES }, (_, i) => makeBatch({ session: `q${i}`, host: 'h1', seq: 2 })));
+    const calls = await callsOf(store, async () => {
+      const r = await client.call('POST', '/v1/batches', { batches: second });
+      expect(r.json.results.every((x: { ok: boolean; status?: string }) => x.ok && x.status === 'created'), r.text).toBe(true);
+      return r;
+    });
+    // Each batch lists its host's heads once (`list a/<acct>/heads/<session>/h1/`); the session-wide listing is gone.
+    for (let i = 0; i < WORKERS_MAX_BATCHES; i++) {
+      expect(calls.filter((c) => c === `list ${keys.sessionHeadsPrefix(account, `q${i}`)}`), calls.join('\n')).toEqual([]);
+    }
+    expect(calls.length, calls.join('\n')).toBeLessThanOrEqual(BUDGET);
+  });
+
   it('one batch more than the cap is refused whole, before any call past the auth', async () => {
     const { store, client } = await rig();
     const batches = await Promise.all(Array.from({ length: WORKERS_MAX_BATCHES + 1 }, (_, i) => makeBatch({ session: `m${i}`, host: 'h1', seq: 1, meta: metaFor(`m${i}`) })));

@@ -1,5 +1,6 @@
 // Store calls per pushed batch, counted on the real app over a memory store (Workers allow 50 per request on the free
 // plan), and the quota's usage counter kept exact by a request of many batches.
+import { WORKERS_MAX_BATCHES } from '../../worker/routes/multi-batches.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../worker/app.js';
 import { MemoryStore } from '../../worker/store/memory-store.js';
@@ -75,10 +76,10 @@ describe('store calls per pushed batch', () => {
     expect(calls.filter((c) => c.endsWith('/quota')), calls.join('\n')).toHaveLength(1);
   });
 
-  it('a full request of new sealed sessions (an encrypted account\'s first push) fits the Workers plan\'s 50 calls at 7 batches', async () => {
+  it('a full request of new sealed sessions (an encrypted account\'s first push) fits the Workers plan\'s 50 calls at the Workers cap', async () => {
     const { store, client } = await rig();
     expect((await putAccountKey(client, 'k1')).status).toBe(200);
-    const n = 7;
+    const n = WORKERS_MAX_BATCHES;
     const batches = await Promise.all(Array.from({ length: n }, (_, i) => makeSealedBatch({ session: `e${i}`, host: 'h1', seq: 1, meta: sealedMeta('k1') })));
     const calls = await callsOf(store, () => client.call('POST', '/v1/batches', { batches }));
     // Per batch: the meta (sealed: checked before the batch), the heads, the tombstone; the batch, the meta, the head.
