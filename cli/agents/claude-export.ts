@@ -72,6 +72,8 @@ export async function exportClaude(env: NodeJS.ProcessEnv, state: MirrorState, m
       if (!byRel.has(mainRel)) continue;
       const createdMain = !(await stat(join(folder, mainRel)).then(() => true, () => false));
       let wrote = 0;
+      /** Files left alone because their last line is being written (each said once). */
+      const busy = new Set<string>();
       for (const [rel, wanted] of byRel) {
         const path = join(folder, rel);
         const kind = kindOf(rel, session);
@@ -88,6 +90,7 @@ export async function exportClaude(env: NodeJS.ProcessEnv, state: MirrorState, m
         const parsed = claudeCode.parseFile(text, { rel, kind });
         if (parsed.tail !== '') {
           note(`${path}: its last line is still being written; the pulled lines go there on the next sync`);
+          busy.add(path);
           pending.add(mirror);
           continue;
         }
@@ -100,12 +103,19 @@ export async function exportClaude(env: NodeJS.ProcessEnv, state: MirrorState, m
       }
       // Both machines now hold the same lines but maybe in another order: make Claude Code's leaf the one sessync agrees on.
       const mainPath = join(folder, mainRel);
-      const lines = claudeCode.parseFile(await readOr(mainPath, ''), { rel: mainRel, kind: 'main' }).lines;
-      const leaf = claudeCode.syncLeaf(lines);
-      const pin = leaf === null ? [] : claudeCode.pinLeaf(lines, leaf, session);
-      if (pin.length > 0) {
-        await appendLines(mainPath, pin);
-        wrote += pin.length;
+      const main = claudeCode.parseFile(await readOr(mainPath, ''), { rel: mainRel, kind: 'main' });
+      if (main.tail !== '') {
+        // Claude Code is writing the main file's last line (maybe since the loop above): a pin appended now would be
+        // glued onto that line and break both. It is made on the next sync, with the pulled lines.
+        if (!busy.has(mainPath)) note(`${mainPath}: its last line is still being written; the line naming the synced leaf goes there on the next sync`);
+        pending.add(mirror);
+      } else {
+        const leaf = claudeCode.syncLeaf(main.lines);
+        const pin = leaf === null ? [] : claudeCode.pinLeaf(main.lines, leaf, session);
+        if (pin.length > 0) {
+          await appendLines(mainPath, pin);
+          wrote += pin.length;
+        }
       }
       if (createdMain) result.created++;
       if (wrote > 0) result.sessions++;
