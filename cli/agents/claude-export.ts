@@ -6,7 +6,8 @@ import { claudeCode, claudeProjectFolder } from '../../shared/agents/claude-code
 import type { SessionFile } from '../../shared/agents/agent.js';
 import { writeFileAtomic } from '../store/atomic-json.js';
 import { readSession } from '../store/session-reader.js';
-import { fsyncPath } from '../store/session-writer.js';
+import { endsWithNewline, fsyncPath } from '../store/session-writer.js';
+import { isSessyncError, SessyncError } from '../../shared/errors.js';
 import { appendWhole } from '../store/append-whole.js';
 import { claudeProjectsRoot } from './claude-paths.js';
 import type { MirrorState } from './mirror-state.js';
@@ -34,12 +35,23 @@ export async function readOr(path: string, missing: string): Promise<string> {
 
 /**
  * Appends lines and fsyncs them (creating the file and its folder when needed): all of them, or (a full disk) the
- * agent's file as it was, never ending in half a line the agent would read as a broken entry.
+ * agent's file as it was, never ending in half a line the agent would read as a broken entry. A file whose last line
+ * has no '\n' is the agent writing it: nothing is appended (fs_busy), as the new lines would be glued onto that one.
  */
 export async function appendLines(path: string, lines: string[]): Promise<void> {
   await mkdir(dirname(path), { recursive: true });
-  const fh = await open(path, 'a', 0o600);
+  // Read-write: the last byte is read through the handle the append is made with.
+  const fh = await open(path, 'a+', 0o600);
   try {
+    // The callers look for a torn last line when they read the file; this covers the time since (Codex's export
+    // may wait on the server in between).
+    const size = (await fh.stat()).size;
+    if (size > 0 && !(await endsWithNewline(fh, size))) {
+      throw new SessyncError('fs_busy', `${path}: its last line is still being written (no line end yet); nothing was appended, the lines go there on the next sync`, {
+        retryable: true,
+        details: { path },
+      });
+    }
     await appendWhole(fh, path, Buffer.from(lines.map((l) => `${l}\n`).join(''), 'utf8'));
   } finally {
     await fh.close();
@@ -123,6 +135,8 @@ export async function exportClaude(env: NodeJS.ProcessEnv, state: MirrorState, m
       state.sessions[session] = { mirror, folder };
     } catch (e) {
       note(`${mirror}: ${(e as Error).message}; its Claude Code files are left as they are`);
+      // A file Claude Code started a line in since it was read: tried again on the next sync, as when seen torn above.
+      if (isSessyncError(e, 'fs_busy')) pending.add(mirror);
     }
   }
   state.pendingExport = [...pending];
