@@ -6,7 +6,8 @@ import { claudeCode, claudeProjectFolder } from '../../shared/agents/claude-code
 import type { SessionFile } from '../../shared/agents/agent.js';
 import { writeFileAtomic } from '../store/atomic-json.js';
 import { readSession } from '../store/session-reader.js';
-import { fsyncPath } from '../store/session-writer.js';
+import { endsWithNewline, fsyncPath } from '../store/session-writer.js';
+import { isSessyncError, SessyncError } from '../../shared/errors.js';
 import { appendWhole } from '../store/append-whole.js';
 import { mkdirTree } from '../store/mkdir-tree.js';
 import { fsError } from '../fs-error.js';
@@ -36,15 +37,26 @@ export async function readOr(path: string, missing: string): Promise<string> {
 
 /**
  * Appends lines and fsyncs them (creating the file and its folder when needed): all of them, or (a full disk) the
- * agent's file as it was, never ending in half a line the agent would read as a broken entry.
+ * agent's file as it was, never ending in half a line the agent would read as a broken entry. A file whose last line
+ * has no '\n' is the agent writing it: nothing is appended (fs_busy), as the new lines would be glued onto that one.
  */
 export async function appendLines(path: string, lines: string[]): Promise<void> {
   // The agent's folders keep the mode they have always had (Node's default); a failure says why, as appendWhole's do.
   await mkdirTree(dirname(path)).catch((e: unknown) => {
     throw fsError(e);
   });
-  const fh = await open(path, 'a', 0o600);
+  // Read-write: the last byte is read through the handle the append is made with.
+  const fh = await open(path, 'a+', 0o600);
   try {
+    // The callers look for a torn last line when they read the file; this covers the time since (Codex's export
+    // may wait on the server in between).
+    const size = (await fh.stat()).size;
+    if (size > 0 && !(await endsWithNewline(fh, size))) {
+      throw new SessyncError('fs_busy', `${path}: its last line is still being written (no line end yet); nothing was appended, the lines go there on the next sync`, {
+        retryable: true,
+        details: { path },
+      });
+    }
     await appendWhole(fh, path, Buffer.from(lines.map((l) => `${l}\n`).join(''), 'utf8'));
   } finally {
     await fh.close();
@@ -77,6 +89,8 @@ export async function exportClaude(env: NodeJS.ProcessEnv, state: MirrorState, m
       if (!byRel.has(mainRel)) continue;
       const createdMain = !(await stat(join(folder, mainRel)).then(() => true, () => false));
       let wrote = 0;
+      /** Files left alone because their last line is being written (each said once). */
+      const busy = new Set<string>();
       for (const [rel, wanted] of byRel) {
         const path = join(folder, rel);
         const kind = kindOf(rel, session);
@@ -93,6 +107,7 @@ export async function exportClaude(env: NodeJS.ProcessEnv, state: MirrorState, m
         const parsed = claudeCode.parseFile(text, { rel, kind });
         if (parsed.tail !== '') {
           note(`${path}: its last line is still being written; the pulled lines go there on the next sync`);
+          busy.add(path);
           pending.add(mirror);
           continue;
         }
@@ -105,12 +120,19 @@ export async function exportClaude(env: NodeJS.ProcessEnv, state: MirrorState, m
       }
       // Both machines now hold the same lines but maybe in another order: make Claude Code's leaf the one sessync agrees on.
       const mainPath = join(folder, mainRel);
-      const lines = claudeCode.parseFile(await readOr(mainPath, ''), { rel: mainRel, kind: 'main' }).lines;
-      const leaf = claudeCode.syncLeaf(lines);
-      const pin = leaf === null ? [] : claudeCode.pinLeaf(lines, leaf, session);
-      if (pin.length > 0) {
-        await appendLines(mainPath, pin);
-        wrote += pin.length;
+      const main = claudeCode.parseFile(await readOr(mainPath, ''), { rel: mainRel, kind: 'main' });
+      if (main.tail !== '') {
+        // Claude Code is writing the main file's last line (maybe since the loop above): a pin appended now would be
+        // glued onto that line and break both. It is made on the next sync, with the pulled lines.
+        if (!busy.has(mainPath)) note(`${mainPath}: its last line is still being written; the line naming the synced leaf goes there on the next sync`);
+        pending.add(mirror);
+      } else {
+        const leaf = claudeCode.syncLeaf(main.lines);
+        const pin = leaf === null ? [] : claudeCode.pinLeaf(main.lines, leaf, session);
+        if (pin.length > 0) {
+          await appendLines(mainPath, pin);
+          wrote += pin.length;
+        }
       }
       if (createdMain) result.created++;
       if (wrote > 0) result.sessions++;
@@ -118,6 +140,8 @@ export async function exportClaude(env: NodeJS.ProcessEnv, state: MirrorState, m
       state.sessions[session] = { mirror, folder };
     } catch (e) {
       note(`${mirror}: ${(fsError(e) as Error).message}; its Claude Code files are left as they are`);
+      // A file Claude Code started a line in since it was read: tried again on the next sync, as when seen torn above.
+      if (isSessyncError(e, 'fs_busy')) pending.add(mirror);
     }
   }
   state.pendingExport = [...pending];

@@ -13,9 +13,9 @@ import { fsError } from '../fs-error.js';
  * than ending in half an entry; the error (as fsError, naming `path`) is thrown. The cut is made only when the file's
  * size shows that its last bytes are this call's: a program that wrote meanwhile is never cut; the file then keeps
  * this call's bytes, which the error counts (whole lines among them are entries written, and a retry would write
- * them twice, so it is then not called retryable).
+ * them twice, so it is then not called retryable). `beforeSync` runs once every byte is written, before the fsync.
  */
-export async function appendWhole(fh: FileHandle, path: string, data: Uint8Array): Promise<void> {
+export async function appendWhole(fh: FileHandle, path: string, data: Uint8Array, opts: { beforeSync?: () => void } = {}): Promise<void> {
   const before = (await fh.stat()).size;
   let written = 0;
   try {
@@ -28,6 +28,7 @@ export async function appendWhole(fh: FileHandle, path: string, data: Uint8Array
       if (n <= 0) throw cutShort(path, written, data.byteLength);
       written += n;
     }
+    opts.beforeSync?.(); // all of it written, none of it durable yet (a kill point of the tests)
     await fh.sync();
   } catch (e) {
     const err = fsError(e, path);

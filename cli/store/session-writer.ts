@@ -413,7 +413,8 @@ function checkWritable(path: string, state: TailState): void {
   }
 }
 
-async function endsWithNewline(fh: import('node:fs/promises').FileHandle, size: number): Promise<boolean> {
+/** Whether the file of `fh` (opened for reading, `size` > 0 bytes) ends in '\n'. */
+export async function endsWithNewline(fh: import('node:fs/promises').FileHandle, size: number): Promise<boolean> {
   const b = Buffer.alloc(1);
   await fh.read(b, 0, 1, size - 1);
   return b[0] === 0x0a;

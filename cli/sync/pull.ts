@@ -9,7 +9,7 @@ import { toJsonText } from '../../shared/json-stringify.js';
 import { canonicalJson, exactTexts, mergeEntries, type IncomingEntry, type MergeConflict } from '../../shared/merge.js';
 import { ownValue, toNullRecord } from '../../shared/own-keys.js';
 import { LIMITS, type Cursor, type PullPage, type SessionMetaResponse } from '../../shared/wire.js';
-import { appendEntries, createPulledFile, syncFileName, syncNewFolders, syncNewName } from '../store/session-writer.js';
+import { appendEntries, createPulledFile, endsWithNewline, syncFileName, syncNewFolders, syncNewName } from '../store/session-writer.js';
 import { appendWhole } from '../store/append-whole.js';
 import { ensureCurrent } from '../store/migrate-file.js';
 import { readSession } from '../store/session-reader.js';
@@ -132,16 +132,23 @@ async function setAside(ctx: SyncContext, session: string, conflicts: MergeConfl
   if (text) {
     // Its folders noted at once (before another session's conflicts can be linked in them), as session-writer does.
     syncNewFolders(await mkdirPrivate(dirname(p)));
-    const fh = await open(p, 'ax', PRIVATE_FILE).catch((e: NodeJS.ErrnoException) => {
+    // Read-write: the last byte is read through the handle the append is made with.
+    const fh = await open(p, 'ax+', PRIVATE_FILE).catch((e: NodeJS.ErrnoException) => {
       if (e.code !== 'EEXIST') throw e;
-      return open(p, 'a', PRIVATE_FILE);
+      return open(p, 'a+', PRIVATE_FILE);
     });
+    let torn = false;
     try {
+      // A last line with no '\n' (a crash, an older sessync, a hand edit) is ended first, in the same write: glued
+      // onto it, the new record and the fragment would read as one unreadable line.
+      const size = (await fh.stat()).size;
+      torn = size > 0 && !(await endsWithNewline(fh, size));
       // All of it or (a full disk) none: half a record here would be the only local copy of the other version.
-      await appendWhole(fh, p, Buffer.from(text, 'utf8'));
+      await appendWhole(fh, p, Buffer.from((torn ? '\n' : '') + text, 'utf8'));
     } finally {
       await fh.close();
     }
+    if (torn) ctx.note?.(`${p}: its last line had no line end (cut short, or edited by hand); it is kept as a line of its own and the new records follow it`);
   }
   // The cursor saved after this moves past these entries: the file's name is durable before it (a power cut must not
   // take the only copy here of the other version along with the file's folder entry). Created or found, written to

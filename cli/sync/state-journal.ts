@@ -6,6 +6,7 @@ import { dirname } from 'node:path';
 import { SessyncError } from '../../shared/errors.js';
 import { mkdirPrivate, PRIVATE_FILE } from '../store/private-fs.js';
 import { fsyncDir } from '../store/session-writer.js';
+import { appendWhole } from '../store/append-whole.js';
 import { killPoint } from './kill-point.js';
 
 /**
@@ -90,9 +91,9 @@ export class StateJournal<S extends { session: string }> {
         await mkdirPrivate(dirname(this.path));
         this.fh = await open(this.path, 'a', PRIVATE_FILE);
       }
-      await this.fh.write(text);
-      killPoint('journal-written');
-      await this.fh.sync();
+      // Whole or not at all: a short write (a full disk) taken as durable would leave a torn record that the next
+      // flush's records are glued onto, and replay refuses a journal with a damaged line before its last.
+      await appendWhole(this.fh, this.path, Buffer.from(text, 'utf8'), { beforeSync: () => killPoint('journal-written') });
       this.named = true;
       this.fsyncs++;
       killPoint('journal-synced');

@@ -124,6 +124,35 @@ describe.skipIf(!present)('Claude Code sessions through sync (real sessync serve
     expect(lineSet(b.read(`${id}.jsonl`))).toEqual(lineSet(`${first + half}}\n${second}`));
   });
 
+  it('the leaf pin is not appended to a main file whose last line is being written; it goes there on the next sync', async () => {
+    const { a, b } = await claudePair(rig.root, 'BusyPin', rig.server);
+    const id = '7a7a7a7a-3333-4444-8555-666666666666';
+    const cwd = realpathSync(a.project);
+    const base = 'abababab-0000-4000-8000-000000000002';
+    const first = turn(id, cwd, null, 'one', ['abababab-0000-4000-8000-000000000001', base], '2026-01-05T00:00:00.000Z');
+    a.write(`${id}.jsonl`, first);
+    await a.ok(['sync', '--json']);
+    await b.ok(['sync', '--json']);
+    // On b two branches from the base, the newer first: Claude Code resumes the last one, sessync the newer (a pin).
+    const newer = turn(id, cwd, base, 'newer', ['abababab-0000-4000-8000-000000000003', 'abababab-0000-4000-8000-000000000004'], '2026-01-05T00:02:00.000Z');
+    const older = turn(id, cwd, base, 'older', ['abababab-0000-4000-8000-000000000005', 'abababab-0000-4000-8000-000000000006'], '2026-01-05T00:01:00.000Z');
+    const half = '{"type":"queue-operation","operation":"enqueue"';
+    b.write(`${id}.jsonl`, first + newer + older + half);
+    // Something for b to pull, so its export runs.
+    a.write(`${id}.jsonl`, first + turn(id, cwd, base, 'from a', ['abababab-0000-4000-8000-000000000007', 'abababab-0000-4000-8000-000000000008'], '2026-01-05T00:00:30.000Z'));
+    await a.ok(['sync', '--json']);
+    const r = await b.run(['sync']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain('its last line is still being written');
+    expect(b.read(`${id}.jsonl`)).toBe(first + newer + older + half); // nothing glued onto the line being written
+    b.write(`${id}.jsonl`, `${first + newer + older + half}}\n`);
+    expect(await b.ok(['sync', '--json'])).toMatchObject({ failed: 0 });
+    const text = b.read(`${id}.jsonl`);
+    expect(text.startsWith(`${first + newer + older + half}}\n`)).toBe(true);
+    for (const l of text.split('\n').filter((x) => x !== '')) JSON.parse(l); // every line whole
+    expect(b.leaf(id)).toBe('abababab-0000-4000-8000-000000000004');
+  });
+
   it('a run stopped between its steps: the next one carries on (pulled but not written out; mirrored but not recorded)', async () => {
     const { a, b } = await claudePair(rig.root, 'Crash', rig.server);
     const id = '88888888-3333-4444-8555-666666666666';
