@@ -52,23 +52,31 @@ export async function countUsage(store: BlobStore, account: string): Promise<Usa
 }
 
 /**
- * Bytes from the counter (counted when the quota was set, kept up by pushes and deletions). A missing or damaged
- * counter is counted again, and saved unless `save` is false: a push's check must not write (see checkQuota).
+ * Bytes from the counter (counted when the quota was set, kept up by pushes and deletions), and whether it had to be
+ * counted again (missing or damaged). A recount is saved unless `save` is false: a push's check must not write (see
+ * checkQuota).
  */
-async function readBytes(store: BlobStore, account: string, save = true): Promise<number> {
+async function readUsage(store: BlobStore, account: string, save = true): Promise<{ bytes: number; recounted: boolean }> {
   const key = keys.usage(account);
   // The counter is derived (recounted whenever the admin sets a quota): a damaged one is logged and counted again.
   const usage = await readStoredRecord(store, key, UsageSchema, 'usage counter', 'it is counted again').catch((e: unknown) => (isSessyncError(e, 'corrupt') ? null : Promise.reject(e)));
-  if (usage) return usage.bytes;
+  if (usage) return { bytes: usage.bytes, recounted: false };
   const counted = await countUsage(store, account);
   if (save) await store.put(key, encodeJson({ bytes: counted.bytes }));
-  return counted.bytes;
+  return { bytes: counted.bytes, recounted: true };
 }
 
-/** Adds `delta` (negative after a deletion) to the bytes counter of an account that has a quota. */
+async function readBytes(store: BlobStore, account: string, save = true): Promise<number> {
+  return (await readUsage(store, account, save)).bytes;
+}
+
+/**
+ * Adds `delta` (negative after a deletion) to the bytes counter of an account that has a quota. Runs once the batches
+ * are stored (or deleted): a counter counted again now already holds them, and is saved as counted.
+ */
 export async function addBytes(store: BlobStore, account: string, delta: number): Promise<void> {
-  const bytes = await readBytes(store, account);
-  await store.put(keys.usage(account), encodeJson({ bytes: Math.max(0, bytes + delta) }));
+  const { bytes, recounted } = await readUsage(store, account, false);
+  await store.put(keys.usage(account), encodeJson({ bytes: recounted ? bytes : Math.max(0, bytes + delta) }));
 }
 
 export async function quotaReport(store: BlobStore, account: string): Promise<QuotaResponse> {
@@ -111,19 +119,17 @@ export async function checkQuota(store: BlobStore, account: string, o: { bodyByt
     }
     tally.admitted++;
   }
-  // One read of the counter for all the batches of a request, and the bytes this request has already let through
-  // on top, as for sessions above: side by side, each batch would otherwise be checked against the same old count.
-  // The read never writes (a recount is saved by the request's end, addBytes): inside a group commit a write waits
-  // for every batch to be waiting on a write, and the batches waiting on this shared read never would.
+  // One read of the counter for all the batches of a request. It never writes (a recount is saved at the request's
+  // end, by addBytes): inside a group commit a write waits for every batch to be waiting on a write, and the batches
+  // waiting on this shared read never would. Each batch is checked against the count before the request, as before:
+  // a request may so overshoot the limit by its own batches (at most a request body), as racing pushes may.
   if (quota.maxBytes !== undefined) {
-    const tally = await sharedRead(store, `bytes ${account}`, async () => ({ stored: await readBytes(store, account, false), admitted: 0 }));
-    const bytes = tally.stored + tally.admitted;
+    const bytes = await sharedRead(store, `bytes ${account}`, () => readBytes(store, account, false));
     if (bytes + bodyBytes > quota.maxBytes) {
       throw new SessyncError('too_large', `account quota exceeded (maxBytes): this batch of ${megabytes(bodyBytes)} would bring the account to ${megabytes(bytes + bodyBytes)} of its ${megabytes(quota.maxBytes)}; delete sessions (\`sessync rm <session> --remote\`) or ask the server's admin for a larger quota`, {
         details: { quota: 'maxBytes', limit: quota.maxBytes, used: bytes },
       });
     }
-    tally.admitted += bodyBytes;
   }
   return async (stored) => {
     if (!stored) return;

@@ -55,6 +55,9 @@ export async function appendWhole(fh: FileHandle, path: string, data: Uint8Array
  */
 async function roomFor(path: string, size: number, bytes: number): Promise<void> {
   const fs = await statfs(path);
+  // A file system that counts no blocks (ramfs, a tmpfs of size=0, many FUSE mounts) has no figure to go by: only
+  // the short-write path then guards the append.
+  if (fs.blocks === 0) return;
   // The rest of the file's last block takes bytes without a free block.
   const slack = (fs.bsize - (size % fs.bsize)) % fs.bsize;
   // Root may write into the blocks reserved for it (ext4 keeps 5%), which bavail leaves out.
