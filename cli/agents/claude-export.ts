@@ -36,6 +36,12 @@ export async function readOr(path: string, missing: string): Promise<string> {
 }
 
 /**
+ * What to do when no agent is writing: a line a crash cut stays without its end until something ends it, and sessync
+ * never appends after it (the two lines would be glued into one the agent cannot read).
+ */
+export const TORN_WAY_OUT = " (if no agent is running, a crash cut that line: end it with `echo >> <file>` and sync again; the cut line then stays as a damaged line of its own)";
+
+/**
  * Appends lines and fsyncs them (creating the file and its folder when needed): all of them, or (a full disk) the
  * agent's file as it was, never ending in half a line the agent would read as a broken entry. A file whose last line
  * has no '\n' is the agent writing it: nothing is appended (fs_busy), as the new lines would be glued onto that one.
@@ -52,7 +58,7 @@ export async function appendLines(path: string, lines: string[]): Promise<void> 
     // may wait on the server in between).
     const size = (await fh.stat()).size;
     if (size > 0 && !(await endsWithNewline(fh, size))) {
-      throw new SessyncError('fs_busy', `${path}: its last line is still being written (no line end yet); nothing was appended, the lines go there on the next sync`, {
+      throw new SessyncError('fs_busy', `${path}: its last line is still being written (no line end yet); nothing was appended, the lines go there on the next sync${TORN_WAY_OUT}`, {
         retryable: true,
         details: { path },
       });
@@ -106,7 +112,7 @@ export async function exportClaude(env: NodeJS.ProcessEnv, state: MirrorState, m
         const text = await readOr(path, '');
         const parsed = claudeCode.parseFile(text, { rel, kind });
         if (parsed.tail !== '') {
-          note(`${path}: its last line is still being written; the pulled lines go there on the next sync`);
+          note(`${path}: its last line is still being written; the pulled lines go there on the next sync${TORN_WAY_OUT}`);
           busy.add(path);
           pending.add(mirror);
           continue;
@@ -124,7 +130,7 @@ export async function exportClaude(env: NodeJS.ProcessEnv, state: MirrorState, m
       if (main.tail !== '') {
         // Claude Code is writing the main file's last line (maybe since the loop above): a pin appended now would be
         // glued onto that line and break both. It is made on the next sync, with the pulled lines.
-        if (!busy.has(mainPath)) note(`${mainPath}: its last line is still being written; the line naming the synced leaf goes there on the next sync`);
+        if (!busy.has(mainPath)) note(`${mainPath}: its last line is still being written; the line naming the synced leaf goes there on the next sync${TORN_WAY_OUT}`);
         pending.add(mirror);
       } else {
         const leaf = claudeCode.syncLeaf(main.lines);

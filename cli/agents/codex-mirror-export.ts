@@ -8,7 +8,7 @@ import { forkRolloutLines, planForks, undecidedLines, type Arrival, type ForkLin
 import { readSession } from '../store/session-reader.js';
 import { fsError } from '../fs-error.js';
 import { listSessions } from '../store/session-index.js';
-import { appendLines } from './claude-export.js';
+import { appendLines, TORN_WAY_OUT } from './claude-export.js';
 import { arrivalsFor } from './codex-arrivals.js';
 import { findRollouts } from './codex-files.js';
 import { codexHolders } from './codex-holders.js';
@@ -95,7 +95,7 @@ export async function exportCodexMirror(
       const rollout = rollouts.get(session) ?? join(root, codex.mainFile(session, String(m.header.timestamp)));
       const here = (await exists(rollout)) ? await readRollout(rollout, rollout.slice(root.length + 1), note) : null;
       if (here && here.tail !== '') {
-        note(`${rollout}: its last line is still being written; the pulled lines go there on the next sync`);
+        note(`${rollout}: its last line is still being written; the pulled lines go there on the next sync${TORN_WAY_OUT}`);
         pending.add(mirror);
         continue;
       }

@@ -118,6 +118,7 @@ describe.skipIf(!present)('Claude Code sessions through sync (real sessync serve
     const r = await b.run(['sync']);
     expect(r.code).toBe(0);
     expect(r.stderr).toContain('its last line is still being written');
+    expect(r.stderr, 'the note says how to end a line a crash cut').toContain('echo >>');
     expect(b.read(`${id}.jsonl`)).toBe(first + half);
     b.write(`${id}.jsonl`, `${first + half}}\n`);
     await b.ok(['sync', '--json']); // nothing new on the server: the lines left behind go now
