@@ -1,12 +1,11 @@
 // `sessync rm <ref> [--remote] [--keep-local]`: removes a session's local file; with --remote deletes it from the server first, everywhere.
-import { rm } from 'node:fs/promises';
 import type { Command, CommandContext } from '../command.js';
 import { SessyncError, isSessyncError } from '../../shared/errors.js';
-import { withFileLock } from '../store/file-lock.js';
 import { positionals, sessionOf } from '../store/locate.js';
 import type { SessionSummary } from '../store/session-index.js';
 import { matchRemote, openSync, withSyncLock } from '../sync/sync-run.js';
-import { forgetEverywhere, markDeleted, removeLocal } from '../sync/tombstones.js';
+import { markDeleted, removeLocal } from '../sync/tombstones.js';
+import { removeHere } from '../sync/dropped.js';
 import { sessyncHome } from '../store/paths.js';
 
 const USAGE = 'sessync rm <ref> [--remote] [--keep-local]';
@@ -29,7 +28,8 @@ const command: Command = {
     'next sync and keep their own file unless they run `sessync rm` or `sync --apply-deletes`. It cannot reach copies',
     'already on other machines or shares already downloaded. An interrupted deletion is finished by running it again.',
     '--keep-local keeps this machine\'s file (not pushed again unless `sessync push <ref> --undelete`).',
-    'Without --remote only this machine\'s file goes; the server and the other machines keep the session.',
+    'Without --remote only this machine\'s file goes, as if deleted by hand: the server and the other machines keep the',
+    'session, and sync does not bring it back here (also when others add to it); `sessync restore <ref>` does.',
   ].join('\n'),
   options: { remote: { type: 'boolean', default: false }, 'keep-local': { type: 'boolean', default: false } },
   async run(ctx) {
@@ -39,10 +39,14 @@ const command: Command = {
     if (keepLocal && !remote) throw new SessyncError('bad_input', `--keep-local only makes sense with --remote. Usage: ${USAGE}`);
     const local = await localOf(ctx, ref!, remote);
     if (!remote) {
-      // Only this machine's copy. Its sync state goes too, so that if it is pulled again it comes whole.
-      await withFileLock(local!.path, () => rm(local!.path, { force: true }));
-      await forgetEverywhere(sessyncHome(ctx.env), local!.id);
-      ctx.print(`removed ${local!.path} (the server's copy, if any, is untouched: \`sessync rm ${local!.id} --remote\` deletes it there)`, { session: local!.id, path: local!.path, remote: false });
+      // Only this machine's copy, gone as a deletion by hand goes: its sync state stays, so sync leaves it deleted.
+      const { id, path } = local!;
+      const { deletedHere } = await removeHere(sessyncHome(ctx.env), id, path);
+      const there = `\`sessync rm ${id} --remote\` deletes it there`;
+      const human = deletedHere
+        ? `removed ${path}; the server keeps the session and sync leaves it deleted here (\`sessync restore ${id}\` brings it back, ${there})`
+        : `removed ${path} (never synced from this machine; a copy another machine synced stays on the server: ${there})`;
+      ctx.print(human, { session: id, path, remote: false, deletedHere });
       return;
     }
     const sync = await openSync(ctx.env, { note: (t) => ctx.info(t) });

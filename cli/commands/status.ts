@@ -9,6 +9,7 @@ import { syncStatus, type StatusReport, type StatusRow } from '../sync/sync-stat
 import { ApiClient } from '../api-client.js';
 
 function pushText(s: StatusRow): string {
+  if (s.unpushedEntries === null) return 'not checked (not logged in)';
   if (s.deletedOnServer) return `deleted on the server${s.deletedOnServer.at ? ` at ${s.deletedOnServer.at}` : ''}, kept here and not pushed (${s.unpushedEntries} entries)`;
   const n = s.pendingBatch ? `${s.unpushedEntries} to push + 1 batch unacknowledged` : `${s.unpushedEntries} to push`;
   return s.notOnServer ? `${n}, not on the server yet` : n;
@@ -16,8 +17,9 @@ function pushText(s: StatusRow): string {
 
 function localLines(r: StatusReport): string[] {
   const rows = r.sessions.filter((s) => !s.remoteOnly);
-  const toPush = rows.filter((s) => !s.deletedOnServer && (s.unpushedEntries > 0 || s.pendingBatch || s.notOnServer)).length;
-  const lines = [`here: ${rows.length} session(s), ${toPush} to push`];
+  const toPush = rows.filter((s) => !s.deletedOnServer && ((s.unpushedEntries ?? 0) > 0 || s.pendingBatch || s.notOnServer)).length;
+  // Not logged in, what was pushed is recorded for no known server: no count is given rather than a wrong one.
+  const lines = [r.loggedIn ? `here: ${rows.length} session(s), ${toPush} to push` : `here: ${rows.length} session(s), not checked against a server (not logged in)`];
   for (const s of rows) {
     const damaged = s.damaged?.length ? `; ${s.damaged.length} damaged stored batch(es) or line(s) passed over (status --json lists them)` : '';
     lines.push(`  ${s.session}  ${pushText(s)}${damaged}${s.name ? `  ${s.name}` : ''}${s.agent ? `  (${s.agent})` : ''}`);
@@ -91,6 +93,7 @@ const command: Command = {
         all.sessions.push(...r.sessions);
         all.skippedFiles.push(...r.skippedFiles);
         all.serverError ??= r.serverError;
+        all.serverChecked &&= r.serverChecked;
         if (r.ignoredHeads) (all.ignoredHeads ??= []).push(...r.ignoredHeads);
       }
     }

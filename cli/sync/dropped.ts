@@ -1,8 +1,11 @@
 // Sessions this machine synced and then lost its file of (deleted by hand, or by an agent's own cleanup): the server
 // keeps them, and a sync does not bring them back; `sessync restore` does.
-import { stat } from 'node:fs/promises';
+import { readdir, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { Head } from '../../shared/wire.js';
+import { withFileLock } from '../store/file-lock.js';
 import type { SessionSyncState } from './session-sync-state.js';
+import { SyncState } from './sync-state.js';
 
 export interface DroppedSession {
   session: string;
@@ -21,12 +24,51 @@ async function gone(path: string): Promise<boolean> {
   }
 }
 
+/** Pushed or pulled here at least once: what makes a missing file deleted here rather than never synced. */
+export function syncedHere(st: SessionSyncState): boolean {
+  return st.pushedOffset > 0 || Object.keys(st.cursor).length > 0;
+}
+
+/**
+ * `sessync rm <ref>` without --remote: removes the file as a deletion by hand does and keeps every server's sync
+ * state of it, which is what makes sync leave it deleted and `sessync restore` bring it back (a state dropped
+ * instead would make it a session only the server has, pulled back by the next sync). Under the machine's sync
+ * lock, so a sync running meanwhile finishes first, and the file's lock, so no append interleaves. Returns whether
+ * some server's state says it was synced here (then it is deleted here); the states are read before the file goes,
+ * so a state that cannot be read fails the command with the file still there.
+ */
+export async function removeHere(home: string, session: string, path: string): Promise<{ deletedHere: boolean }> {
+  const servers = join(home, 'sync', 'servers');
+  const remove = () => withFileLock(path, () => rm(path, { force: true }));
+  let names: string[];
+  try {
+    names = await readdir(servers);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+    // Never synced from this home (no sync folder, so no lock to take either): only the file goes.
+    await remove();
+    return { deletedHere: false };
+  }
+  const probe = new SyncState(home, '-'); // only for the machine-wide lock path, which names no server
+  return withFileLock(probe.lockTarget(), async () => {
+    let deletedHere = false;
+    for (const name of names) {
+      const state = new SyncState(home, name);
+      await state.recover(); // a killed run's journal may hold the newest state of it
+      const st = await state.load(session);
+      if (st && syncedHere(st)) deletedHere = true;
+    }
+    await remove();
+    return { deletedHere };
+  }, { timeoutMs: 60_000 });
+}
+
 /** Sessions with sync state here (pushed or pulled at least once) whose file no longer exists, and not listed locally. */
 export async function droppedSessions(states: ReadonlyMap<string, SessionSyncState>, local: ReadonlySet<string>, heads: readonly Head[], hostId: string): Promise<Map<string, DroppedSession>> {
   const out = new Map<string, DroppedSession>();
   for (const [session, st] of states) {
     if (local.has(session) || !st.path) continue;
-    if (st.pushedOffset === 0 && Object.keys(st.cursor).length === 0) continue; // never synced here
+    if (!syncedHere(st)) continue;
     if (!(await gone(st.path))) continue;
     let newOnServer = 0;
     for (const h of heads) if (h.session === session && h.host !== hostId) newOnServer += Math.max(0, h.seq - (st.cursor[h.host] ?? 0));

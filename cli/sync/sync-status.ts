@@ -19,15 +19,18 @@ export interface StatusRow {
   session: string;
   path?: string;
   name?: string;
-  /** Entries after the pushed offset, pulled ones excluded. */
-  unpushedEntries: number;
-  unpushedBytes: number;
+  /**
+   * Entries after the pushed offset, pulled ones excluded. Null when not logged in: what is pushed is recorded per
+   * server, and without a login no server is known, so nothing is claimed either way.
+   */
+  unpushedEntries: number | null;
+  unpushedBytes: number | null;
   pendingBatch: boolean;
   /** Batches on the server this file lacks, per other host; null when the server could not be asked. */
   waitingBatches: number | null;
   /** The session exists only on the server. */
   remoteOnly: boolean;
-  /** Never pushed nor pulled here: the next push announces it (even one with only a header). */
+  /** Never pushed nor pulled here: the next push announces it (even one with only a header). Absent when not logged in. */
   notOnServer?: boolean;
   /** The server holds fewer of this machine's batches than the state says it acknowledged: the next sync pushes it again. */
   serverBehind?: boolean;
@@ -43,6 +46,10 @@ export interface StatusRow {
 
 export interface StatusReport {
   server: string | null;
+  /** A login is saved. False: the server was not asked and nothing is said of what is pushed (rows' unpushed null). */
+  loggedIn: boolean;
+  /** The server answered with its heads: waitingBatches are known. False when not logged in or not reachable. */
+  serverChecked: boolean;
   /** Why the server part is missing (not logged in, unreachable). */
   serverError?: { code: string; message: string };
   sessions: StatusRow[];
@@ -108,11 +115,11 @@ export async function syncStatus(o: StatusOptions): Promise<StatusReport> {
   else locals = await listSessions({ root: o.root, realCwd: (rc = await toRealCwd(o.cwd)), skipped: skippedFiles, ...layout });
 
   const login = await loadLogin(o.env);
-  const report: StatusReport = { server: login?.url ?? null, sessions: [], skippedFiles };
   const ctx = await openSync(o.env, o.wait ? { wait: o.wait } : {}).catch((e) => {
     if (isSessyncError(e, 'unauthorized')) return null;
     throw e;
   });
+  const report: StatusReport = { server: login?.url ?? null, loggedIn: ctx !== null, serverChecked: false, sessions: [], skippedFiles };
   const states = ctx ? await ctx.state.all() : new Map();
   // Local figures first: they come from the files and the state beside them, never from the server.
   for (const l of locals) {
@@ -120,15 +127,15 @@ export async function syncStatus(o: StatusOptions): Promise<StatusReport> {
     const row: StatusRow = {
       session: l.id,
       path: l.path,
-      unpushedEntries: await countTail(l.path, st?.pushedOffset ?? 0, l.size, new Set(st?.skipIds ?? [])),
-      unpushedBytes: Math.max(0, l.size - (st?.pushedOffset ?? 0)),
+      unpushedEntries: ctx ? await countTail(l.path, st?.pushedOffset ?? 0, l.size, new Set(st?.skipIds ?? [])) : null,
+      unpushedBytes: ctx ? Math.max(0, l.size - (st?.pushedOffset ?? 0)) : null,
       pendingBatch: Boolean(st?.pending),
       waitingBatches: null,
       remoteOnly: false,
     };
     if (l.name) row.name = l.name;
     if (st?.deleted) row.deletedOnServer = st.deleted;
-    else if (!st?.metaSent) row.notOnServer = true;
+    else if (ctx && !st?.metaSent) row.notOnServer = true;
     if (st?.badBatches?.length) row.damaged = st.badBatches;
     report.sessions.push(row);
   }
@@ -145,6 +152,7 @@ export async function syncStatus(o: StatusOptions): Promise<StatusReport> {
     report.serverError = { code: e.code, message: e.message }; // the local figures stand
     return report;
   }
+  report.serverChecked = true;
   const status: LocalStatus[] = locals.map((l) => {
     const st = states.get(l.id);
     return { session: l.id, size: l.size, pushedOffset: st?.pushedOffset ?? 0, pendingSeq: st?.pending?.seq ?? null, cursor: st?.cursor ?? {}, nextSeq: st?.nextSeq ?? 1 };

@@ -1,11 +1,9 @@
 // Sessions deleted on the server: stop pushing them, keep (or with --apply-deletes remove) the local file, and undelete on request.
-import { readdir, rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { rm } from 'node:fs/promises';
 import { isSessyncError } from '../../shared/errors.js';
 import type { Head, Tombstone } from '../../shared/wire.js';
 import { withFileLock } from '../store/file-lock.js';
 import type { SessionSummary } from '../store/session-index.js';
-import { SyncState } from './sync-state.js';
 import { newSessionState, type SessionSyncState } from './session-sync-state.js';
 import type { SyncContext } from './sync-context.js';
 
@@ -30,25 +28,6 @@ export async function markDeleted(ctx: SyncContext, session: string, path: strin
   await ctx.state.save(st); // the state first: a crash before the body is gone leaves an orphan body, not a pending without one
   if (old?.pending && old.pending.body === undefined) await ctx.state.dropPendingBody(session, old.pending.seq);
   return st;
-}
-
-/**
- * After `rm` of the local file only: forgets the session's state for every server, under the sync lock, so a
- * later pull that brings it back fetches all of it (cursors kept would fetch only the newest batches).
- */
-export async function forgetEverywhere(home: string, session: string): Promise<void> {
-  const servers = join(home, 'sync', 'servers');
-  const probe = new SyncState(home, '-'); // only for the machine-wide lock path, which names no server
-  await withFileLock(probe.lockTarget(), async () => {
-    let names: string[];
-    try {
-      names = await readdir(servers);
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return; // never synced: nothing to forget
-      throw e;
-    }
-    for (const name of names) await new SyncState(home, name).forget(session);
-  }, { timeoutMs: 60_000 });
 }
 
 /** Removes a local session file under its lock (no append can interleave) and its sync state on this server. */

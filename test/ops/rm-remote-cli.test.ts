@@ -91,12 +91,15 @@ describe.each(backends)('rm --remote on %s', (_name, start) => {
     await other.ok(['sync', '--json']);
     expect(await m.ok(['pull', '--json'])).toMatchObject({ pulledEntries: 1 });
     const r = await m.ok(['rm', id, '--json']);
-    expect(r).toMatchObject({ session: id, remote: false });
+    expect(r).toMatchObject({ session: id, remote: false, deletedHere: true });
     expect(m.sessionFiles()).toEqual([]);
-    // Still on the server, and still synced by the other machine; pulled here again it comes whole.
+    // Still on the server, and still synced by the other machine; deleted here, a pull leaves it so, and a restore
+    // brings it back whole.
     await other.say(id, 'more from the other machine');
     await other.ok(['sync', '--json']);
-    expect(await m.ok(['pull', '--json'])).toMatchObject({ createdSessions: 1 });
+    expect(await m.ok(['pull', '--json'])).toMatchObject({ createdSessions: 0, pulledEntries: 0 });
+    expect(m.sessionFiles()).toEqual([]);
+    expect((await m.ok(['restore', id, '--json'])).restored).toMatchObject([{ session: id }]);
     expect(entrySet(m.fileOf(id))).toEqual(entrySet(other.fileOf(id)));
     expect(entrySet(m.fileOf(id)).size).toBe(3);
     const unknown = await m.run(['rm', 'ffffffff-no-such', '--remote', '--json']);

@@ -24,10 +24,12 @@ describe('the state pack, through the CLI', () => {
     const own = join(b.serverState(), 'sessions');
     expect(existsSync(own) ? readdirSync(own) : []).toEqual([]);
 
-    // rm of the local copy: its state goes too, though it is a line of the pack.
+    // rm of the local copy: its state, a line of the pack, stays (deleted here: pull leaves it), and restore starts
+    // that line over, pulling the whole session again.
     await b.ok(['rm', ids[0]!, '--json']);
-    expect(await b.syncState(ids[0]!)).toBeNull();
-    expect(await b.ok(['pull', '--all', '--json'])).toMatchObject({ createdSessions: 1, pulledEntries: ENTRIES, failed: 0 });
+    expect(await b.syncState(ids[0]!)).not.toBeNull();
+    expect(await b.ok(['pull', '--all', '--json'])).toMatchObject({ createdSessions: 0, pulledEntries: 0, failed: 0 });
+    expect((await b.ok(['restore', ids[0]!, '--json'])).restored).toMatchObject([{ session: ids[0], pulled: { entries: ENTRIES } }]);
     expect(entrySet(b.fileOf(ids[0]!))).toEqual(entrySet(a.fileOf(ids[0]!)));
 
     // A damaged line: the run stops with the session named, and writes nothing over the pack.

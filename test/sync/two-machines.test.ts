@@ -135,8 +135,10 @@ describe('login and error messages', () => {
       // Local commands never need the network.
       const id = await m.newSession();
       expect((await m.run(['list', '--json'])).code).toBe(0);
+      // Not logged in: no server's record to count pushes against, so no count is claimed.
       const st = await m.ok(['status', '--json']);
-      expect(st.sessions).toEqual([expect.objectContaining({ session: id, unpushedEntries: 0, waitingBatches: null })]);
+      expect(st).toMatchObject({ loggedIn: false, serverChecked: false });
+      expect(st.sessions).toEqual([expect.objectContaining({ session: id, unpushedEntries: null, waitingBatches: null })]);
     } finally {
       other.close();
       await server.stop();
