@@ -42,6 +42,8 @@ export interface StatusRow {
 }
 
 export interface StatusReport {
+  /** The agent whose sessions this report is about, when the caller named one (a report per agent). */
+  agent?: string;
   server: string | null;
   /** Why the server part is missing (not logged in, unreachable). */
   serverError?: { code: string; message: string };
@@ -108,7 +110,7 @@ export async function syncStatus(o: StatusOptions): Promise<StatusReport> {
   else locals = await listSessions({ root: o.root, realCwd: (rc = await toRealCwd(o.cwd)), skipped: skippedFiles, ...layout });
 
   const login = await loadLogin(o.env);
-  const report: StatusReport = { server: login?.url ?? null, sessions: [], skippedFiles };
+  const report: StatusReport = { ...(o.agent !== undefined ? { agent: o.agent } : {}), server: login?.url ?? null, sessions: [], skippedFiles };
   const ctx = await openSync(o.env, o.wait ? { wait: o.wait } : {}).catch((e) => {
     if (isSessyncError(e, 'unauthorized')) return null;
     throw e;
