@@ -4,7 +4,8 @@ import { readJsonOrNull, writeJsonAtomic } from './atomic-json.js';
 import { cacheDir, cacheKey } from './paths.js';
 import { saveCache } from './cache-save.js';
 
-const FORMAT = 4;
+/** 5: rows of 4 said 0 messages for every Claude Code and Codex session; their files are read again once. */
+const FORMAT = 5;
 
 /**
  * One file's row. A list of tuples rather than an object keyed by file name: list parses 10,000

@@ -11,10 +11,17 @@ import { parseJsonLine } from '../../shared/jsonl.js';
 import type { SessionEntry } from '../../shared/entry.js';
 import { SessyncError } from '../../shared/errors.js';
 import { nullRecord, toNullRecord } from '../../shared/own-keys.js';
+import { AGENT_LINE_TYPE } from '../../shared/agents/claude-code.js';
+import { AGENTS } from '../../shared/agents/index.js';
 import { cacheDir, cacheKey } from './paths.js';
 import { saveCache } from './cache-save.js';
 
 const FORMAT = 1;
+/**
+ * States that count the messages of agents' lines (mirror entries) carry this. One without it, from an older sessync,
+ * counted none of them: a mirror's state said 0 messages.
+ */
+const COUNT_RULE = 2;
 const TAIL_BYTES = 64;
 const NL = 0x0a;
 
@@ -38,7 +45,12 @@ export interface TailState {
   /** The last entry in file order: pi's leaf (pi takes the last line), which sync keeps equal to leafId. */
   lastId: string | null;
   entryCount: number;
+  /** Messages as pi counts them (its `message` entries); an agent's lines as that agent's countMessage says. */
   messageCount: number;
+  /** The mark the last agent line counted left (Agent.countMessage): a response written as several lines counts once. */
+  messageMark?: string;
+  /** COUNT_RULE when the count includes agents' lines. */
+  countRule?: number;
   name?: string;
   /** Lines after the header that did not parse or failed the structural check. */
   badLines: number;
@@ -79,6 +91,9 @@ export function pickLeaf(tips: Record<string, string>): string | null {
 /** A cached state as read from disk, with its tips made a null-prototype record. */
 function loaded(v: TailState | null, path: string): TailState | null {
   if (!v || v.format !== FORMAT || v.path !== path || typeof v.tips !== 'object' || v.tips === null) return null;
+  // Saved before agents' lines were counted, with entries and no message: a mirror's, whose count said 0. Rebuilt
+  // once from the file. A pi file's state with messages is kept (its count was right), so is one with no entries.
+  if (v.countRule !== COUNT_RULE && v.messageCount === 0 && v.entryCount > 0) return null;
   // Null prototype: ids like `toString` or `__proto__` are entries, not Object.prototype's.
   return { ...v, tips: toNullRecord(v.tips) };
 }
@@ -99,8 +114,34 @@ export function emptyState(path: string): TailState {
     lastId: null,
     entryCount: 0,
     messageCount: 0,
+    countRule: COUNT_RULE,
     badLines: 0,
   };
+}
+
+/** A message count and the mark it carries from one entry to the next (a TailState is one). */
+export interface MessageTally {
+  messageCount: number;
+  messageMark?: string;
+}
+
+/**
+ * Counts one entry: a pi `message` entry is one message; an agent's line (a mirror entry) counts as that agent counts
+ * its messages (Agent.countMessage), which reads the line's text, so pi's entries never pay for it.
+ */
+export function countMessage(t: MessageTally, e: SessionEntry): void {
+  if (e.type === 'message') {
+    t.messageCount++;
+    return;
+  }
+  if (e.type !== AGENT_LINE_TYPE || typeof e.agent !== 'string' || !Object.hasOwn(AGENTS, e.agent) || typeof e.file !== 'string') return;
+  // A synced line travels as its exact text; a shared (redacted) one as its value.
+  const text = typeof e.line === 'string' ? e.line : typeof e.value === 'object' && e.value !== null ? JSON.stringify(e.value) : null;
+  if (text === null) return;
+  const r = AGENTS[e.agent as keyof typeof AGENTS].countMessage(text, e.file, t.messageMark ?? null);
+  if (r.counts) t.messageCount++;
+  if (r.mark === null) delete t.messageMark;
+  else t.messageMark = r.mark;
 }
 
 /** Adds one parsed entry to the tips (also used for entries just written). */
@@ -114,7 +155,7 @@ export function addEntry(state: TailState, e: SessionEntry, pending: Set<string>
   else state.tips[e.id] = e.timestamp;
   state.lastId = e.id;
   state.entryCount++;
-  if (e.type === 'message') state.messageCount++;
+  countMessage(state, e);
   if (e.type === 'session_info' && typeof e.name === 'string') state.name = e.name;
 }
 
@@ -175,13 +216,14 @@ export function stateOfEntries(entries: readonly SessionEntry[], o: { checked?: 
 export function stateOfChain(entries: readonly SessionEntry[]): TailState {
   const last = entries[entries.length - 1];
   if (last === undefined) return emptyState('');
-  let messages = 0;
+  const tally: MessageTally = { messageCount: 0 };
   let name: string | undefined;
   for (const e of entries) {
-    if (e.type === 'message') messages++;
-    else if (e.type === 'session_info' && typeof e.name === 'string') name = e.name;
+    countMessage(tally, e);
+    if (e.type === 'session_info' && typeof e.name === 'string') name = e.name;
   }
-  return chainState({ root: entries[0]!.parentId, lastId: last.id, lastTimestamp: last.timestamp, entries: entries.length, messages, ...(name !== undefined ? { name } : {}) });
+  const mark = tally.messageMark;
+  return chainState({ root: entries[0]!.parentId, lastId: last.id, lastTimestamp: last.timestamp, entries: entries.length, messages: tally.messageCount, ...(mark !== undefined ? { mark } : {}), ...(name !== undefined ? { name } : {}) });
 }
 
 /** What stateOfChain reads of a chain, for a caller that has its facts without the parsed entries (a scan of its lines). */
@@ -191,7 +233,10 @@ export interface ChainFacts {
   lastId: string;
   lastTimestamp: string;
   entries: number;
+  /** Counted as countMessage counts them. */
   messages: number;
+  /** The mark countMessage left after the last entry, if any. */
+  mark?: string;
   /** The last session_info entry's name, if any has one. */
   name?: string;
 }
@@ -205,6 +250,7 @@ export function chainState(c: ChainFacts): TailState {
   state.lastId = c.lastId;
   state.entryCount = c.entries;
   state.messageCount = c.messages;
+  if (c.mark !== undefined) state.messageMark = c.mark;
   if (c.name !== undefined) state.name = c.name;
   return state;
 }

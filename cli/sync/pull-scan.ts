@@ -1,7 +1,8 @@
 // A page that creates a file, checked by one scan of each body's bytes: no text, no parsed entries, no line strings.
 import { sameBytes, releaseScanned, scanEntry, scanned } from '../../shared/entry-line-scan.js';
 import { LIMITS } from '../../shared/wire.js';
-import { chainState } from '../store/tail-state.js';
+import { chainState, countMessage, type MessageTally } from '../store/tail-state.js';
+import type { SessionEntry } from '../../shared/entry.js';
 import type { OpenedBatch } from '../keys/open-pull.js';
 import { bodyMatches, type NewFileLines } from './pull-decode.js';
 
@@ -11,13 +12,14 @@ export type ScannedPage = { fresh: NewFileLines } | { fresh?: undefined; shaChec
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 const MESSAGE = Uint8Array.from('message', (c) => c.charCodeAt(0));
 const SESSION_INFO = Uint8Array.from('session_info', (c) => c.charCodeAt(0));
+const AGENT_LINE = Uint8Array.from('agent_line', (c) => c.charCodeAt(0));
 
 /**
  * The new file's lines when the page is the common first pull: every batch plain JSONL matching its sha-256, every line
  * one scanEntry is certain of (so valid UTF-8, within the depth limit, an entry checkEntry accepts), each body ended
  * by its newline, and the entries one chain (no id twice, each parent the entry before; the first's outside the page).
  * The bodies then are the file's bytes as they came, and the tail state needs only ids, parents, types, the last
- * timestamp and a session_info's name, read from the bytes. Anything else (a damaged batch, a line the scan is not
+ * timestamp, a session_info's name and what an agent's line says of its messages, read from the bytes. Anything else (a damaged batch, a line the scan is not
  * certain of, a fork, a duplicate) gives up: the caller decodes the page in full, which skips and names what is bad,
  * and which need not hash again the `shaChecked` first batches. Parsing every line was most of a first pull's CPU.
  */
@@ -33,7 +35,7 @@ export function scanNewFile(batches: readonly OpenedBatch[]): ScannedPage {
   let prevEnd = 0;
   let lastStart = 0;
   let lastEnd = 0;
-  let messages = 0;
+  const tally: MessageTally = { messageCount: 0 };
   let name: string | undefined;
   let n = 0;
   for (const [k, b] of batches.entries()) {
@@ -53,7 +55,9 @@ export function scanNewFile(batches: readonly OpenedBatch[]): ScannedPage {
         const id = hashOf(body, idStart, idEnd);
         if (ids.has(id)) return giveUp;
         ids.add(id);
-        if (sameBytes(body, typeStart, typeEnd, MESSAGE, 0, MESSAGE.length)) messages++;
+        if (sameBytes(body, typeStart, typeEnd, MESSAGE, 0, MESSAGE.length)) tally.messageCount++;
+        // An agent's line (a mirror's entry) counts as its agent says, from the line it holds: that one is parsed.
+        else if (sameBytes(body, typeStart, typeEnd, AGENT_LINE, 0, AGENT_LINE.length)) countMessage(tally, JSON.parse(utf8.decode(body.subarray(i, nl))) as SessionEntry);
         else if (sameBytes(body, typeStart, typeEnd, SESSION_INFO, 0, SESSION_INFO.length)) {
           const info = JSON.parse(utf8.decode(body.subarray(i, nl))) as { name?: unknown };
           if (typeof info.name === 'string') name = info.name;
@@ -75,7 +79,8 @@ export function scanNewFile(batches: readonly OpenedBatch[]): ScannedPage {
   if (prev === null || (root !== null && ids.has(hashOf(Buffer.from(root, 'utf8'), 0, Buffer.byteLength(root))))) return { shaChecked: batches.length };
   // The tip's timestamp: one parse per page, of its last line (certain to be an entry with a timestamp string).
   const lastLine = JSON.parse(utf8.decode(prev.subarray(lastStart, lastEnd))) as { id: string; timestamp: string };
-  const state = chainState({ root, lastId: lastLine.id, lastTimestamp: lastLine.timestamp, entries: n, messages, ...(name !== undefined ? { name } : {}) });
+  const mark = tally.messageMark;
+  const state = chainState({ root, lastId: lastLine.id, lastTimestamp: lastLine.timestamp, entries: n, messages: tally.messageCount, ...(mark !== undefined ? { mark } : {}), ...(name !== undefined ? { name } : {}) });
   return { fresh: { lines, state, count: n, duplicates: 0, conflicts: [] } };
 }
 

@@ -232,7 +232,9 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
     const hostsBySession = headsBySession(heads);
     const planned: SyncOp[] = planSync(diffSessions(status.filter((x) => !gone.skip.has(x.session)), heads, ctx.hostId), { push: wantsPush, pull: wantsPull, fetchRemoteOnly, headsKnown, ...(only ? { only } : {}) });
     // Each agent's sessions land in that agent's folder: a new one is left to the run of the agent its meta names.
-    const fresh = [...new Set(planned.filter((x) => x.kind !== 'push' && !byId.has(x.session)).map((x) => x.session))];
+    // Asked too of the project's sessions only the server has and nothing to pull (their metas are cached by now):
+    // each counts among the sessions checked by its own agent's run only.
+    const fresh = [...new Set([...planned.filter((x) => x.kind !== 'push' && !byId.has(x.session)).map((x) => x.session), ...[...(only ?? [])].filter((s) => !byId.has(s))])];
     const agentOf = o.agent !== undefined && fresh.length > 0 ? await remoteAgents(ctx, fresh) : null;
     // A session synced here and then deleted here stays deleted; `restore` brings it back.
     let dropped = await droppedSessions(states, new Set(byId.keys()), heads, ctx.hostId);
@@ -366,9 +368,11 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
       await saveCache('list', saveQueuedSummaries()).catch((e: unknown) => o.note?.(`could not save the list cache (${(e as Error).message}); the next list reads the files`));
     }
     const sessions = [...outcomes.values()];
+    // This agent's sessions: the project's sessions only the server has include other agents', left to their runs.
+    const ours = (s: string) => byId.has(s) || !agentOf || (agentOf.get(s) ?? 'pi') === o.agent;
     return {
       mode: o.mode,
-      sessionsChecked: new Set([...locals.map((l) => l.id), ...(only ?? []), ...outcomes.keys()]).size,
+      sessionsChecked: new Set([...locals.map((l) => l.id), ...[...(only ?? [])].filter(ours), ...outcomes.keys()]).size,
       pushedSessions: sessions.filter((s) => (s.pushed?.entries ?? 0) > 0).length,
       pushedEntries: sum(sessions, (s) => s.pushed?.entries ?? 0),
       pushedBytes: sum(sessions, (s) => s.pushed?.bytes ?? 0),

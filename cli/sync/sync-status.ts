@@ -45,6 +45,8 @@ export interface StatusRow {
 }
 
 export interface StatusReport {
+  /** The agent whose sessions this report is about, when the caller named one (a report per agent). */
+  agent?: string;
   server: string | null;
   /** A login is saved. False: the server was not asked and nothing is said of what is pushed (rows' unpushed null). */
   loggedIn: boolean;
@@ -119,7 +121,7 @@ export async function syncStatus(o: StatusOptions): Promise<StatusReport> {
     if (isSessyncError(e, 'unauthorized')) return null;
     throw e;
   });
-  const report: StatusReport = { server: login?.url ?? null, loggedIn: ctx !== null, serverChecked: false, sessions: [], skippedFiles };
+  const report: StatusReport = { ...(o.agent !== undefined ? { agent: o.agent } : {}), server: login?.url ?? null, loggedIn: ctx !== null, serverChecked: false, sessions: [], skippedFiles };
   const states = ctx ? await ctx.state.all() : new Map();
   // Local figures first: they come from the files and the state beside them, never from the server.
   for (const l of locals) {

@@ -49,6 +49,12 @@ export interface ProjectHints {
   gitUrl?: string;
 }
 
+/** What Agent.countMessage says of one line: whether it is one more message, and the mark for the line after it. */
+export interface MessageCount {
+  counts: boolean;
+  mark: string | null;
+}
+
 /** One rendered piece of a line, for the share viewer. */
 export interface RenderedPart {
   kind: 'user' | 'assistant' | 'thinking' | 'tool_call' | 'tool_result' | 'summary' | 'system';
@@ -107,6 +113,15 @@ export interface Agent {
    * not this agent's entry or names an unsafe path.
    */
   fromEntry(entry: SessionEntry, wireText?: string): { rel: string; text: string; whole?: boolean } | null;
+  /**
+   * What one line adds to its session's message count (what `list` shows), counted as pi counts its own: one for what
+   * the user sent, one for each model response, one for each tool result; nothing for settings, snapshots, progress,
+   * compaction or context the agent injects. An agent that writes one model response as several lines counts it
+   * once: `mark` is what the call for the line before returned (null before the first line), and the answer carries
+   * the mark for the line after. `text`: the line as written (a line that is not JSON counts nothing); `file`: its
+   * file, '' for the session's main file (a subagent's lines are not the session's messages).
+   */
+  countMessage(text: string, file: string, mark: string | null): MessageCount;
   /** How a line renders in the viewer; [] for lines the viewer does not show. */
   render(line: AgentLine): RenderedPart[];
   /** The values inside a line that hold user or model content, which redaction must scan. */

@@ -2,9 +2,10 @@
 import type { SessionEntry } from '../entry.js';
 import { parseJsonLines, type Problem } from '../jsonl.js';
 import { ENTRY_ID_RE } from '../wire.js';
-import type { Agent, AgentEnv, AgentLine, ParsedAgentFile, ProjectHints, RenderedPart, SessionFile } from './agent.js';
+import type { Agent, AgentEnv, AgentLine, MessageCount, ParsedAgentFile, ProjectHints, RenderedPart, SessionFile } from './agent.js';
 import { renderClaudeLine } from './claude-render.js';
 import { sha256HexSync } from './line-hash.js';
+import { lineObject } from './line-value.js';
 
 /** The entry type a Claude Code line travels in: the exact line as a string, so no byte of it is ever rewritten. */
 export const AGENT_LINE_TYPE = 'agent_line';
@@ -251,6 +252,23 @@ export const claudeCode: Agent = {
     if (text === null) return null;
     if (entry.whole !== true && text.includes('\n')) return null; // one line is one line
     return { rel: entry.file, text, ...(entry.whole === true ? { whole: true } : {}) };
+  },
+
+  countMessage(text: string, file: string, mark: string | null): MessageCount {
+    const none = { counts: false, mark };
+    // Subagents' files and tool-result files are not the session's conversation; a message line names its role.
+    if (file !== '' || (!text.includes('"user"') && !text.includes('"assistant"'))) return none;
+    const v = lineObject(text);
+    if (v === null || (v.type !== 'user' && v.type !== 'assistant') || typeof v.message !== 'object' || v.message === null) return none;
+    if (v.isSidechain === true) return none; // 1.0.x wrote a subagent's lines inline, on branches of their own
+    // A tool result is a user line, and counts as pi's tool results do. Context Claude Code adds as a user line
+    // (isMeta: caveats, command output for the model) and the summary a compaction starts from are not sent by the user.
+    if (v.type === 'user') return { counts: v.isMeta !== true && v.isCompactSummary !== true, mark };
+    // Each content block of one response (thinking, text, each tool call) is a line of its own, all with the
+    // response's message id: the response counts once. Tool results between its lines leave the mark as it is.
+    const id = (v.message as Record<string, unknown>).id;
+    if (typeof id !== 'string' || id === '') return { counts: true, mark: null };
+    return { counts: id !== mark, mark: id };
   },
 
   render(line: AgentLine): RenderedPart[] {

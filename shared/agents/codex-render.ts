@@ -39,6 +39,12 @@ function outputText(output: unknown): string {
   return '';
 }
 
+/** A user message holding only context Codex injects (no text the user typed, no image): not a message of theirs. */
+export function onlyInjected(content: unknown): boolean {
+  const texts = contentTexts(content);
+  return texts.length > 0 && texts.every((t) => INJECTED_RE.test(t));
+}
+
 function messageParts(p: Obj): RenderedPart[] {
   const texts = contentTexts(p.content);
   if (p.role === 'assistant') return texts.map((text) => ({ kind: 'assistant', text }));

@@ -1,10 +1,11 @@
 // Codex CLI's rollout format behind the agent seam: where rollouts live, their names, chain identity, hints, leaf.
 import type { SessionEntry } from '../entry.js';
 import { parseJsonLines, serializeLine, type Problem } from '../jsonl.js';
-import type { Agent, AgentEnv, AgentLine, ParsedAgentFile, ProjectHints, RenderedPart, SessionFile } from './agent.js';
+import type { Agent, AgentEnv, AgentLine, MessageCount, ParsedAgentFile, ProjectHints, RenderedPart, SessionFile } from './agent.js';
 import { AGENT_LINE_TYPE } from './claude-code.js';
-import { codexRedactionTargets, renderCodexLine } from './codex-render.js';
+import { codexRedactionTargets, onlyInjected, renderCodexLine } from './codex-render.js';
 import { sha256HexSync } from './line-hash.js';
+import { lineObject } from './line-value.js';
 
 const UUID = '[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}';
 const UUID_RE = new RegExp(`^${UUID}$`);
@@ -18,6 +19,13 @@ function str(v: unknown): string | undefined {
 function obj(v: unknown): Record<string, unknown> | undefined {
   return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
 }
+
+/** Items a model response is made of, one line each (a message among them only with role assistant). */
+const RESPONSE_ITEMS = new Set(['message', 'reasoning', 'function_call', 'custom_tool_call', 'local_shell_call', 'web_search_call']);
+/** Items holding a tool's result: one message each, as pi's tool results are. */
+const TOOL_OUTPUTS = new Set(['function_call_output', 'custom_tool_call_output', 'local_shell_call_output']);
+/** The mark of a line inside a model response: the response's next items do not count again. */
+const IN_RESPONSE = 'response';
 
 const pad = (n: number, w = 2) => String(n).padStart(w, '0');
 
@@ -134,6 +142,24 @@ export const codex: Agent = {
     const text = typeof entry.line === 'string' ? entry.line : typeof entry.value === 'object' && entry.value !== null ? JSON.stringify(entry.value) : null;
     if (text === null || text.includes('\n')) return null; // one line is one line
     return { rel: '', text };
+  },
+
+  countMessage(text: string, _file: string, mark: string | null): MessageCount {
+    const none = { counts: false, mark };
+    // The conversation is in response_item lines; event_msg lines repeat it for the UI and would count it twice.
+    if (!text.includes('"response_item"')) return none;
+    const v = lineObject(text);
+    const p = obj(v?.payload);
+    if (v?.type !== 'response_item' || p === undefined || typeof p.type !== 'string') return none;
+    if (p.type === 'message' && p.role !== 'assistant') {
+      // Input to the next response: what the user typed counts; Codex's own instructions (developer) and the
+      // context it injects as user text (environment, AGENTS.md) do not.
+      return { counts: p.role === 'user' && !onlyInjected(p.content), mark: null };
+    }
+    if (TOOL_OUTPUTS.has(p.type)) return { counts: true, mark: null };
+    // One response is several items (reasoning, its text, its tool calls), each a line: it counts once.
+    if (RESPONSE_ITEMS.has(p.type)) return { counts: mark !== IN_RESPONSE, mark: IN_RESPONSE };
+    return none; // ghost_snapshot (a git snapshot for undo) and item types not known here
   },
 
   render(line: AgentLine): RenderedPart[] {

@@ -2,7 +2,8 @@
 import { checkEntry, type SessionEntry } from '../entry.js';
 import { parseJsonLines, serializeLine, type Problem } from '../jsonl.js';
 import { SessionTree } from '../tree.js';
-import type { Agent, AgentEnv, AgentLine, ParsedAgentFile, ProjectHints, RenderedPart, SessionFile } from './agent.js';
+import type { Agent, AgentEnv, AgentLine, MessageCount, ParsedAgentFile, ProjectHints, RenderedPart, SessionFile } from './agent.js';
+import { lineObject } from './line-value.js';
 
 function str(v: unknown): string | undefined {
   return typeof v === 'string' && v !== '' ? v : undefined;
@@ -107,6 +108,12 @@ export const pi: Agent = {
   fromEntry(entry: SessionEntry, wireText?: string): { rel: string; text: string } | null {
     // The line as it arrived, byte for byte (pull appends that); serialised only when no text came with it.
     return { rel: '', text: wireText ?? serializeLine(entry) };
+  },
+
+  countMessage(text: string): MessageCount {
+    // pi's own count (its session list, and sessync's tail state of pi files): every `message` entry, whatever its
+    // role (user, assistant, toolResult, bashExecution, custom); one response is one entry.
+    return { counts: lineObject(text)?.type === 'message', mark: null };
   },
 
   render(line: AgentLine): RenderedPart[] {
