@@ -15,11 +15,15 @@ function pushText(s: StatusRow): string {
   return s.notOnServer ? `${n}, not on the server yet` : n;
 }
 
-function localLines(r: StatusReport): string[] {
+/** ` (claude-code)` after `here`/`server` when the command shows several agents' blocks, so each says whose it is. */
+const whose = (r: StatusReport, named: boolean) => (named && r.agent ? ` (${r.agent})` : '');
+
+function localLines(r: StatusReport, named = false): string[] {
   const rows = r.sessions.filter((s) => !s.remoteOnly);
   const toPush = rows.filter((s) => !s.deletedOnServer && ((s.unpushedEntries ?? 0) > 0 || s.pendingBatch || s.notOnServer)).length;
   // Not logged in, what was pushed is recorded for no known server: no count is given rather than a wrong one.
-  const lines = [r.loggedIn ? `here: ${rows.length} session(s), ${toPush} to push` : `here: ${rows.length} session(s), not checked against a server (not logged in)`];
+  const here = `here${whose(r, named)}`;
+  const lines = [r.loggedIn ? `${here}: ${rows.length} session(s), ${toPush} to push` : `${here}: ${rows.length} session(s), not checked against a server (not logged in)`];
   for (const s of rows) {
     const damaged = s.damaged?.length ? `; ${s.damaged.length} damaged stored batch(es) or line(s) passed over (status --json lists them)` : '';
     lines.push(`  ${s.session}  ${pushText(s)}${damaged}${s.name ? `  ${s.name}` : ''}${s.agent ? `  (${s.agent})` : ''}`);
@@ -28,11 +32,12 @@ function localLines(r: StatusReport): string[] {
   return lines;
 }
 
-function serverLines(r: StatusReport): string[] {
-  if (!r.server) return ['server: not logged in (run `sessync login <url> --token <token>`)'];
-  if (r.serverError && r.sessions.every((s) => s.waitingBatches === null)) return [`server: ${r.server}: not checked (${r.serverError.message})`];
+function serverLines(r: StatusReport, named = false): string[] {
+  const server = `server${whose(r, named)}`;
+  if (!r.server) return [`${server}: not logged in (run \`sessync login <url> --token <token>\`)`];
+  if (r.serverError && r.sessions.every((s) => s.waitingBatches === null)) return [`${server}: ${r.server}: not checked (${r.serverError.message})`];
   const toPull = r.sessions.filter((s) => (s.waitingBatches ?? 0) > 0);
-  const lines = [`server: ${r.server}: ${toPull.length} session(s) with entries to pull${r.serverError ? ` (partly checked: ${r.serverError.message})` : ''}`];
+  const lines = [`${server}: ${r.server}: ${toPull.length} session(s) with entries to pull${r.serverError ? ` (partly checked: ${r.serverError.message})` : ''}`];
   for (const s of r.sessions) {
     const behind = s.serverBehind ? '; the server has fewer of my batches than I think (the next sync pushes it again)' : '';
     if (!s.remoteOnly && !(s.waitingBatches ?? 0) && !behind) continue;
@@ -55,6 +60,9 @@ const command: Command = {
     const scope = scopeOf(ctx, 'status');
     const agents = await chosenAgents(ctx.opts.agent, ctx.env);
     let all: StatusReport | undefined;
+    /** Each agent's own figures, for --json when there are several (the merged report holds every agent's rows). */
+    const perAgent: Record<string, { sessions: number; toPush: number; toPull: number; serverChecked: boolean; serverError?: StatusReport['serverError'] }> = {};
+    const named = agents.length > 1;
     let notFound: unknown;
     for (const agent of agents) {
       await refreshMirror(agent, ctx.env, (t) => ctx.info(t), projectScope({ ...scope, cwd: ctx.cwd }));
@@ -78,7 +86,7 @@ const command: Command = {
           agent,
           wait: (t, d) => ctx.waiting(t, d),
           // The local half goes out before the server is asked: with the server away it is the whole answer.
-          ...(ctx.json ? {} : { onLocal: (local: StatusReport) => ctx.print(localLines(label(local)).join('\n')) }),
+          ...(ctx.json ? {} : { onLocal: (local: StatusReport) => ctx.print(localLines(label(local), named).join('\n')) }),
         });
       } catch (e) {
         // A ref names one agent's session: the others not having it is no failure, unless none does.
@@ -87,8 +95,16 @@ const command: Command = {
         continue;
       }
       label(r);
-      if (!ctx.json) ctx.print(serverLines(r).join('\n'));
-      if (!all) all = r;
+      if (!ctx.json) ctx.print(serverLines(r, named).join('\n'));
+      const here = r.sessions.filter((s) => !s.remoteOnly);
+      perAgent[agent] = {
+        sessions: here.length,
+        toPush: here.filter((s) => !s.deletedOnServer && ((s.unpushedEntries ?? 0) > 0 || s.pendingBatch || s.notOnServer)).length,
+        toPull: r.sessions.filter((s) => (s.waitingBatches ?? 0) > 0).length,
+        serverChecked: r.serverChecked,
+        ...(r.serverError ? { serverError: r.serverError } : {}),
+      };
+      if (!all) all = { ...r, sessions: [...r.sessions], skippedFiles: [...r.skippedFiles] };
       else {
         all.sessions.push(...r.sessions);
         all.skippedFiles.push(...r.skippedFiles);
@@ -98,6 +114,11 @@ const command: Command = {
       }
     }
     if (!all) throw notFound;
+    // The merged report is every agent's: it names none, and says each one's figures beside (as sync --json does).
+    if (named) {
+      delete all.agent;
+      all.agents = perAgent;
+    }
     const forks = agents.includes('codex') ? await codexForkList(ctx.env) : [];
     if (!ctx.json && forks.length > 0) {
       ctx.print(['Codex forks made here (a session continued on two machines):', ...forks.map((f) => `  ${f.fork} from ${f.from} (${f.when}): ${f.reason}`)].join('\n'));

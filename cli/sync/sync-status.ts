@@ -47,6 +47,8 @@ export interface StatusRow {
 export interface StatusReport {
   /** The agent whose sessions this report is about, when the caller named one (a report per agent). */
   agent?: string;
+  /** `status` over several agents: each one's figures (the report's rows are all of theirs, and name no agent). */
+  agents?: Record<string, { sessions: number; toPush: number; toPull: number; serverChecked: boolean; serverError?: StatusReport['serverError'] }>;
   server: string | null;
   /** A login is saved. False: the server was not asked and nothing is said of what is pushed (rows' unpushed null). */
   loggedIn: boolean;

@@ -20,4 +20,18 @@ describe.skipIf(!fixturesPresent)('status: the report of each agent says which a
       expect(report, r.stderr).toMatchObject({ agent, sessions: [{ session }] });
     }
   });
+
+  it('status over several agents: each block names its agent, and --json gives each agent its figures and names none on top', async () => {
+    const m = new AllAgentsMachine(root.dir, 'several');
+    m.placeFixtures();
+    await m.newSession();
+    const text = await m.run(['status']);
+    for (const agent of ['pi', 'claude-code', 'codex']) expect(text.stdout, text.stderr).toContain(`here (${agent}): 1 session(s)`);
+    const r = await m.run(['status', '--json']);
+    const report = r.json();
+    expect(report.agent, r.stderr).toBeUndefined();
+    expect(Object.keys(report.agents).sort()).toEqual(['claude-code', 'codex', 'pi']);
+    for (const agent of ['pi', 'claude-code', 'codex']) expect(report.agents[agent]).toMatchObject({ sessions: 1 });
+    expect(report.sessions).toHaveLength(3);
+  });
 });
