@@ -7,6 +7,7 @@ import { fsError } from './fs-error.js';
 import { toJsonText } from '../shared/json-stringify.js';
 import { version } from '../package.json';
 import { noteLine, setJsonNotes, takeCacheNotes } from './store/cache-save.js';
+import { checkSessionsDir } from './store/check-sessions-dir.js';
 
 const COMMON: OptionSpec = {
   json: { type: 'boolean', default: false },
@@ -127,7 +128,13 @@ export async function main(argv: string[]): Promise<number> {
   }
   const json = opts.json === true;
   setJsonNotes(json); // notes said after the answer (a cache saved at exit) follow its format
-  if (typeof opts['sessions-dir'] === 'string') process.env.SESSYNC_SESSIONS_DIR = opts['sessions-dir'];
+  const sessionsDir = typeof opts['sessions-dir'] === 'string' ? opts['sessions-dir'] : undefined;
+  try {
+    checkSessionsDir(sessionsDir, process.env);
+  } catch (e) {
+    return fail(e, json);
+  }
+  if (sessionsDir !== undefined) process.env.SESSYNC_SESSIONS_DIR = sessionsDir;
   const ctx: CommandContext = {
     args: parsed.positionals,
     opts,
