@@ -7,6 +7,7 @@ import { fsError } from './fs-error.js';
 import { toJsonText } from '../shared/json-stringify.js';
 import { version } from '../package.json';
 import { noteLine, setJsonNotes, takeCacheNotes } from './store/cache-save.js';
+import { checkSessionsDir } from './store/check-sessions-dir.js';
 
 const COMMON: OptionSpec = {
   json: { type: 'boolean', default: false },
@@ -16,6 +17,7 @@ const COMMON: OptionSpec = {
 };
 
 const EXIT_USAGE = 2;
+const TOP_USAGE = 'Usage: sessync [--json] [--cwd DIR] [--sessions-dir DIR] <command> [args]';
 
 function isCommonFlag(arg: string): boolean {
   const key = arg.startsWith('--') ? arg.slice(2).split('=')[0]! : arg === '-h' ? 'help' : '';
@@ -29,7 +31,7 @@ async function topHelp(): Promise<string> {
   return [
     'sessync: keeps coding-agent session logs correct on disk and syncs them between machines.',
     '',
-    'Usage: sessync [--json] [--cwd DIR] [--sessions-dir DIR] <command> [args]   (these three go before or after the command)',
+    `${TOP_USAGE}   (these three go before or after the command)`,
     '',
     'Commands:',
     ...loaded.map(([n, summary]) => `  ${n.padEnd(width)}  ${summary}`),
@@ -58,16 +60,18 @@ export function splitCommand(argv: readonly string[]): { name: string | undefine
 }
 
 /** node:util's parse errors, reworded: they quote unevenly and suggest `--` tricks no user needs. */
-function optionError(e: unknown, name: string, cmd: Command): SessyncError {
+function optionError(e: unknown, name: string | undefined, cmd: Command | undefined): SessyncError {
   const err = e as { code?: string; message?: string };
-  const usage = `Usage: sessync ${name} ${cmd.usage}`.trimEnd();
+  // Without a command the flags are the global ones: the usage and the help to read are the top-level ones.
+  const usage = (name && cmd ? `Usage: sessync ${name} ${cmd.usage}` : TOP_USAGE).trimEnd();
+  const more = name ? `sessync ${name} --help` : 'sessync --help';
   const m = /'(-{1,2}[^' ]+)/.exec(err.message ?? '');
   const opt = m?.[1] ?? '';
   let text: string;
   if (err.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') text = `unknown option ${opt} for sessync ${name}`;
   else if (err.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') text = /argument missing/.test(err.message ?? '') ? `option ${opt} needs a value` : `option ${opt} takes no value`;
   else text = err.message ?? String(e);
-  return new SessyncError('bad_input', `${text}. ${usage} (\`sessync ${name} --help\` for more)`);
+  return new SessyncError('bad_input', `${text}. ${usage} (\`${more}\` for more)`);
 }
 
 export async function main(argv: string[]): Promise<number> {
@@ -89,9 +93,19 @@ export async function main(argv: string[]): Promise<number> {
       process.stdout.write(commandHelp(topic, (await commands[topic]!()).default) + '\n');
       return 0;
     }
-    const unknown = rest.find((a) => a.startsWith('-') && !isCommonFlag(a));
-    if (!name && !helpFlag && unknown) {
-      return fail(new SessyncError('bad_input', `unknown option ${unknown.split('=')[0]} before the command. Run \`sessync --help\` for the list.`), wantsJson, EXIT_USAGE);
+    if (!name && !helpFlag) {
+      const unknown = rest.find((a) => a.startsWith('-') && !isCommonFlag(a));
+      if (unknown) {
+        return fail(new SessyncError('bad_input', `unknown option ${unknown.split('=')[0]} before the command. Run \`sessync --help\` for the list.`), wantsJson, EXIT_USAGE);
+      }
+      // A global flag without its value (`sessync --cwd`) is named, as after a command, not answered with the help.
+      try {
+        parseArgs({ args: rest, options: COMMON, allowPositionals: true, strict: true });
+      } catch (e) {
+        return fail(optionError(e, undefined, undefined), wantsJson, EXIT_USAGE);
+      }
+      // With --json the caller reads stderr for an error document: the help on stdout would be neither.
+      if (wantsJson) return fail(new SessyncError('bad_input', `no command given. ${TOP_USAGE} (\`sessync --help\` lists the commands)`), true, EXIT_USAGE);
     }
     process.stdout.write((await topHelp()) + '\n');
     return name || helpFlag ? 0 : EXIT_USAGE;
@@ -114,7 +128,13 @@ export async function main(argv: string[]): Promise<number> {
   }
   const json = opts.json === true;
   setJsonNotes(json); // notes said after the answer (a cache saved at exit) follow its format
-  if (typeof opts['sessions-dir'] === 'string') process.env.SESSYNC_SESSIONS_DIR = opts['sessions-dir'];
+  const sessionsDir = typeof opts['sessions-dir'] === 'string' ? opts['sessions-dir'] : undefined;
+  try {
+    checkSessionsDir(sessionsDir, process.env);
+  } catch (e) {
+    return fail(e, json);
+  }
+  if (sessionsDir !== undefined) process.env.SESSYNC_SESSIONS_DIR = sessionsDir;
   const ctx: CommandContext = {
     args: parsed.positionals,
     opts,

@@ -127,6 +127,7 @@ describe("pi's folder and sessync's own store, synced as one", () => {
     mkdirSync(E.agentDir, { recursive: true });
     const inPi = await E.m.newSession();
     const only = join(E.m.home, 'sessions');
+    mkdirSync(only, { recursive: true }); // a named sessions folder must exist
     const r = await E.m.run(['list', '--all', '--json', '--sessions-dir', only]);
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout)).toEqual([]);

@@ -14,6 +14,7 @@ describe('a cache folder that cannot be written (a plain file where it should be
   const project = join(base, 'project');
   mkdirSync(join(home, 'cache'), { recursive: true });
   mkdirSync(project);
+  mkdirSync(sessions); // a named sessions folder must exist
   writeFileSync(join(home, 'cache', 'tail'), 'not a folder'); // every tail-cache save fails (ENOTDIR)
   const env = { SESSYNC_HOME: home, SESSYNC_SESSIONS_DIR: sessions, HOME: base };
   const run = (args: string[]) => runCli([...args, '--cwd', project], { env });

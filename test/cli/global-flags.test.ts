@@ -75,3 +75,37 @@ describe('global flags anywhere', () => {
     expect(JSON.parse(json.stderr).error).toMatchObject({ code: 'bad_input', message: expect.stringMatching(/^unknown option --bogus for sessync list/) });
   });
 });
+
+describe('global flags without a command', () => {
+  it('--json without a command, or with a global flag missing its value, is a JSON bad_input error on stderr', async () => {
+    for (const args of [['--json'], ['--json', '--cwd'], ['--json', '--sessions-dir']]) {
+      const r = await runCli(args);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stdout, args.join(' ')).toBe('');
+      const lines = r.stderr.trimEnd().split('\n');
+      expect(lines, args.join(' ')).toHaveLength(1);
+      expect(JSON.parse(lines[0]!).error, args.join(' ')).toMatchObject({ code: 'bad_input', retryable: false });
+    }
+    expect(JSON.parse((await runCli(['--json'])).stderr).error.message).toMatch(/^no command given\. Usage: sessync /);
+    expect(JSON.parse((await runCli(['--json', '--cwd'])).stderr).error.message).toMatch(/^option --cwd needs a value\. Usage: sessync /);
+  });
+
+  it('`sessync --cwd` names the missing value, as `sessync list --cwd` does, instead of printing the help', async () => {
+    const r = await runCli(['--cwd']);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toBe('sessync: option --cwd needs a value. Usage: sessync [--json] [--cwd DIR] [--sessions-dir DIR] <command> [args] (`sessync --help` for more)\n');
+    const dir = await runCli(['--sessions-dir']);
+    expect(dir.code).toBe(2);
+    expect(dir.stderr).toMatch(/^sessync: option --sessions-dir needs a value\./);
+  });
+
+  it('without --json and without a command the help still goes to stdout with exit 2; --help still exits 0', async () => {
+    const bare = await runCli([]);
+    expect(bare.code).toBe(2);
+    expect(bare.stdout).toMatch(/^sessync: keeps/);
+    const help = await runCli(['--json', '--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/^sessync: keeps/);
+  });
+});

@@ -52,6 +52,7 @@ describe('import round trip', () => {
     const mateProject = join(mate, 'work', 'app');
     mkdirSync(mateProject, { recursive: true });
     const env = { HOME: mate, SESSYNC_HOME: join(mate, '.sessync'), SESSYNC_SESSIONS_DIR: join(mate, '.sessync', 'sessions') };
+    mkdirSync(env.SESSYNC_SESSIONS_DIR, { recursive: true }); // a named sessions folder must exist
     const r = await h.cli(['import', made.url, '--json'], { cwd: mateProject, env });
     expect(r.code, r.stderr).toBe(0);
     const out = r.json();

@@ -34,6 +34,7 @@ export async function startHarness(o: { encrypt?: boolean } = {}): Promise<Harne
     SESSYNC_HOME: join(home, '.sessync'),
     SESSYNC_SESSIONS_DIR: join(home, '.sessync', 'sessions'),
   };
+  mkdirSync(env.SESSYNC_SESSIONS_DIR!, { recursive: true }); // a named sessions folder must exist
   const cli = (args: string[], opts: { cwd?: string; env?: Record<string, string> } = {}) =>
     runCli(args, { cwd: opts.cwd ?? project, env: { ...env, ...opts.env } });
   const login = await cli(['login', server.url, '--token', server.token, ...(o.encrypt ? [] : ['--no-encrypt'])]);

@@ -1,7 +1,7 @@
 // Folders made by a pull killed before their names were durable are found existing by the next pull, which makes
 // each one's name durable in its parent, up to the sessions root's own, before the cursors of files under them
 // (strace of the real CLI; skipped without strace).
-import { readFileSync, readdirSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Machine, plantSession, startNodeServer, useServer } from './helpers.js';
@@ -37,8 +37,11 @@ describe.skipIf(!hasStrace()).each(['pull-merged:1', 'pull-merged:4'])('folders 
     const remote = 'git@github.com:acme/killed-folders.git';
     const a = new Machine(rig.root, 'a', { remote });
     const name = 'b';
-    const sessions = join(rig.root, name, 'pi', 'agent', 'sessions');
-    const b = new Machine(rig.root, name, { remote, env: { SESSYNC_SESSIONS_DIR: sessions } });
+    // pi's folder set up, its sessions folder not yet (a folder named by SESSYNC_SESSIONS_DIR must exist).
+    const agentDir = join(rig.root, name, 'pi', 'agent');
+    mkdirSync(agentDir, { recursive: true });
+    const sessions = join(agentDir, 'sessions');
+    const b = new Machine(rig.root, name, { remote, env: { PI_CODING_AGENT_DIR: agentDir } });
     for (const m of [a, b]) await m.login(rig.server);
     await b.ok(['pull', '--all', '--json']); // the host id and the state folders, before the killed run
     const ids = Array.from({ length: 4 }, (_, n) => plantSession(a, n, 5));

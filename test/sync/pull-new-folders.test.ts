@@ -1,6 +1,6 @@
 // A pull into an empty machine makes the sessions root and project folders: every new folder's name is fsynced in
 // its parent (up to the folder that was there) before any cursor of a session under it is written (strace of the CLI).
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Machine, plantSession, readLog, startNodeServer, useServer } from './helpers.js';
@@ -98,9 +98,12 @@ describe.skipIf(!hasStrace())('new folders of a pull into an empty machine (stra
   it('a pull that makes the sessions root and two project folders fsyncs each new name before any cursor under it is written', async () => {
     const remote = 'git@github.com:acme/pull-new-folders.git';
     const a = new Machine(rig.root, 'a', { remote });
-    // Three levels that do not exist yet above the project folders: all made by the pull.
-    const sessions = join(rig.root, 'b', 'pi', 'agent', 'sessions');
-    const b = new Machine(rig.root, 'b', { remote, env: { SESSYNC_SESSIONS_DIR: sessions } });
+    // pi set up (its folder there, as pi makes it on its first run) but no sessions folder yet: the sessions root and
+    // the project folders are made by the pull. A folder named by SESSYNC_SESSIONS_DIR must exist, so pi's is used.
+    const agentDir = join(rig.root, 'b', 'pi', 'agent');
+    mkdirSync(agentDir, { recursive: true });
+    const sessions = join(agentDir, 'sessions');
+    const b = new Machine(rig.root, 'b', { remote, env: { PI_CODING_AGENT_DIR: agentDir } });
     const other = new Machine(rig.root, 'a2', { remote: 'git@github.com:acme/pull-new-folders-2.git' }); // a second project
     for (const m of [a, other, b]) await m.login(rig.server);
     await b.ok(['pull', '--all', '--json']); // the host id and the state folders, before the traced run
@@ -120,11 +123,11 @@ describe.skipIf(!hasStrace())('new folders of a pull into an empty machine (stra
     console.log(`made ${s.made.map((d) => d.slice(rig.root.length)).join(', ')}; ${s.linked} linked; folder fsyncs: ${folders.map(([d, n]) => `${d.slice(rig.root.length)} ${n}`).join(', ')}`);
     expect(projects.size, 'two project folders').toBe(2);
     expect(s.linked).toBe(ids.length);
-    for (const d of [join(rig.root, 'b', 'pi'), join(rig.root, 'b', 'pi', 'agent'), sessions, ...projects]) expect(s.made, `${d} made by the pull`).toContain(d);
+    for (const d of [sessions, ...projects]) expect(s.made, `${d} made by the pull`).toContain(d);
     // The guarantee: no cursor is written before its file, its folder and every new folder above it can be found.
     expect(s.uncovered, 'cursors written before a name they need was durable').toEqual([]);
     // One fsync per new folder in its parent (sessions holds two new names: still one or two, not one per file).
-    expect(s.folderFsyncs.get(join(rig.root, 'b')) ?? 0, 'the folder that was there').toBe(1);
+    expect(s.folderFsyncs.get(agentDir) ?? 0, 'the folder that was there').toBe(1);
     expect(s.folderFsyncs.get(sessions) ?? 0).toBeLessThanOrEqual(2);
 
     for (const id of ids.slice(0, 2)) expect(readLog(files.get(id)!).ids).toHaveLength(20);

@@ -9,6 +9,7 @@ import { CLI_BIN, REPO_ROOT, runCli, tempDir } from '../helpers/cli.js';
 import { freshBucket, radosgwClient, radosgwInstalled, startRadosgw, type Radosgw } from '../helpers/radosgw.js';
 import { exitOf, firstLine } from '../install/install-rig.js';
 import { TestClient, makeBatch, metaFor } from './routes-helpers.js';
+import { S3Store } from '../../worker/store/s3-store.js';
 
 const children: ChildProcess[] = [];
 afterEach(() => {
@@ -225,6 +226,40 @@ describe('sessync serve --store fs:DIR and bad --store input', () => {
       expect(readdirSync(t.dir)).toEqual([]);
     } finally {
       t.cleanup();
+    }
+  });
+
+  it("--json serve with an S3 store keeps stderr to JSON lines: no AWS SDK NodeVersionSupportWarning (Node 20 is supported)", async () => {
+    const t = tempDir('sessync-serve-s3-warning-');
+    try {
+      // The SDK's switch is unset here, as in a user's shell (runCli sets it for every other run unless told undefined).
+      const env = cleanAwsEnv({ SESSYNC_HOME: join(t.dir, 'home'), AWS_ACCESS_KEY_ID: 'k', AWS_SECRET_ACCESS_KEY: 's' });
+      env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = undefined;
+      // Nothing listens on port 1: the start-up check fails to connect, after the client is made.
+      const r = await runCli(['--json', 'serve', '--port', '0', '--store', 's3://bkt', '--endpoint', 'http://127.0.0.1:1'], { env, cwd: t.dir });
+      expect(r.code, r.stderr).toBe(1);
+      expect(r.stderr).not.toMatch(/NodeVersionSupportWarning/);
+      const lines = r.stderr.trimEnd().split('\n');
+      for (const l of lines) expect(() => JSON.parse(l), l).not.toThrow();
+      expect(JSON.parse(lines.at(-1)!).error).toMatchObject({ code: 'unavailable', message: expect.stringContaining('127.0.0.1:1') });
+    } finally {
+      t.cleanup();
+    }
+  });
+
+  it("the SDK's warning switch is set only while a client is built, and a value the user set is kept", () => {
+    const name = 'AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED';
+    const saved = process.env[name];
+    try {
+      delete process.env[name];
+      S3Store.newClient(S3Store.clientConfig({ bucket: 'bkt', endpoint: 'http://127.0.0.1:1' }));
+      expect(process.env[name]).toBeUndefined(); // child processes (and other code) do not inherit it
+      process.env[name] = 'false';
+      S3Store.newClient(S3Store.clientConfig({ bucket: 'bkt', endpoint: 'http://127.0.0.1:1' }));
+      expect(process.env[name]).toBe('false');
+    } finally {
+      if (saved === undefined) delete process.env[name];
+      else process.env[name] = saved;
     }
   });
 });

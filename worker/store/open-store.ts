@@ -60,14 +60,14 @@ export async function openStore(c: StoreConfig, opts: { check?: boolean } = {}):
   }
 
   // Loaded only for S3: the SDK is most of a cold start, and `sessync serve` on files never needs it.
-  const [{ S3Client }, { S3Store }] = await Promise.all([import('@aws-sdk/client-s3'), import('./s3-store.js')]);
+  const { S3Store } = await import('./s3-store.js');
   const config = S3Store.clientConfig({
     bucket: c.bucket,
     region: c.region,
     forcePathStyle: c.forcePathStyle,
     ...(c.endpoint ? { endpoint: c.endpoint } : {}),
   });
-  const client = new S3Client(c.credentials ? { ...config, credentials: c.credentials } : config);
+  const client = S3Store.newClient(c.credentials ? { ...config, credentials: c.credentials } : config);
   const s3 = new S3Store({ client, bucket: c.bucket });
   const store = c.prefix ? new PrefixedStore(s3, c.prefix) : s3;
   if (check) {

@@ -11,6 +11,8 @@ import { SessyncError } from '../../shared/errors.js';
 import { joinBody, type BlobBody, type BlobObject, type BlobStore, type ListOptions, type ListPage } from './blob-store.js';
 
 const MAX_PAGE = 1000;
+/** The AWS SDK's switch for its NodeVersionSupportWarning (@aws-sdk/core's emitWarningIfUnsupportedVersion). */
+const VERSION_WARNING_SWITCH = 'AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED';
 /** 409 ConditionalRequestConflict: another conditional write on the key is in flight; retry this many times. */
 const CONFLICT_RETRIES = 10;
 
@@ -83,7 +85,25 @@ export class S3Store implements BlobStore {
 
   constructor(opts: S3StoreOptions) {
     this.bucket = opts.bucket;
-    this.client = opts.client ?? new S3Client(S3Store.clientConfig(opts));
+    this.client = opts.client ?? S3Store.newClient(S3Store.clientConfig(opts));
+  }
+
+  /**
+   * An S3Client, built without the SDK's NodeVersionSupportWarning. On Node below 22 the SDK warns that its releases
+   * after January 2027 will need Node 22: the SDK installed with sessync runs on Node 20, which sessync supports, so
+   * the warning leaves a user nothing to do and breaks stderr's one JSON document per line under --json. The SDK's
+   * own switch for exactly that warning is read while a client is built (and the first answer kept), so it is set only
+   * around this construction: no other warning is touched and no child process inherits it. A switch the user set
+   * (to anything) is left as it is.
+   */
+  static newClient(config: S3ClientConfig): S3Client {
+    if (process.env[VERSION_WARNING_SWITCH] !== undefined) return new S3Client(config);
+    process.env[VERSION_WARNING_SWITCH] = 'true';
+    try {
+      return new S3Client(config);
+    } finally {
+      delete process.env[VERSION_WARNING_SWITCH];
+    }
   }
 
   static clientConfig(opts: S3StoreOptions): S3ClientConfig {

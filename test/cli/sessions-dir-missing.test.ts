@@ -1,0 +1,81 @@
+// A named sessions folder (--sessions-dir, SESSYNC_SESSIONS_DIR) that does not exist is refused for every command, never created.
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.js';
+import { cliEnv, type CliEnv } from './cli-env.js';
+
+// Every command that reads or writes sessions, and a few that do not: the flag is checked before any of them runs.
+const COMMANDS: string[][] = [['new'], ['list', '--all'], ['append', 'x'], ['context', 'x'], ['status', '--all'], ['sync', '--all'], ['pull', '--all'], ['push', '--all'], ['rm', 'x'], ['import', 'x'], ['project'], ['doctor']];
+
+describe('a named sessions folder that does not exist', () => {
+  let t: CliEnv;
+  beforeEach(() => {
+    t = cliEnv();
+  });
+  afterEach(() => t.cleanup());
+
+  it('--sessions-dir DIR is refused with a bad_input error naming DIR and saying to create it; nothing is made', async () => {
+    const typo = join(t.dir, 'sesions', 'deep');
+    for (const args of COMMANDS) {
+      for (const flag of [['--sessions-dir', typo], [`--sessions-dir=${typo}`]]) {
+        const r = await t.run(['--json', ...flag, ...args], '');
+        const what = `${flag.join(' ')} ${args.join(' ')}`;
+        expect(r.code, `${what}\n${r.stderr}`).toBe(2);
+        expect(r.stdout, what).toBe('');
+        const err = JSON.parse(r.stderr.trimEnd().split('\n').at(-1)!).error;
+        expect(err, what).toMatchObject({ code: 'bad_input', retryable: false });
+        expect(err.message, what).toBe(`--sessions-dir ${typo} does not exist: create it first (mkdir -p ${typo}) if that is the folder you meant, or fix the path. Nothing was written.`);
+      }
+    }
+    expect(existsSync(join(t.dir, 'sesions'))).toBe(false);
+    expect(existsSync(t.home)).toBe(false); // not even sessync's home: the command never ran
+    const human = await t.run(['new', '--sessions-dir', typo]);
+    expect(human.code).toBe(2);
+    expect(human.stderr).toBe(`sessync: --sessions-dir ${typo} does not exist: create it first (mkdir -p ${typo}) if that is the folder you meant, or fix the path. Nothing was written.\n`);
+    expect(existsSync(join(t.dir, 'sesions'))).toBe(false);
+  });
+
+  it('SESSYNC_SESSIONS_DIR naming a missing folder is refused the same way, naming the variable', async () => {
+    const typo = join(t.dir, 'no-such-sessions');
+    for (const args of [['new'], ['list', '--all'], ['sync', '--all']]) {
+      const r = await t.run(['--json', ...args], '', { SESSYNC_SESSIONS_DIR: typo });
+      expect(r.code, `${args.join(' ')}\n${r.stderr}`).toBe(2);
+      expect(JSON.parse(r.stderr).error).toMatchObject({ code: 'bad_input', message: expect.stringMatching(new RegExp(`^SESSYNC_SESSIONS_DIR ${typo} does not exist: create it first`)) });
+    }
+    expect(existsSync(typo)).toBe(false);
+    // The flag names the folder for this run: a good one wins over a bad variable.
+    const good = join(t.dir, 'good');
+    mkdirSync(good);
+    const made = await t.run(['new', '--json', '--sessions-dir', good], '', { SESSYNC_SESSIONS_DIR: typo });
+    expect(made.code, made.stderr).toBe(0);
+    expect(readdirSync(good)).toHaveLength(1);
+  });
+
+  it('a file, or a path through a file, is refused; an empty --sessions-dir= is a missing value, not the default folder', async () => {
+    const file = join(t.dir, 'a-file');
+    writeFileSync(file, 'x');
+    const asFile = await t.run(['--json', 'new', '--sessions-dir', file]);
+    expect(asFile.code).toBe(2);
+    expect(JSON.parse(asFile.stderr).error).toMatchObject({ code: 'bad_input', message: `--sessions-dir ${file} is not a folder: name the folder that holds the session files` });
+    const through = await t.run(['--json', 'new', '--sessions-dir', join(file, 'sub')]);
+    expect(through.code).toBe(2);
+    expect(JSON.parse(through.stderr).error.message).toMatch(/cannot be a folder: a part of its path is a file/);
+    const empty = await t.run(['--json', 'new', '--sessions-dir=']);
+    expect(empty.code).toBe(2);
+    expect(JSON.parse(empty.stderr).error).toMatchObject({ code: 'bad_input', message: expect.stringMatching(/^option --sessions-dir needs a value/) });
+    expect(existsSync(t.root)).toBe(false); // the default folder was not used instead
+  });
+
+  it('an existing --sessions-dir works, and without one the default sessions folder is still created', async () => {
+    const mine = join(t.dir, 'mine');
+    mkdirSync(mine);
+    const r = await t.run(['new', '--json', '--sessions-dir', mine]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.json().path.startsWith(mine + '/')).toBe(true);
+    expect(existsSync(t.root)).toBe(false);
+    const dflt = await runCli(['new', '--json', '--cwd', t.project], { env: { SESSYNC_HOME: t.home, SESSYNC_SESSIONS_DIR: undefined } });
+    expect(dflt.code, dflt.stderr).toBe(0);
+    expect(dflt.json().path.startsWith(t.root + '/')).toBe(true);
+  });
+});
