@@ -1,5 +1,6 @@
 // mkdir -p that says why a folder could not be made (a read-only mount, a full disk), not the ENOENT Node's recursive mkdir answers.
-import { mkdirSync, statSync } from 'node:fs';
+import { lstatSync, mkdirSync, readlinkSync, statSync } from 'node:fs';
+import { SessyncError } from '../../shared/errors.js';
 import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 
@@ -29,7 +30,10 @@ export function mkdirTreeSync(dir: string, mode?: number): string[] {
   return first === undefined ? [] : madeBetween(dir, first);
 }
 
-/** The folders of `dir`'s path that do not exist now, deepest first: what mkdirTree(dir) would make. */
+/**
+ * The folders of `dir`'s path that do not exist now, deepest first: what mkdirTree(dir) would make. A symbolic link
+ * is never missing, even one to nowhere (a folder on a drive not mounted): it is the user's, never made or removed here.
+ */
 export function missingFolders(dir: string): string[] {
   const out: string[] = [];
   for (let d = dir; dirname(d) !== d && !reachable(d); d = dirname(d)) out.push(d);
@@ -43,6 +47,16 @@ export function missingFolders(dir: string): string[] {
  * too. Synchronous: only on this failure path, a few calls.
  */
 function mkdirCause(e: unknown, dir: string, mode: number | undefined): unknown {
+  // A link to nowhere on the path (a folder on a drive not mounted) is said as such: Node answers ENOENT or ENOTDIR.
+  let there = dir;
+  while (dirname(there) !== there && !reachable(there)) there = dirname(there);
+  const link = danglingLink(there);
+  if (link !== null) {
+    return new SessyncError('not_found', `cannot create the folder ${dir}: ${there} is a symbolic link to ${link}, which does not exist. Mount or create ${link}, then retry`, {
+      details: { errno: (e as NodeJS.ErrnoException).code, syscall: 'mkdir', path: dir },
+      cause: e,
+    });
+  }
   if ((e as NodeJS.ErrnoException).code !== 'ENOENT') return e;
   let d = dir;
   while (dirname(d) !== d && !reachable(dirname(d))) d = dirname(d);
@@ -54,10 +68,26 @@ function mkdirCause(e: unknown, dir: string, mode: number | undefined): unknown 
   return e;
 }
 
-/** Whether `p` is there (or cannot be looked at, which the mkdir below it then reports). */
+/** Where `p` points when it is a symbolic link whose target is missing; null otherwise (or when that cannot be told). */
+function danglingLink(p: string): string | null {
+  try {
+    if (!lstatSync(p).isSymbolicLink()) return null;
+    statSync(p);
+    return null;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') return null; // the mkdir's own errno says it then
+    try {
+      return readlinkSync(p);
+    } catch {
+      return null; // gone or changed meanwhile: the mkdir's ENOENT stands, nothing is lost
+    }
+  }
+}
+
+/** Whether `p` is there, a symbolic link included (or cannot be looked at, which the mkdir below it then reports). */
 function reachable(p: string): boolean {
   try {
-    statSync(p);
+    lstatSync(p);
     return true;
   } catch (e) {
     return (e as NodeJS.ErrnoException).code !== 'ENOENT';

@@ -132,9 +132,17 @@ describe.skipIf(unavailable !== null)('pulled Claude Code lines for a project fo
 
 describe('folders an import makes in an agent\'s folder', () => {
   const t = tempDir('sessync-agentmode-');
-  afterAll(() => t.cleanup());
+  // A umask that keeps group and others' bits (022), so a switch to 0700 shows; 077 would hide it.
+  let umask = 0;
+  beforeAll(() => {
+    umask = process.umask(0o022);
+  });
+  afterAll(() => {
+    process.umask(umask);
+    t.cleanup();
+  });
   // Not sessync's own 0700: the agent's usual mode (Node's default 0777 under the umask), as before.
-  const usual = 0o777 & ~process.umask();
+  const usual = 0o755;
 
   it('Claude Code: the project folder and the session\'s subagents folders', async () => {
     const r = await writeClaudeImport(claudeShare, { CLAUDE_CONFIG_DIR: join(t.dir, 'claude') }, '/home/me/proj');

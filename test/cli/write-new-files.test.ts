@@ -1,6 +1,6 @@
 // writeNewFiles: several new files whole, or none. A name already taken is a conflict that removes the files and
 // folders the call made before it, and leaves the file that was there byte for byte; no temporary file is left.
-import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { writeNewFiles } from '../../cli/store/write-new-files.js';
@@ -34,5 +34,23 @@ describe('writeNewFiles', () => {
     expect(e).toMatchObject({ code: 'conflict', message: `${join(root, 'main.jsonl')} already exists; nothing was written` });
     expect(readdirSync(root, { recursive: true })).toEqual(['main.jsonl']);
     expect(readFileSync(join(root, 'main.jsonl'), 'utf8')).toBe('theirs\n');
+  });
+
+  it('a folder on the path that is a link to nowhere (a drive not mounted): the error says so; the link is left, never to be removed by hand', async () => {
+    const root = join(t.dir, 'dangling');
+    mkdirSync(root);
+    const target = join(t.dir, 'unmounted', 'projects');
+    symlinkSync(target, join(root, 'projects'));
+    const e = await writeNewFiles([{ path: join(root, 'projects', 'p', 'main.jsonl'), text: 'x\n' }]).then(
+      () => null,
+      (x: Error) => x,
+    );
+    expect(e).toMatchObject({ code: 'not_found' });
+    expect(e!.message).toContain(`${join(root, 'projects')} is a symbolic link to ${target}, which does not exist`);
+    expect(e!.message).toContain('nothing was written');
+    expect(e!.message).not.toMatch(/could not be removed|by hand/);
+    expect(lstatSync(join(root, 'projects')).isSymbolicLink()).toBe(true);
+    expect(readlinkSync(join(root, 'projects'))).toBe(target);
+    expect(readdirSync(root)).toEqual(['projects']);
   });
 });
