@@ -133,7 +133,10 @@ describe('a hostile server\'s frames answer', () => {
     const states = join(desktop.SESSYNC_HOME, 'sync', 'servers');
     const stateFiles = existsSync(states) ? readdirSync(states).flatMap((s) => (existsSync(join(states, s, 'sessions')) ? readdirSync(join(states, s, 'sessions')) : [])) : [];
     expect(stateFiles).toEqual([]);
-    expect(existsSync(states) ? readdirSync(states).filter((s) => existsSync(join(states, s, 'state-pack.jsonl'))) : [], 'a state pack').toEqual([]);
+    // The pull's note of a request under way is taken back when it fails: a state pack, if the run's close wrote one,
+    // holds no session (its header line only).
+    const packs = existsSync(states) ? readdirSync(states).map((s) => join(states, s, 'state-pack.jsonl')).filter((p) => existsSync(p)) : [];
+    for (const p of packs) expect(readFileSync(p, 'utf8').split('\n').filter(Boolean).slice(1), `sessions in ${p}`).toEqual([]);
 
     // The same pull from the real server afterwards creates every session: nothing half-done stood in the way.
     // (The account holds the earlier cases' sessions too: they land under their own folders.)
