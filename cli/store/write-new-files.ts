@@ -93,8 +93,7 @@ async function createWhole(temp: string, f: NewFile, linked: string[]): Promise<
   });
   linked.push(f.path);
   try {
-    const data = Buffer.from(f.text, 'utf8');
-    for (let off = 0; off < data.length; ) off += (await fh.write(data, off, data.length - off, off)).bytesWritten;
+    await fh.writeFile(f.text); // writes until all of it is there, as writeTemp's does
     await fh.sync();
   } catch (e) {
     // The write's error is the one to report; the file is removed by the undo whether or not this close works.
