@@ -21,6 +21,9 @@ export interface CommandContext {
   waiting(text: string, detail: Record<string, unknown>): void;
 }
 
+/** How a command uses the named sessions folder: see Command.usesSessions. */
+export type SessionsUse = 'needs' | 'lists';
+
 export interface Command {
   summary: string;
   /** Usage line(s) after `sessync <name>`, e.g. `<ref> [--at ENTRY]`. */
@@ -28,6 +31,13 @@ export interface Command {
   /** Longer help text, optional. */
   help?: string;
   options?: OptionSpec;
+  /**
+   * Whether this run uses the session files of the folder --sessions-dir / SESSYNC_SESSIONS_DIR names, so a named
+   * folder that does not exist is checked only where it matters: 'needs' refuses it (a typo must create nothing),
+   * 'lists' shows it as holding no sessions, with a note. Absent (login, key, serve...): the folder is not looked at.
+   * A function answers per run (sync --agent claude-code never uses pi's folder); null means not at all.
+   */
+  usesSessions?: SessionsUse | ((ctx: CommandContext) => Promise<SessionsUse | null>);
   /** Returns the exit code (0 when omitted). Throws SessyncError for user-facing failures. */
   run(ctx: CommandContext): Promise<number | void>;
 }

@@ -7,7 +7,7 @@ import { fsError } from './fs-error.js';
 import { toJsonText } from '../shared/json-stringify.js';
 import { version } from '../package.json';
 import { noteLine, setJsonNotes, takeCacheNotes } from './store/cache-save.js';
-import { checkSessionsDir } from './store/check-sessions-dir.js';
+import { checkSessionsDir, checkSessionsDirValue } from './store/check-sessions-dir.js';
 
 const COMMON: OptionSpec = {
   json: { type: 'boolean', default: false },
@@ -130,11 +130,10 @@ export async function main(argv: string[]): Promise<number> {
   setJsonNotes(json); // notes said after the answer (a cache saved at exit) follow its format
   const sessionsDir = typeof opts['sessions-dir'] === 'string' ? opts['sessions-dir'] : undefined;
   try {
-    checkSessionsDir(sessionsDir, process.env);
+    checkSessionsDirValue(sessionsDir);
   } catch (e) {
     return fail(e, json);
   }
-  if (sessionsDir !== undefined) process.env.SESSYNC_SESSIONS_DIR = sessionsDir;
   const ctx: CommandContext = {
     args: parsed.positionals,
     opts,
@@ -155,6 +154,15 @@ export async function main(argv: string[]): Promise<number> {
     },
   };
   let code: number;
+  try {
+    // Checked before SESSYNC_SESSIONS_DIR is set from the flag: the error names the flag or the variable the user set.
+    const use = typeof cmd.usesSessions === 'function' ? await cmd.usesSessions(ctx) : cmd.usesSessions;
+    const note = use ? checkSessionsDir(sessionsDir, process.env, use) : null;
+    if (note) process.stderr.write(noteLine(note));
+  } catch (e) {
+    return fail(e, json);
+  }
+  if (sessionsDir !== undefined) process.env.SESSYNC_SESSIONS_DIR = sessionsDir;
   try {
     code = (await cmd.run(ctx)) ?? 0;
   } catch (e) {

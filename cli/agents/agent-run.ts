@@ -16,6 +16,7 @@ import { dropSetAside, importClaude } from './claude-import.js';
 import { loadMirrorState, saveMirrorState } from './mirror-state.js';
 import { piFolderProblem } from '../store/pi-folders.js';
 import { mkdirPrivate } from '../store/private-fs.js';
+import type { CommandContext, SessionsUse } from '../command.js';
 
 export const AGENT_OPTION = { agent: { type: 'string' } } as const;
 
@@ -43,6 +44,14 @@ export async function chosenAgents(option: unknown, env: NodeJS.ProcessEnv): Pro
   if (typeof value === 'string' && (AGENT_NAMES as readonly string[]).includes(value)) return [value as AgentName];
   const from = option === undefined ? 'SESSYNC_AGENT' : '--agent';
   throw new SessyncError('bad_input', `${from} must be one of ${[...AGENT_NAMES, 'all'].join(', ')} (got "${String(value)}")`);
+}
+
+/**
+ * A Command.usesSessions for a command run per agent: only pi's run uses the folder --sessions-dir names (Claude
+ * Code's and Codex's runs use their own mirrors), so `--agent claude-code` never looks at it.
+ */
+export function whenPi(use: SessionsUse): (ctx: CommandContext) => Promise<SessionsUse | null> {
+  return async (ctx) => ((await chosenAgents(ctx.opts.agent, ctx.env)).includes('pi') ? use : null);
 }
 
 /** The environment the engine runs with for one agent: Claude Code's sessions root is its mirror. */

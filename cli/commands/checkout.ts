@@ -23,6 +23,7 @@ function alreadyAt(tree: SessionTree, entries: readonly SessionEntry[], targetId
 const command: Command = {
   summary: 'Continue a session from an earlier entry. The old branch stays (see `tree`).',
   usage: '<ref> <entry>',
+  usesSessions: 'needs',
   help: `Appends {type:"custom", customType:"${CHECKOUT_CUSTOM_TYPE}", data:{targetId}} under the entry, so it becomes the leaf\nfor sessync and pi alike; the next entries continue from there.\nWhen the session is already there (for pi too), nothing is written.`,
   async run(ctx) {
     const [ref, entryRef] = positionals(ctx, ['<ref>', '<entry>'], 'sessync checkout <ref> <entry>');

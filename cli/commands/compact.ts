@@ -21,6 +21,7 @@ function roughTokens(messages: unknown[]): number {
 const command: Command = {
   summary: 'Compact the active branch: a summary stands for everything before ENTRY in the context; nothing is deleted.',
   usage: '<ref> --summary TEXT --keep-from ENTRY',
+  usesSessions: 'needs',
   options: { summary: { type: 'string' }, 'keep-from': { type: 'string' } },
   async run(ctx) {
     const [ref] = positionals(ctx, ['<ref>'], USAGE);

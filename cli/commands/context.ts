@@ -7,6 +7,7 @@ import { describeMessage } from '../format/describe-entry.js';
 const command: Command = {
   summary: 'Print the context projection of the active branch: model, thinking level and the messages sent to the model.',
   usage: '<ref>',
+  usesSessions: 'needs',
   async run(ctx) {
     const [ref] = positionals(ctx, ['<ref>'], 'sessync context <ref>');
     const { session } = await sessionOf(ctx, ref!);

@@ -9,6 +9,7 @@ import { migrationNote, resumeText } from '../format/resume-text.js';
 const command: Command = {
   summary: 'Resume the newest session of this project.',
   usage: '',
+  usesSessions: 'needs',
   async run(ctx) {
     positionals(ctx, [], 'sessync continue');
     const place = await locate(ctx);

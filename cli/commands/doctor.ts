@@ -9,6 +9,7 @@ import { stat } from 'node:fs/promises';
 const command: Command = {
   summary: 'Check a session file: corrupt lines, lines holding several entries, a torn last line, dangling parents, duplicate ids. Exit 1 when it finds any.',
   usage: '<ref>',
+  usesSessions: 'needs',
   async run(ctx) {
     const [ref] = positionals(ctx, ['<ref>'], 'sessync doctor <ref>');
     const { session } = await sessionOf(ctx, ref!);

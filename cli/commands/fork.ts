@@ -17,6 +17,7 @@ const CARRIED = ['provider', 'modelId', 'thinkingLevel'] as const;
 const command: Command = {
   summary: 'Fork a session: a new session with the branch from the root to ENTRY (default: the leaf). The source is unchanged.',
   usage: '<ref> [--at ENTRY]',
+  usesSessions: 'needs',
   help: 'The new header names the source by its file (parentSession, as pi writes it: pi\'s session picker shows the fork under it)\nand by session and entry id (parentSessionId, parentEntry), which hold on any machine (a pull points parentSession at the local file).',
   options: { at: { type: 'string' } },
   async run(ctx) {

@@ -9,6 +9,7 @@ import { isCodexShare, writeCodexImport } from '../agents/codex-import.js';
 const command: Command = {
   summary: 'Import a share link as a new session of this project: the shared branch with its entry ids, ready to continue and push.',
   usage: '<url>',
+  usesSessions: 'needs',
   help: 'The link\'s key (after #) decrypts the share here; the new header\'s parentSession is the shared session\'s file when it is\non this machine (pi shows the import under it), else "sessync-share:<share id>"; sharedFrom names the original session and entry.',
   async run(ctx) {
     const [url] = positionals(ctx, ['<url>'], 'sessync import <url>');

@@ -9,6 +9,7 @@ import { shortId } from '../format/short-id.js';
 const command: Command = {
   summary: 'Label an entry of a session.',
   usage: '<ref> <entry> <text>',
+  usesSessions: 'needs',
   async run(ctx) {
     const [ref, entryRef, ...words] = positionals(ctx, ['<ref>', '<entry>', '<text>'], 'sessync label <ref> <entry> <text>', true);
     const text = words.join(' ');

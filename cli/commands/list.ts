@@ -7,12 +7,13 @@ import { shortTime } from '../format/describe-entry.js';
 import { sessionsRoot } from '../store/paths.js';
 import { piLayout } from '../store/pi-folders.js';
 import type { SessionSummary } from '../store/session-index.js';
-import { AGENT_OPTION, agentEnv, agentPaths, chosenAgents, projectScope, refreshMirror } from '../agents/agent-run.js';
+import { AGENT_OPTION, agentEnv, agentPaths, chosenAgents, projectScope, refreshMirror, whenPi } from '../agents/agent-run.js';
 
 const command: Command = {
   summary: 'List sessions of this project (--all: of every project), newest entry first.',
   help: 'Sorted by the time of each session\'s newest entry (as pi does), so every machine lists the same order; the time shown is that entry\'s.',
   usage: '[--all] [--agent pi|claude-code|codex|all]',
+  usesSessions: whenPi('lists'),
   options: { all: { type: 'boolean', default: false }, ...AGENT_OPTION },
   async run(ctx) {
     positionals(ctx, [], 'sessync list [--all]');

@@ -8,6 +8,7 @@ import { shortId } from '../format/short-id.js';
 const command: Command = {
   summary: 'Show the active branch of a session, root to leaf.',
   usage: '<ref>',
+  usesSessions: 'needs',
   async run(ctx) {
     const [ref] = positionals(ctx, ['<ref>'], 'sessync log <ref>');
     const { session } = await sessionOf(ctx, ref!);

@@ -8,6 +8,7 @@ import { shortId } from '../format/short-id.js';
 const command: Command = {
   summary: 'Name a session.',
   usage: '<ref> <text>',
+  usesSessions: 'needs',
   async run(ctx) {
     const [ref, ...words] = positionals(ctx, ['<ref>', '<text>'], 'sessync name <ref> <text>', true);
     const name = words.join(' ');

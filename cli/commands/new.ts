@@ -15,6 +15,7 @@ const USAGE = 'sessync new [--model PROVIDER/MODEL]';
 const command: Command = {
   summary: 'Start a new session for this project.',
   usage: '[--model PROVIDER/MODEL]',
+  usesSessions: 'needs',
   options: { model: { type: 'string' } },
   async run(ctx) {
     positionals(ctx, [], USAGE);

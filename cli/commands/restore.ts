@@ -1,13 +1,14 @@
 // `sessync restore <ref>`: brings back a session this machine deleted after syncing it (a sync leaves it deleted).
 import type { Command } from '../command.js';
 import { isSessyncError, SessyncError } from '../../shared/errors.js';
-import { AGENT_OPTION, chosenAgents, runAgentSync } from '../agents/agent-run.js';
+import { AGENT_OPTION, chosenAgents, runAgentSync, whenPi } from '../agents/agent-run.js';
 import { mapsOf } from '../sync/run-command.js';
 import type { RunSummary } from '../sync/sync-run.js';
 
 const command: Command = {
   summary: 'Bring back a session deleted here (by you or by the agent\'s cleanup) from the server.',
   usage: '<ref> [--agent pi|claude-code|codex|all] [--map KEY=PATH]...',
+  usesSessions: whenPi('needs'),
   help: 'A session synced and then deleted on this machine is not pulled back by sync; restore pulls it again, into this project (or where --map says).',
   options: { ...AGENT_OPTION, map: { type: 'string', multiple: true } },
   async run(ctx) {

@@ -28,6 +28,7 @@ async function locate(ctx: CommandContext, ref: string): Promise<string> {
 const command: Command = {
   summary: 'Resume a session by id (the short form list shows, or a prefix of the full id; this project first, then all) or path: restores its active branch, model and thinking level. When logged in, a session only on the server is pulled first.',
   usage: '<ref>',
+  usesSessions: 'needs',
   help: 'A <ref> is the full id, a prefix of it, or a prefix of the short form that list, log and tree show (for sessync\'s ids the last 8 hex characters: their first ones are the creation time, which sessions of a few weeks share). One that matches several sessions exits 2 and lists them.',
   async run(ctx) {
     const [ref] = positionals(ctx, ['<ref>'], 'sessync resume <ref>');

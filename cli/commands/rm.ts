@@ -23,6 +23,7 @@ async function localOf(ctx: CommandContext, ref: string, remote: boolean): Promi
 const command: Command = {
   summary: 'Remove a session: its local file; with --remote also from the server (batches, heads, meta, its shares), leaving a tombstone other machines see.',
   usage: '<ref> [--remote] [--keep-local]',
+  usesSessions: 'needs',
   help: [
     '--remote deletes the session on the server first: its shares answer 410, other machines stop pushing it on their',
     'next sync and keep their own file unless they run `sessync rm` or `sync --apply-deletes`. It cannot reach copies',

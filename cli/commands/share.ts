@@ -7,7 +7,7 @@ import { SessyncError } from '../../shared/errors.js';
 import { describeCounts, type RedactOptions } from '../../shared/redact.js';
 import { ENTRY_ID_RE, LIMITS, NAME_RE } from '../../shared/wire.js';
 import { positionals, stringOpt } from '../store/locate.js';
-import { AGENT_OPTION } from '../agents/agent-run.js';
+import { AGENT_OPTION, whenPi } from '../agents/agent-run.js';
 import { shareSourceFor } from '../agents/agent-share.js';
 import { DEFAULT_EXPIRES, parseExpires } from '../share/expires.js';
 import { machineSecrets } from '../share/redact-options.js';
@@ -27,6 +27,7 @@ async function projectDirs(cwd: string, sessionCwd: string): Promise<string[]> {
 const command: Command = {
   summary: 'Share a session\'s branch (root to ENTRY, default the active leaf) as an end-to-end encrypted, expiring link.',
   usage: '<ref> [--at ENTRY] [--expires 7d] [--no-redact] [--agent pi|claude-code|codex|all]',
+  usesSessions: whenPi('needs'),
   help: [
     'The branch is redacted (API keys and tokens, private keys, Authorization headers, values of the project\'s',
     '.env and of secret-looking environment variables, the home path) and re-scanned; anything left blocks the share.',

@@ -2,7 +2,7 @@
 import type { Command } from '../command.js';
 import { isSessyncError } from '../../shared/errors.js';
 import { codexForkList } from '../agents/codex-state.js';
-import { AGENT_OPTION, agentEnv, agentPaths, chosenAgents, projectScope, refreshMirror } from '../agents/agent-run.js';
+import { AGENT_OPTION, agentEnv, agentPaths, chosenAgents, projectScope, refreshMirror, whenPi } from '../agents/agent-run.js';
 import { sessionsRoot } from '../store/paths.js';
 import { scopeOf } from '../sync/run-command.js';
 import { syncStatus, type StatusReport, type StatusRow } from '../sync/sync-status.js';
@@ -55,6 +55,7 @@ function serverLines(r: StatusReport, named = false): string[] {
 const command: Command = {
   summary: 'Show, per session, entries not yet pushed (printed at once, offline too) and batches waiting on the server.',
   usage: '[<ref> | --all] [--agent pi|claude-code|codex|all]',
+  usesSessions: whenPi('needs'),
   options: { all: { type: 'boolean', default: false }, ...AGENT_OPTION },
   async run(ctx) {
     const scope = scopeOf(ctx, 'status');

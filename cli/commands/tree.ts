@@ -9,6 +9,7 @@ import { compareByTime } from '../../shared/tree.js';
 const command: Command = {
   summary: 'Draw the entry tree of a session: branch points, labels, `*` on the active branch, `<- leaf` at its end.',
   usage: '<ref>',
+  usesSessions: 'needs',
   async run(ctx) {
     const [ref] = positionals(ctx, ['<ref>'], 'sessync tree <ref>');
     const { session } = await sessionOf(ctx, ref!);

@@ -4,7 +4,7 @@ import { SessyncError } from '../../shared/errors.js';
 import { parseMaps } from './project-key.js';
 import { createProgress, formatBytes } from './progress.js';
 import { type RunSummary, type SyncMode } from './sync-run.js';
-import { AGENT_OPTION, chosenAgents, runAgents } from '../agents/agent-run.js';
+import { AGENT_OPTION, chosenAgents, runAgents, whenPi } from '../agents/agent-run.js';
 
 export const SCOPE_OPTIONS = {
   all: { type: 'boolean', default: false },
@@ -50,6 +50,7 @@ export function syncCommand(mode: SyncMode, summary: string): Command {
   return {
     summary,
     usage: `[<ref> | --all] [--map KEY=PATH]... [--agent pi|claude-code|codex|all] ${mode === 'push' ? '[--undelete]' : '[--apply-deletes]'}`,
+    usesSessions: whenPi('needs'),
     help: [
       'Without a ref: the sessions of this project (--cwd), including ones only the server has (matched by project key:',
       'the git remote, else the root commit, else the path). --all: every session here and on the server.',

@@ -1,12 +1,14 @@
-// A named sessions folder (--sessions-dir, SESSYNC_SESSIONS_DIR) that does not exist is refused for every command, never created.
+// A named sessions folder (--sessions-dir, SESSYNC_SESSIONS_DIR) that does not exist is refused by every command that uses it, never created; others ignore it.
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { cliEnv, type CliEnv } from './cli-env.js';
 
-// Every command that reads or writes sessions, and a few that do not: the flag is checked before any of them runs.
-const COMMANDS: string[][] = [['new'], ['list', '--all'], ['append', 'x'], ['context', 'x'], ['status', '--all'], ['sync', '--all'], ['pull', '--all'], ['push', '--all'], ['rm', 'x'], ['import', 'x'], ['project'], ['doctor']];
+// Commands that read or write pi's/sessync's session files: the named folder is checked before they run.
+const COMMANDS: string[][] = [['new'], ['append', 'x'], ['context', 'x'], ['status', '--all'], ['sync', '--all'], ['sync', '--agent', 'all'], ['pull', '--all'], ['push', '--all'], ['rm', 'x'], ['import', 'x'], ['doctor', 'x']];
+// Commands that never use that folder: a named folder not made yet (a new machine's shell profile) must not stop them.
+const UNUSED: string[][] = [['version'], ['logout'], ['key', 'status'], ['tokens'], ['shares'], ['project'], ['sync', '--agent', 'claude-code'], ['status', '--agent', 'claude-code'], ['list', '--agent', 'codex']];
 
 describe('a named sessions folder that does not exist', () => {
   let t: CliEnv;
@@ -36,9 +38,35 @@ describe('a named sessions folder that does not exist', () => {
     expect(existsSync(join(t.dir, 'sesions'))).toBe(false);
   });
 
+  it('commands that do not use the sessions folder run with a missing one named, and create nothing there', async () => {
+    const typo = join(t.dir, 'not-yet');
+    const isolated = { HOME: join(t.dir, 'user-home') }; // no ~/.claude or ~/.codex of the machine running the test
+    for (const args of UNUSED) {
+      for (const how of [{ argv: ['--sessions-dir', typo], env: isolated }, { argv: [], env: { ...isolated, SESSYNC_SESSIONS_DIR: typo } }]) {
+        const r = await t.run(['--json', ...how.argv, ...args], '', how.env);
+        expect(r.stderr, `${how.argv.join(' ')} ${args.join(' ')}`).not.toMatch(/does not exist/);
+        expect(r.code, `${args.join(' ')}\n${r.stderr}`).not.toBe(2);
+      }
+    }
+    expect(existsSync(typo)).toBe(false);
+  });
+
+  it('list --all of a missing named folder is an empty list with a note (the README example before pi\'s first session)', async () => {
+    const piFolder = join(t.dir, 'user-home', '.pi', 'agent', 'sessions');
+    const r = await t.run(['--sessions-dir', piFolder, 'list', '--all', '--json'], '', { HOME: join(t.dir, 'user-home') });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.json()).toEqual([]);
+    expect(JSON.parse(r.stderr.trimEnd().split('\n').at(-1)!).note.message).toMatch(new RegExp(`^--sessions-dir ${piFolder} does not exist, so it holds no sessions yet`));
+    const human = await t.run(['--sessions-dir', piFolder, 'list', '--all'], '', { HOME: join(t.dir, 'user-home') });
+    expect(human.code, human.stderr).toBe(0);
+    expect(human.stdout).toMatch(/^no sessions in /);
+    expect(human.stderr).toMatch(/^sessync: note: --sessions-dir .* does not exist, so it holds no sessions yet/);
+    expect(existsSync(piFolder)).toBe(false);
+  });
+
   it('SESSYNC_SESSIONS_DIR naming a missing folder is refused the same way, naming the variable', async () => {
     const typo = join(t.dir, 'no-such-sessions');
-    for (const args of [['new'], ['list', '--all'], ['sync', '--all']]) {
+    for (const args of [['new'], ['pull', '--all'], ['sync', '--all']]) {
       const r = await t.run(['--json', ...args], '', { SESSYNC_SESSIONS_DIR: typo });
       expect(r.code, `${args.join(' ')}\n${r.stderr}`).toBe(2);
       expect(JSON.parse(r.stderr).error).toMatchObject({ code: 'bad_input', message: expect.stringMatching(new RegExp(`^SESSYNC_SESSIONS_DIR ${typo} does not exist: create it first`)) });
