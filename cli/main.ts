@@ -69,8 +69,10 @@ function optionError(e: unknown, name: string | undefined, cmd: Command | undefi
   const opt = m?.[1] ?? '';
   let text: string;
   if (err.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') text = `unknown option ${opt} for sessync ${name}`;
-  else if (err.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') text = /argument missing/.test(err.message ?? '') ? `option ${opt} needs a value` : `option ${opt} takes no value`;
-  else text = err.message ?? String(e);
+  else if (err.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
+    // "ambiguous": a string option followed by another option (`--cwd --json`), which node will not take as its value.
+    text = /argument missing|argument is ambiguous/.test(err.message ?? '') ? `option ${opt} needs a value` : `option ${opt} takes no value`;
+  } else text = err.message ?? String(e);
   return new SessyncError('bad_input', `${text}. ${usage} (\`${more}\` for more)`);
 }
 

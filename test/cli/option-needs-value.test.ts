@@ -1,0 +1,18 @@
+// A string option followed by another option (`--cwd --json`) is missing its value, not given one it cannot take.
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.js';
+
+describe('a string option followed by another option', () => {
+  const cases: string[][] = [['--cwd', '--json'], ['list', '--cwd', '--json'], ['--cwd', '--json', 'list'], ['list', '--sessions-dir', '--json'], ['--sessions-dir', '--json']];
+  for (const argv of cases) {
+    it(`sessync ${argv.join(' ')}: "option needs a value", exit 2`, async () => {
+      const r = await runCli(argv, { env: { SESSYNC_SESSIONS_DIR: undefined } });
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stdout).toBe('');
+      const opt = argv.find((a) => a === '--cwd' || a === '--sessions-dir')!;
+      const err = JSON.parse(r.stderr.trimEnd().split('\n').at(-1)!).error;
+      expect(err).toMatchObject({ code: 'bad_input', retryable: false });
+      expect(err.message).toMatch(new RegExp(`^option ${opt} needs a value\\. Usage: sessync `));
+    });
+  }
+});
