@@ -25,6 +25,7 @@ import { readMeta, type E2eKeys } from '../keys/sync-keys.js';
 import { decode, newFileLines, type Decoded, type NewFileLines } from './pull-decode.js';
 import { scanNewFile } from './pull-scan.js';
 import { killPoint } from './kill-point.js';
+import { startedOver } from './restore-plan.js';
 
 /** The highest seq there can be (BatchEnvelopeSchema): tells the server not to send this host's own batches back. */
 const OWN_DONE = 999_999_999_999;
@@ -39,6 +40,8 @@ export interface PullOptions {
    * server that reads `cursor[host]` without an own-key check still serves a host called `constructor`.
    */
   hosts?: Iterable<string>;
+  /** `restore` of a session deleted here: its state's cursors and offsets went with the file (startedOver). */
+  fromStart?: boolean;
 }
 
 export interface PullResult {
@@ -162,6 +165,7 @@ async function setAside(ctx: SyncContext, session: string, conflicts: MergeConfl
 
 export async function pullSession(ctx: SyncContext, session: string, opts: PullOptions = {}): Promise<PullResult> {
   let st: SessionSyncState | null = await ctx.state.load(session);
+  if (st && opts.fromStart) st = startedOver(st);
   let path = opts.path ?? st?.path;
   if (path && !(await stat(path).then(() => true, () => false))) path = undefined;
   const creating = path === undefined;
