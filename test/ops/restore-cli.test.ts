@@ -2,7 +2,7 @@
 // whole (its own batches too), in its file's order, and restoring one session leaves the other deleted ones deleted.
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { Machine, entrySet, readLog, useServer } from '../sync/helpers.js';
+import { Machine, entrySet, readLog, runCli, useServer } from '../sync/helpers.js';
 
 // Each test its own project: a sync pulls every session of its project, other tests' ones too.
 const remote = (name: string) => `git@github.com:acme/restore-${name}.git`;
@@ -36,6 +36,28 @@ describe('restore (real sessync serve)', () => {
     await c.ok(['sync', '--json']);
     expect(readLog(c.fileOf(id)).ids).toEqual(readLog(file).ids);
     expect(readLog(file).ids).toHaveLength(4);
+  });
+
+  it('a restore killed (SIGKILL) once the file is written, before its state is saved: the file stands, nothing goes twice', async () => {
+    const a = new Machine(rig.root, 'kill', { remote: remote('kill') });
+    await a.login(rig.server);
+    const id = await a.newSession();
+    await a.say(id, 'one', 'two');
+    await a.ok(['sync', '--json']);
+    const file = a.fileOf(id);
+    const before = readFileSync(file);
+    await a.ok(['rm', id, '--json']);
+
+    const killed = await runCli(['restore', id, '--json', '--cwd', a.project], { env: { ...a.env, SESSYNC_KILL_POINT: 'pull-merged:1' } });
+    expect(killed.code).not.toBe(0);
+    expect(readFileSync(file).equals(before)).toBe(true);
+    // The state it had before the rm describes this very file: nothing is pushed or pulled again.
+    expect(await a.ok(['sync', '--json'])).toMatchObject({ pushedEntries: 0, pulledEntries: 0, failed: 0 });
+    expect(readFileSync(file).equals(before)).toBe(true);
+    const c = new Machine(rig.root, 'kill-c', { remote: remote('kill') });
+    await c.login(rig.server);
+    await c.ok(['sync', '--json']);
+    expect(readLog(c.fileOf(id)).ids).toEqual(readLog(file).ids);
   });
 
   it('entries of two machines, this one\'s among them: restore brings all of them back in the order the file had', async () => {
