@@ -3,7 +3,7 @@ import type { SyncOp } from '../../shared/sync-plan.js';
 import type { Head } from '../../shared/wire.js';
 import type { DroppedSession } from './dropped.js';
 import type { SessionSyncState } from './session-sync-state.js';
-import { nullRecord } from '../../shared/own-keys.js';
+import { nullRecord, toNullRecord } from '../../shared/own-keys.js';
 
 /**
  * The run's ops with each named session deleted here (in `only`; every one when the run names none) fetched whole:
@@ -29,4 +29,15 @@ export function restorePlan(planned: readonly SyncOp[], dropped: ReadonlyMap<str
 export function startedOver(st: SessionSyncState): SessionSyncState {
   const { tail: _, ...rest } = st;
   return { ...rest, cursor: nullRecord(), pushedOffset: 0, skipIds: [], pending: null };
+}
+
+/**
+ * What a restore writes down before its first page: the old state with every host's cursor at 0 and this host named
+ * in it. Kept, the old offsets still describe a file restored byte for byte (nothing pushed again); a file that is not
+ * (cut short, or another order) fails their check and is pushed again, merged by id. The cursor makes the next run
+ * pull every host's batches again, this one's too (sync-plan counts this host's while the cursor names it), and keeps
+ * the session deleted here if the restore failed before its file was made.
+ */
+export function restoreMark(st: SessionSyncState, ownHost: string): SessionSyncState {
+  return { ...st, cursor: toNullRecord({ [ownHost]: 0 }) };
 }

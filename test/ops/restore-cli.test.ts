@@ -2,7 +2,7 @@
 // whole (its own batches too), in its file's order, and restoring one session leaves the other deleted ones deleted.
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { Machine, entrySet, readLog, runCli, useServer } from '../sync/helpers.js';
+import { Machine, entrySet, plantSession, readLog, runCli, useServer } from '../sync/helpers.js';
 
 // Each test its own project: a sync pulls every session of its project, other tests' ones too.
 const remote = (name: string) => `git@github.com:acme/restore-${name}.git`;
@@ -58,6 +58,25 @@ describe('restore (real sessync serve)', () => {
     await c.login(rig.server);
     await c.ok(['sync', '--json']);
     expect(readLog(c.fileOf(id)).ids).toEqual(readLog(file).ids);
+  });
+
+  it('a restore of many pages killed (SIGKILL) after its first: the next sync brings the rest of this machine\'s own batches', async () => {
+    // One entry a batch (small batches): 50 batches of this host's, more than one pull page holds.
+    const a = new Machine(rig.root, 'pages', { remote: remote('pages'), env: { SESSYNC_SYNC_BATCH_BYTES: '300' } });
+    await a.login(rig.server);
+    const id = plantSession(a, 1, 50);
+    expect(await a.ok(['push', '--json'])).toMatchObject({ pushedEntries: 50, failed: 0 });
+    const file = a.fileOf(id);
+    const before = readFileSync(file);
+    await a.ok(['rm', id, '--json']);
+
+    const killed = await runCli(['restore', id, '--json', '--cwd', a.project], { env: { ...a.env, SESSYNC_KILL_POINT: 'pull-merged:1' } });
+    expect(killed.code).not.toBe(0);
+    expect(readLog(file).ids.length).toBeLessThan(50); // the first page only
+    expect(await a.ok(['sync', '--json'])).toMatchObject({ failed: 0 });
+    expect(readLog(file).ids).toEqual(Array.from({ length: 50 }, (_, i) => `s1-e${i}`));
+    expect(readFileSync(file).equals(before)).toBe(true);
+    expect(await a.ok(['sync', '--json'])).toMatchObject({ pushedEntries: 0, pulledEntries: 0, failed: 0 });
   });
 
   it('entries of two machines, this one\'s among them: restore brings all of them back in the order the file had', async () => {
