@@ -43,8 +43,11 @@ export type SyncOp =
   /** resetTo: the server lost batches of ours; push the whole file again from this seq (merged by id, no duplicates). */
   | { kind: 'push'; session: string; resumePending: boolean; resetTo?: number }
   | { kind: 'pull'; session: string; batches: number }
-  /** A session the server has and this machine lacks: create the local file, then pull. */
-  | { kind: 'fetch'; session: string; batches: number };
+  /**
+   * A session the server has and this machine lacks: create the local file, then pull. fromStart (restore): every
+   * host's batches, this one's too, whatever the state says this machine had.
+   */
+  | { kind: 'fetch'; session: string; batches: number; fromStart?: true };
 
 export interface PlanOptions {
   push: boolean;
@@ -94,7 +97,8 @@ function row(session: string, l: LocalStatus | undefined, r: ReadonlyMap<string,
   const waiting = nullRecord<number>();
   let waitingBatches = 0;
   for (const [host, seq] of r ?? []) {
-    if (host === ownHost) continue;
+    // This host's batches are in the file already, unless a restore cut short left this host in the cursor.
+    if (host === ownHost && !(l && Object.hasOwn(l.cursor, ownHost))) continue;
     const have = l ? cursorSeq(l.cursor, host) : 0;
     if (seq > have) {
       waiting[host] = seq - have;

@@ -1,4 +1,4 @@
-// `sessync rm <ref> [--remote] [--keep-local]`: removes a session's local file; with --remote deletes it from the server first, everywhere.
+// `sessync rm <ref> [--remote] [--keep-local] [--force]`: removes a session's local file; with --remote deletes it from the server first, everywhere.
 import type { Command, CommandContext } from '../command.js';
 import { SessyncError, isSessyncError } from '../../shared/errors.js';
 import { positionals, sessionOf } from '../store/locate.js';
@@ -7,8 +7,12 @@ import { matchRemote, openSync, withSyncLock } from '../sync/sync-run.js';
 import { markDeleted, removeLocal } from '../sync/tombstones.js';
 import { removeHere } from '../sync/dropped.js';
 import { sessyncHome } from '../store/paths.js';
+import { loadLogin } from '../login-store.js';
+import { ApiClient } from '../api-client.js';
+import { serverKey } from '../sync/session-sync-state.js';
+import { entryCount } from '../sync/unpushed.js';
 
-const USAGE = 'sessync rm <ref> [--remote] [--keep-local]';
+const USAGE = 'sessync rm <ref> [--remote] [--keep-local] [--force]';
 
 /** The local session, or null when only the server has it (allowed with --remote). */
 async function localOf(ctx: CommandContext, ref: string, remote: boolean): Promise<SessionSummary | null> {
@@ -22,7 +26,7 @@ async function localOf(ctx: CommandContext, ref: string, remote: boolean): Promi
 
 const command: Command = {
   summary: 'Remove a session: its local file; with --remote also from the server (batches, heads, meta, its shares), leaving a tombstone other machines see.',
-  usage: '<ref> [--remote] [--keep-local]',
+  usage: '<ref> [--remote] [--keep-local] [--force]',
   usesSessions: 'needs',
   help: [
     '--remote deletes the session on the server first: its shares answer 410, other machines stop pushing it on their',
@@ -31,8 +35,11 @@ const command: Command = {
     '--keep-local keeps this machine\'s file (not pushed again unless `sessync push <ref> --undelete`).',
     'Without --remote only this machine\'s file goes, as if deleted by hand: the server and the other machines keep the',
     'session, and sync does not bring it back here (also when others add to it); `sessync restore <ref>` does.',
+    'restore brings back only what the server has: rm refuses (and deletes nothing) while the file holds entries not pushed',
+    'to the server you are logged in to, or, logged out or never synced, to any server (the file is then their only copy).',
+    'It names how many: run `sessync push <ref>` (or `sessync sync`) first, or add --force to delete them for good.',
   ].join('\n'),
-  options: { remote: { type: 'boolean', default: false }, 'keep-local': { type: 'boolean', default: false } },
+  options: { remote: { type: 'boolean', default: false }, 'keep-local': { type: 'boolean', default: false }, force: { type: 'boolean', default: false } },
   async run(ctx) {
     const [ref] = positionals(ctx, ['<ref>'], USAGE);
     const remote = ctx.opts.remote === true;
@@ -42,12 +49,16 @@ const command: Command = {
     if (!remote) {
       // Only this machine's copy, gone as a deletion by hand goes: its sync state stays, so sync leaves it deleted.
       const { id, path } = local!;
-      const { deletedHere } = await removeHere(sessyncHome(ctx.env), id, path);
+      const login = await loadLogin(ctx.env);
+      const api = login ? ApiClient.forLogin(login) : null; // no request: only its URL as the sync state names it
+      const force = ctx.opts.force === true;
+      const { deletedHere, lost } = await removeHere(sessyncHome(ctx.env), id, path, { server: api ? serverKey(api.url, api.account) : null, ...(api ? { url: api.url } : {}), force });
       const there = `\`sessync rm ${id} --remote\` deletes it there`;
+      const gone = lost > 0 ? `; its ${entryCount(lost)} not pushed to ${api ? 'the server' : 'any server'} ${lost === 1 ? 'is' : 'are'} gone for good` : '';
       const human = deletedHere
-        ? `removed ${path}; the server keeps the session and sync leaves it deleted here (\`sessync restore ${id}\` brings it back, ${there})`
-        : `removed ${path} (never synced from this machine; a copy another machine synced stays on the server: ${there})`;
-      ctx.print(human, { session: id, path, remote: false, deletedHere });
+        ? `removed ${path}${gone}; the server keeps the session and sync leaves it deleted here (\`sessync restore ${id}\` brings it back, ${there})`
+        : `removed ${path}${gone} (never synced from this machine: \`sessync restore\` cannot bring it back here; a copy another machine synced stays on the server: ${there})`;
+      ctx.print(human, { session: id, path, remote: false, deletedHere, lost });
       return;
     }
     const sync = await openSync(ctx.env, { note: (t) => ctx.info(t) });

@@ -25,6 +25,7 @@ import { readMeta, type E2eKeys } from '../keys/sync-keys.js';
 import { decode, newFileLines, type Decoded, type NewFileLines } from './pull-decode.js';
 import { scanNewFile } from './pull-scan.js';
 import { killPoint } from './kill-point.js';
+import { restoreMark, startedOver } from './restore-plan.js';
 
 /** The highest seq there can be (BatchEnvelopeSchema): tells the server not to send this host's own batches back. */
 const OWN_DONE = 999_999_999_999;
@@ -39,6 +40,8 @@ export interface PullOptions {
    * server that reads `cursor[host]` without an own-key check still serves a host called `constructor`.
    */
   hosts?: Iterable<string>;
+  /** `restore` of a session deleted here: its state's cursors and offsets went with the file (startedOver). */
+  fromStart?: boolean;
 }
 
 export interface PullResult {
@@ -162,6 +165,12 @@ async function setAside(ctx: SyncContext, session: string, conflicts: MergeConfl
 
 export async function pullSession(ctx: SyncContext, session: string, opts: PullOptions = {}): Promise<PullResult> {
   let st: SessionSyncState | null = await ctx.state.load(session);
+  if (st && opts.fromStart) {
+    // Durable before the first page is asked for (the journal is flushed then): a restore killed between its pages
+    // leaves this host in the cursor, so the next run still pulls the own batches the file has not got yet.
+    await ctx.state.save(restoreMark(st, ctx.hostId));
+    st = startedOver(st);
+  }
   let path = opts.path ?? st?.path;
   if (path && !(await stat(path).then(() => true, () => false))) path = undefined;
   const creating = path === undefined;
@@ -169,9 +178,12 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
   // Null prototype: host ids are user input, and a host called `constructor` must read as a host, not Object's function.
   const cursor: Cursor = toNullRecord(st?.cursor);
   for (const h of opts.hosts ?? []) if (!Object.hasOwn(cursor, h)) cursor[h] = 0;
-  // A file this machine holds has all of its own batches; a session being created here takes them too.
-  if (!creating) cursor[ctx.hostId] = OWN_DONE;
-  else delete cursor[ctx.hostId];
+  // A file this machine holds has all of its own batches, unless a restore cut short named this host in the cursor;
+  // a session being created here takes them too.
+  const ownLeft = !creating && st !== null && Object.hasOwn(st.cursor, ctx.hostId);
+  const takesOwn = creating || ownLeft;
+  if (!takesOwn) cursor[ctx.hostId] = OWN_DONE;
+  else if (creating) delete cursor[ctx.hostId];
 
   let local: Map<string, SessionEntry> | null = null;
   /** Highest seq of this host's own batches seen while creating the file: over every page, not only the first. */
@@ -258,9 +270,11 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
         st = { ...st, skipIds: [...skip] };
       }
     }
-    if (creating) ownSeq = Math.max(ownSeq, ownValue(res.cursor, ctx.hostId) ?? 0);
+    if (takesOwn) ownSeq = Math.max(ownSeq, ownValue(res.cursor, ctx.hostId) ?? 0);
     const saved: Cursor = toNullRecord(res.cursor);
-    delete saved[ctx.hostId];
+    // Own batches still to come on later pages: this host stays in the saved cursor until the last page.
+    if (takesOwn && res.more) saved[ctx.hostId] = ownValue(res.cursor, ctx.hostId) ?? 0;
+    else delete saved[ctx.hostId];
     // Our own batches came with the file: the next one we push follows the highest of them. Damaged batches
     // are passed (the good ones after them are merged) and remembered in the state, reported once here.
     st = { ...st, path, cursor: saved, nextSeq: Math.max(st.nextSeq, ownSeq + 1), ...rememberBadBatches(st, problems) };
@@ -268,7 +282,7 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
     await ctx.state.save(st); // after the fsync of the entries: a crash before this line only re-pulls
     ctx.onProgress?.({ entries: page.entries, bytes: page.bytes });
     for (const h of Object.keys(res.cursor)) cursor[h] = res.cursor[h]!;
-    if (!creating) cursor[ctx.hostId] = OWN_DONE;
+    if (!takesOwn) cursor[ctx.hostId] = OWN_DONE;
     if (!res.more) break;
   }
   if (result.appended > 0 && !leafAgrees) {

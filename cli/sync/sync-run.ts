@@ -16,6 +16,7 @@ import { idMatches } from '../format/short-id.js';
 import { projectKey } from './project-key.js';
 import { remoteAgents, remoteProjectKeys } from './remote-keys.js';
 import { droppedSessions } from './dropped.js';
+import { restorePlan } from './restore-plan.js';
 import { projectKeysHere } from './project-scope.js';
 import { pushSession } from './push.js';
 import { PushBatcher } from './push-batcher.js';
@@ -230,7 +231,7 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
     }
     const gone = await applyTombstones(ctx, { deleted, heads, locals, states, applyDeletes: o.applyDeletes === true });
     const hostsBySession = headsBySession(heads);
-    const planned: SyncOp[] = planSync(diffSessions(status.filter((x) => !gone.skip.has(x.session)), heads, ctx.hostId), { push: wantsPush, pull: wantsPull, fetchRemoteOnly, headsKnown, ...(only ? { only } : {}) });
+    let planned: SyncOp[] = planSync(diffSessions(status.filter((x) => !gone.skip.has(x.session)), heads, ctx.hostId), { push: wantsPush, pull: wantsPull, fetchRemoteOnly, headsKnown, ...(only ? { only } : {}) });
     // Each agent's sessions land in that agent's folder: a new one is left to the run of the agent its meta names.
     // Asked too of the project's sessions only the server has and nothing to pull (their metas are cached by now):
     // each counts among the sessions checked by its own agent's run only.
@@ -238,14 +239,8 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
     const agentOf = o.agent !== undefined && fresh.length > 0 ? await remoteAgents(ctx, fresh) : null;
     // A session synced here and then deleted here stays deleted; `restore` brings it back.
     let dropped = await droppedSessions(states, new Set(byId.keys()), heads, ctx.hostId);
-    if (o.restore) {
-      // Pulled from the start: what the state says this machine had went with the file.
-      for (const d of dropped.values()) {
-        const st = states.get(d.session)!;
-        await ctx.state.save({ ...st, cursor: {}, pushedOffset: 0, skipIds: [], pending: null });
-      }
-      dropped = new Map();
-    }
+    // Only the named ones, each fetched whole from the start (its own batches too); the others stay deleted here.
+    if (o.restore) ({ planned, dropped } = restorePlan(planned, dropped, only, heads));
     for (const d of dropped.values()) {
       if (d.newOnServer > 0 && planned.some((x) => x.session === d.session)) o.note?.(`session ${d.session} was deleted here (${d.path}); the server has ${d.newOnServer} newer batch(es) of it, not pulled back (\`sessync restore ${d.session}\` brings it back)`);
     }
@@ -290,7 +285,7 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
         } else {
           const l = byId.get(op.session);
           const hosts = hostsBySession.get(op.session)?.keys();
-          const r = await pullSession(ctx, op.session, { ...(l ? { path: l.path } : {}), placeFor: place, ...(hosts ? { hosts } : {}) });
+          const r = await pullSession(ctx, op.session, { ...(l ? { path: l.path } : {}), placeFor: place, ...(hosts ? { hosts } : {}), ...(op.kind === 'fetch' && op.fromStart ? { fromStart: true } : {}) });
           out.path = r.path;
           out.pulled = { batches: r.batches, entries: r.appended, duplicates: r.duplicates, created: r.created };
           if (r.conflicts) out.conflicts = r.conflicts;

@@ -76,15 +76,17 @@ describe('rm without --remote (real sessync serve)', () => {
     expect(out).toContain(`sessync rm ${id} --remote`);
   });
 
-  it('a session never synced (no sync state, never logged in): its file goes and rm succeeds', async () => {
+  it('a session never synced (no sync state, never logged in): with --force its file goes and rm succeeds', async () => {
     const dir = tempDir('sessync-rmlocal-nosync-');
     try {
       const m = new Machine(dir.dir, 'solo');
       const id = await m.newSession();
       await m.say(id, 'only here');
       const file = m.fileOf(id);
-      const rm = await m.ok(['rm', id, '--json']);
-      expect(rm).toMatchObject({ session: id, path: file, remote: false, deletedHere: false });
+      // Its only copy: refused without --force (test/ops/rm-unpushed-cli.test.ts), nothing written for it either way.
+      expect(await m.run(['rm', id, '--json'])).toMatchObject({ code: 1 });
+      const rm = await m.ok(['rm', id, '--force', '--json']);
+      expect(rm).toMatchObject({ session: id, path: file, remote: false, deletedHere: false, lost: 1 });
       expect(existsSync(file)).toBe(false);
       expect(existsSync(join(m.home, 'sync'))).toBe(false); // nothing to record: it was never on a server
     } finally {
