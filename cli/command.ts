@@ -23,6 +23,8 @@ export interface CommandContext {
 
 /** How a command uses the named sessions folder: see Command.usesSessions. */
 export type SessionsUse = 'needs' | 'lists';
+/** What a command declares: a use, or 'none' (login, key, serve...), said outright so a new command cannot forget it. */
+export type SessionsUseDecl = SessionsUse | 'none';
 
 export interface Command {
   summary: string;
@@ -34,10 +36,11 @@ export interface Command {
   /**
    * Whether this run uses the session files of the folder --sessions-dir / SESSYNC_SESSIONS_DIR names, so a named
    * folder that does not exist is checked only where it matters: 'needs' refuses it (a typo must create nothing),
-   * 'lists' shows it as holding no sessions, with a note. Absent (login, key, serve...): the folder is not looked at.
-   * A function answers per run (sync --agent claude-code never uses pi's folder); null means not at all.
+   * 'lists' shows it as holding no sessions, with a note. 'none' (login, key, serve...): the folder is not looked at.
+   * A function answers per run (sync --agent claude-code never uses pi's folder); null means not at all. Required,
+   * so that a command added later says which it is (a forgotten one would never check a typo'd folder).
    */
-  usesSessions?: SessionsUse | ((ctx: CommandContext) => Promise<SessionsUse | null>);
+  usesSessions: SessionsUseDecl | ((ctx: CommandContext) => Promise<SessionsUse | null>);
   /** Returns the exit code (0 when omitted). Throws SessyncError for user-facing failures. */
   run(ctx: CommandContext): Promise<number | void>;
 }

@@ -159,7 +159,7 @@ export async function main(argv: string[]): Promise<number> {
   try {
     // Checked before SESSYNC_SESSIONS_DIR is set from the flag: the error names the flag or the variable the user set.
     const use = typeof cmd.usesSessions === 'function' ? await cmd.usesSessions(ctx) : cmd.usesSessions;
-    const note = use ? checkSessionsDir(sessionsDir, process.env, use) : null;
+    const note = use && use !== 'none' ? checkSessionsDir(sessionsDir, process.env, use) : null;
     if (note) process.stderr.write(noteLine(note));
   } catch (e) {
     return fail(e, json);

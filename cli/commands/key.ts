@@ -23,6 +23,7 @@ function showOnce(ctx: CommandContext, exported: string): void {
 const command: Command = {
   summary: 'The end-to-end encryption key of the account: export it, import it on another machine, check it (status), rotate it, or encrypt a plaintext account (init).',
   usage: USAGE,
+  usesSessions: 'none',
   help: [
     'export          prints this machine\'s key (an export string, "sessync-key-1...") on stdout: keep it safe.',
     'import          reads an export string from stdin (or --file F), checks it against the server\'s key check, saves it (0600).',

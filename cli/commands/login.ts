@@ -43,6 +43,7 @@ function lostNewToken(e: SessyncError, url: string, name: string): SessyncError 
 const command: Command = {
   summary: 'Log in to a sessync server: checks the server and the token, issues this machine its own token (named after it), saves it in $SESSYNC_HOME/login.json (mode 0600).',
   usage: '<url> [--token T] [--name NAME] [--keep-token] [--no-encrypt]',
+  usesSessions: 'none',
   help: [
     'Without --token the token is read from $SESSYNC_TOKEN, else from the first line of stdin (so it stays out of shell history).',
     'The given token only proves the account: login issues a token of this machine\'s own, named after it (--name to choose),',

@@ -7,6 +7,7 @@ import { isSessyncError } from '../../shared/errors.js';
 const command: Command = {
   summary: 'Forget the saved server and token (--revoke: revoke the token on the server first). Sessions and sync state stay; log in again to resume syncing.',
   usage: '[--revoke]',
+  usesSessions: 'none',
   options: { revoke: { type: 'boolean', default: false } },
   async run(ctx) {
     let revoked: string | undefined;

@@ -9,6 +9,7 @@ import { realpath } from 'node:fs/promises';
 const command: Command = {
   summary: 'Show this folder\'s project key (how sync matches it across machines), how it was found, and its mappings.',
   usage: '',
+  usesSessions: 'none',
   help: [
     'The key is the normalised git remote "origin", else the repository\'s first commit, else the folder path.',
     'Sessions pulled from another machine land here when their key is this folder\'s, or is mapped to it:',

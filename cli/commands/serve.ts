@@ -22,6 +22,7 @@ function parsePort(v: string | boolean | string[] | undefined): number {
 const command: Command = {
   summary: 'Run the sync service on this machine (file-system storage by default, or S3).',
   usage: '[--port P] [--data DIR] [--host ADDR] [--store s3://BUCKET[/PREFIX] [--endpoint URL] | --store fs:DIR]',
+  usesSessions: 'none',
   help: [
     'Starts the sessync service on this machine and prints its URL and a token for `sessync login`.',
     'On the first start it creates an admin secret and a first account; both are saved in',

@@ -19,6 +19,7 @@ function damagedLine(s: DamagedShareInfo & { status: string }): string {
 const command: Command = {
   summary: 'List your shares: id, status, expiry, session and entry count (newest first); then any the server holds damaged, with what to do.',
   usage: '',
+  usesSessions: 'none',
   async run(ctx) {
     const login = await loadLogin(ctx.env);
     if (!login) throw new SessyncError('unauthorized', 'not logged in: run `sessync login <url> --token <token>` first');

@@ -17,6 +17,7 @@ function row(t: TokenInfo): string {
 const command: Command = {
   summary: 'List this account\'s tokens (id, name, created, last used; * = this machine\'s), issue one (`new --name N`) or revoke one (`revoke <id>`).',
   usage: '[new --name NAME | revoke <id>]',
+  usesSessions: 'none',
   help: [
     'The secret of a token is shown once, by `tokens new`; the server keeps only its SHA-256.',
     'A revoked token is refused on every request at once; the machine that held it keeps its sessions and',

@@ -9,6 +9,7 @@ import { parseShareUrl } from '../share/share-url.js';
 const command: Command = {
   summary: 'Revoke a share (by the link, its token or its id from `sessync shares`): the link stops working and the server drops the ciphertext.',
   usage: '<token|url|id>',
+  usesSessions: 'none',
   async run(ctx) {
     const [ref] = positionals(ctx, ['<token|url|id>'], 'sessync unshare <token|url|id>');
     const login = await loadLogin(ctx.env);

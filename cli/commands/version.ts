@@ -5,6 +5,7 @@ import { version } from '../../package.json';
 const command: Command = {
   summary: 'Print the version.',
   usage: '',
+  usesSessions: 'none',
   async run(ctx) {
     ctx.print(`sessync ${version}`, { version });
   },
