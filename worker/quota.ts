@@ -102,22 +102,30 @@ function megabytes(n: number): string {
  * usage once the batch is stored, or null when the account has no quota. The counter is read-modify-write, so
  * pushes racing each other may overshoot the limit by the batches in flight.
  */
-export async function checkQuota(store: BlobStore, account: string, o: { bodyBytes: () => number; newSession: () => Promise<boolean> }): Promise<((stored: boolean) => Promise<void>) | null> {
+export async function checkQuota(
+  store: BlobStore,
+  account: string,
+  o: { bodyBytes: () => number; session: string; hostHasHead: boolean; sessionHosts: number | null },
+): Promise<((stored: boolean) => Promise<void>) | null> {
   const quota = await readQuota(store, account);
   if (!quota) return null;
   const bodyBytes = o.bodyBytes();
+  // One listing of the account's heads per request, however many new sessions it brings; the new sessions this
+  // request has already let through count on top, so its batches running side by side cannot pass one limit twice.
+  const tally = () => sharedRead(store, `sessions ${account}`, async () => ({ listed: await sessionIds(store, account), admitted: 0 }));
+  // A session this host has a head in is not new; else the caller's listing of the session's heads says (seq 1), or
+  // the account's listing does: a session of no heads there is new, at no listing per batch.
+  const newSession = async () => !o.hostHasHead && (o.sessionHosts !== null ? o.sessionHosts === 0 : !(await tally()).listed.has(o.session));
   // Sessions are counted from the heads, and only for the first batch of a new session: exact, and no counter to drift.
-  if (quota.maxSessions !== undefined && (await o.newSession())) {
-    // One listing of the account's heads per request, however many new sessions it brings; the new sessions this
-    // request has already let through count on top, so its batches running side by side cannot pass one limit twice.
-    const tally = await sharedRead(store, `sessions ${account}`, async () => ({ listed: (await sessionIds(store, account)).size, admitted: 0 }));
-    const sessions = tally.listed + tally.admitted;
+  if (quota.maxSessions !== undefined && (await newSession())) {
+    const t = await tally();
+    const sessions = t.listed.size + t.admitted;
     if (sessions + 1 > quota.maxSessions) {
       throw new SessyncError('too_large', `account quota exceeded (maxSessions): the account holds ${sessions} of its ${quota.maxSessions} sessions; delete one (\`sessync rm <session> --remote\`) or ask the server's admin for a larger quota`, {
         details: { quota: 'maxSessions', limit: quota.maxSessions, used: sessions },
       });
     }
-    tally.admitted++;
+    t.admitted++;
   }
   // One read of the counter for all the batches of a request. It never writes (a recount is saved at the request's
   // end, by addBytes): inside a group commit a write waits for every batch to be waiting on a write, and the batches

@@ -134,6 +134,27 @@ describe('POST /v1/batches within the subrequest budget', () => {
     for (const s of sessions) expect(await store.inner.list({ prefix: keys.hostHeadsPrefix(account, s, 'h1') })).toEqual({ keys: [keys.head(account, s, 'h1', 3)] });
   });
 
+  it("the most batches Workers take, retried on a host whose heads were all lost, on an account with a session quota: the account's heads listed once, not each session's", async () => {
+    const { store, client, admin, account } = await rig();
+    expect((await admin.call('PUT', `/v1/admin/accounts/${account}/quota`, { maxSessions: 100, maxBytes: 10_000_000 })).status).toBe(200);
+    const sessions = Array.from({ length: WORKERS_MAX_BATCHES }, (_, i) => `lost${i}`);
+    let last: Awaited<ReturnType<typeof makeBatch>>[] = [];
+    for (const seq of [1, 2]) {
+      last = await Promise.all(sessions.map((s) => makeBatch({ session: s, host: 'h1', seq, meta: metaFor(s) })));
+      expect((await client.call('POST', '/v1/batches', { batches: last })).json.results.every((x: { ok: boolean }) => x.ok)).toBe(true);
+    }
+    // Each session's one head removed behind the server's back: batches 1 and 2 stored, no head says so.
+    for (const s of sessions) await store.inner.delete(keys.head(account, s, 'h1', 2));
+    const calls = await callsOf(store, async () => {
+      const r = await client.call('POST', '/v1/batches', { batches: last });
+      expect(r.json.results.map((x: { status?: string }) => x.status), r.text).toEqual(sessions.map(() => 'exists'));
+      return r;
+    });
+    for (const s of sessions) expect(calls.filter((c) => c === `list ${keys.sessionHeadsPrefix(account, s)}`), calls.join('\n')).toEqual([]);
+    expect(calls.length, calls.join('\n')).toBeLessThanOrEqual(BUDGET);
+    for (const s of sessions) expect(await store.inner.list({ prefix: keys.hostHeadsPrefix(account, s, 'h1') })).toEqual({ keys: [keys.head(account, s, 'h1', 2)] });
+  });
+
   it('one batch more than the cap is refused whole, before any call past the auth', async () => {
     const { store, client } = await rig();
     const batches = await Promise.all(Array.from({ length: WORKERS_MAX_BATCHES + 1 }, (_, i) => makeBatch({ session: `m${i}`, host: 'h1', seq: 1, meta: metaFor(`m${i}`) })));
