@@ -54,7 +54,7 @@ export async function countUsage(store: BlobStore, account: string): Promise<Usa
 /**
  * Bytes from the counter (counted when the quota was set, kept up by pushes and deletions), and whether it had to be
  * counted again (missing or damaged). A recount is saved unless `save` is false: a push's check must not write (see
- * checkQuota).
+ * readCounterOfRequest).
  */
 async function readUsage(store: BlobStore, account: string, save = true): Promise<{ bytes: number; recounted: boolean }> {
   const key = keys.usage(account);
@@ -97,6 +97,23 @@ function megabytes(n: number): string {
   return `${(n / 1e6).toFixed(n < 1e6 ? 3 : 1)} MB`;
 }
 
+/**
+ * The counter for a request's checks. One counted again (missing or damaged) is saved however the request ends, also
+ * when it stores no batch (all resent, or refused): else every later request would count the account again. Inside a
+ * request's group that waits for its end (see readQuotaGate); outside one (the single route) nothing waits on this
+ * read, so it is saved now, and a batch stored after adds to it.
+ */
+async function readCounterOfRequest(store: BlobStore, account: string): Promise<{ stored: number; admitted: number }> {
+  const usage = await readUsage(store, account, false);
+  if (usage.recounted) {
+    const key = keys.usage(account);
+    // With batches stored by the request, addBytes counts again: the count above was made before them.
+    const save = (s: BlobStore, total: number) => (total === 0 ? s.put(key, encodeJson({ bytes: usage.bytes })) : addBytes(s, account, total));
+    if (!addAtRequestEnd(store, key, 0, save)) await store.put(key, encodeJson({ bytes: usage.bytes }));
+  }
+  return { stored: usage.bytes, admitted: 0 };
+}
+
 /** How a batch its quota admitted ended: stored by its push, stored already (a retry), or refused after the check (or its write failed). */
 export type BatchOutcome = 'created' | 'exists' | 'failed';
 
@@ -127,10 +144,10 @@ export async function readQuotaGate(store: BlobStore, account: string, o: { sess
   const newSession = async () => !o.hostHasHead && (o.sessionHosts !== null ? o.sessionHosts === 0 : !(await listed()).listed.has(o.session));
   // Sessions are counted from the heads, and only for the first batch of a new session: exact, and no counter to drift.
   const sessions = quota.maxSessions !== undefined && (await newSession()) ? await listed() : null;
-  // One read of the counter for all the batches of a request. It never writes (a recount is saved at the request's
-  // end, by addBytes): inside a group commit a write waits for every batch to be waiting on a write, and the batches
-  // waiting on this shared read never would.
-  const bytes = quota.maxBytes !== undefined ? await sharedRead(store, `bytes ${account}`, async () => ({ stored: await readBytes(store, account, false), admitted: 0 })) : null;
+  // One read of the counter for all the batches of a request. Inside a request's group it never writes (a recount is
+  // saved at the request's end): inside a group commit a write waits for every batch to be waiting on a write, and
+  // the batches waiting on this shared read never would.
+  const bytes = quota.maxBytes !== undefined ? await sharedRead(store, `bytes ${account}`, () => readCounterOfRequest(store, account)) : null;
   return (bodyBytes) => {
     if (sessions && quota.maxSessions !== undefined) {
       const used = sessions.listed.size + sessions.admitted;
