@@ -100,8 +100,8 @@ function megabytes(n: number): string {
 /**
  * The counter for a request's checks. One counted again (missing or damaged) is saved however the request ends, also
  * when it stores no batch (all resent, or refused): else every later request would count the account again. Inside a
- * request's group that waits for its end (see readQuotaGate); outside one (the single route) nothing waits on this
- * read, so it is saved now, and a batch stored after adds to it.
+ * request's group it is saved when the request ends (a write here would stall the group, see readQuotaGate); outside
+ * one (the single route) nothing waits on this read, so it is saved now, and a batch stored after adds to it.
  */
 async function readCounterOfRequest(store: BlobStore, account: string): Promise<{ stored: number; admitted: number }> {
   const usage = await readUsage(store, account, false);
