@@ -54,7 +54,7 @@ export async function countUsage(store: BlobStore, account: string): Promise<Usa
 /**
  * Bytes from the counter (counted when the quota was set, kept up by pushes and deletions), and whether it had to be
  * counted again (missing or damaged). A recount is saved unless `save` is false: a push's check must not write (see
- * checkQuota).
+ * readCounterOfRequest).
  */
 async function readUsage(store: BlobStore, account: string, save = true): Promise<{ bytes: number; recounted: boolean }> {
   const key = keys.usage(account);
@@ -98,43 +98,87 @@ function megabytes(n: number): string {
 }
 
 /**
- * Refuses a batch that would take the account over its quota (413, naming the limit); returns what to add to the
- * usage once the batch is stored, or null when the account has no quota. The counter is read-modify-write, so
- * pushes racing each other may overshoot the limit by the batches in flight.
+ * The counter for a request's checks. One counted again (missing or damaged) is saved however the request ends, also
+ * when it stores no batch (all resent, or refused): else every later request would count the account again. Inside a
+ * request's group it is saved when the request ends (a write here would stall the group, see readQuotaGate); outside
+ * one (the single route) nothing waits on this read, so it is saved now, and a batch stored after adds to it.
  */
-export async function checkQuota(store: BlobStore, account: string, o: { bodyBytes: () => number; newSession: () => Promise<boolean> }): Promise<((stored: boolean) => Promise<void>) | null> {
+async function readCounterOfRequest(store: BlobStore, account: string): Promise<{ stored: number; admitted: number }> {
+  const usage = await readUsage(store, account, false);
+  if (usage.recounted) {
+    const key = keys.usage(account);
+    // With batches stored by the request, addBytes counts again: the count above was made before them.
+    const save = (s: BlobStore, total: number) => (total === 0 ? s.put(key, encodeJson({ bytes: usage.bytes })) : addBytes(s, account, total));
+    if (!addAtRequestEnd(store, key, 0, save)) await store.put(key, encodeJson({ bytes: usage.bytes }));
+  }
+  return { stored: usage.bytes, admitted: 0 };
+}
+
+/** How a batch its quota admitted ended: stored by its push, stored already (a retry), or refused after the check (or its write failed). */
+export type BatchOutcome = 'created' | 'exists' | 'failed';
+
+/**
+ * Admits one batch that adds `bodyBytes` (0 for a batch the caller knows is stored already) or throws 413 naming the
+ * limit; what it returns is told how the batch ended, once (later calls do nothing).
+ */
+export type QuotaGate = (bodyBytes: number) => (outcome: BatchOutcome) => Promise<void>;
+
+/**
+ * The quota's reads for one push (the limits, the usage counter, the account's heads when the session may be new),
+ * each made once for all the batches of a request, and the gate that admits the batch, or null when the account has
+ * no quota. The caller admits the batch after every other check before its write (the seq gap, the host limit), so
+ * only batches that will be written take room. The batches of one request add up against both limits: each is
+ * admitted against the count before the request plus what the request's batches admitted before it took, and a
+ * batch that stores nothing (a retry, one refused after its admission) gives its room back. A retry the caller could
+ * not tell apart before its write (its head lost in a crash) so holds room until its write says `exists`: a batch
+ * checked meanwhile may be refused, and passes in the next request. The counter is read-modify-write, so pushes
+ * racing each other may overshoot the limit by the batches in flight.
+ */
+export async function readQuotaGate(store: BlobStore, account: string, o: { session: string; hostHasHead: boolean; sessionHosts: number | null }): Promise<QuotaGate | null> {
   const quota = await readQuota(store, account);
   if (!quota) return null;
-  const bodyBytes = o.bodyBytes();
+  // One listing of the account's heads per request, however many new sessions it brings.
+  const listed = () => sharedRead(store, `sessions ${account}`, async () => ({ listed: await sessionIds(store, account), admitted: 0 }));
+  // A session this host has a head in is not new; else the caller's listing of the session's heads says (seq 1), or
+  // the account's listing does: a session of no heads there is new, at no listing per batch.
+  const newSession = async () => !o.hostHasHead && (o.sessionHosts !== null ? o.sessionHosts === 0 : !(await listed()).listed.has(o.session));
   // Sessions are counted from the heads, and only for the first batch of a new session: exact, and no counter to drift.
-  if (quota.maxSessions !== undefined && (await o.newSession())) {
-    // One listing of the account's heads per request, however many new sessions it brings; the new sessions this
-    // request has already let through count on top, so its batches running side by side cannot pass one limit twice.
-    const tally = await sharedRead(store, `sessions ${account}`, async () => ({ listed: (await sessionIds(store, account)).size, admitted: 0 }));
-    const sessions = tally.listed + tally.admitted;
-    if (sessions + 1 > quota.maxSessions) {
-      throw new SessyncError('too_large', `account quota exceeded (maxSessions): the account holds ${sessions} of its ${quota.maxSessions} sessions; delete one (\`sessync rm <session> --remote\`) or ask the server's admin for a larger quota`, {
-        details: { quota: 'maxSessions', limit: quota.maxSessions, used: sessions },
-      });
+  const sessions = quota.maxSessions !== undefined && (await newSession()) ? await listed() : null;
+  // One read of the counter for all the batches of a request. Inside a request's group it never writes (a recount is
+  // saved at the request's end): inside a group commit a write waits for every batch to be waiting on a write, and
+  // the batches waiting on this shared read never would.
+  const bytes = quota.maxBytes !== undefined ? await sharedRead(store, `bytes ${account}`, () => readCounterOfRequest(store, account)) : null;
+  return (bodyBytes) => {
+    if (sessions && quota.maxSessions !== undefined) {
+      const used = sessions.listed.size + sessions.admitted;
+      if (used + 1 > quota.maxSessions) {
+        throw new SessyncError('too_large', `account quota exceeded (maxSessions): the account holds ${used} of its ${quota.maxSessions} sessions${sessions.admitted > 0 ? ', counting the new ones this request brings before this one' : ''}; delete one (\`sessync rm <session> --remote\`) or ask the server's admin for a larger quota`, {
+          details: { quota: 'maxSessions', limit: quota.maxSessions, used },
+        });
+      }
     }
-    tally.admitted++;
-  }
-  // One read of the counter for all the batches of a request. It never writes (a recount is saved at the request's
-  // end, by addBytes): inside a group commit a write waits for every batch to be waiting on a write, and the batches
-  // waiting on this shared read never would. Each batch is checked against the count before the request, as before:
-  // a request may so overshoot the limit by its own batches (at most a request body), as racing pushes may.
-  if (quota.maxBytes !== undefined) {
-    const bytes = await sharedRead(store, `bytes ${account}`, () => readBytes(store, account, false));
-    if (bytes + bodyBytes > quota.maxBytes) {
-      throw new SessyncError('too_large', `account quota exceeded (maxBytes): this batch of ${megabytes(bodyBytes)} would bring the account to ${megabytes(bytes + bodyBytes)} of its ${megabytes(quota.maxBytes)}; delete sessions (\`sessync rm <session> --remote\`) or ask the server's admin for a larger quota`, {
-        details: { quota: 'maxBytes', limit: quota.maxBytes, used: bytes },
-      });
+    if (bytes && quota.maxBytes !== undefined && bodyBytes > 0) {
+      const used = bytes.stored + bytes.admitted;
+      if (used + bodyBytes > quota.maxBytes) {
+        throw new SessyncError('too_large', `account quota exceeded (maxBytes): this batch of ${megabytes(bodyBytes)} would bring the account to ${megabytes(used + bodyBytes)} of its ${megabytes(quota.maxBytes)}${bytes.admitted > 0 ? ", counting this request's batches before it" : ''}; delete sessions (\`sessync rm <session> --remote\`) or ask the server's admin for a larger quota`, {
+          details: { quota: 'maxBytes', limit: quota.maxBytes, used },
+        });
+      }
     }
-  }
-  return async (stored) => {
-    if (!stored) return;
-    // The batches of one request add up first and update the counter once when the request ends: side by side,
-    // each would read the same old count and the last write would drop the others' bytes.
-    if (!addAtRequestEnd(store, keys.usage(account), bodyBytes, (s, total) => addBytes(s, account, total))) await addBytes(store, account, bodyBytes);
+    // Room is taken only once both limits let the batch through: a batch refused by one holds none of the other.
+    if (sessions) sessions.admitted++;
+    if (bytes) bytes.admitted += bodyBytes;
+    let settled = false;
+    return async (outcome) => {
+      if (settled) return;
+      settled = true;
+      if (outcome !== 'created' && bytes) bytes.admitted -= bodyBytes;
+      // A retry of a new session's first batch writes its head now: the session is the account's from here on.
+      if (outcome === 'failed' && sessions) sessions.admitted--;
+      if (outcome !== 'created' || bodyBytes === 0) return;
+      // The batches of one request add up first and update the counter once when the request ends: side by side,
+      // each would read the same old count and the last write would drop the others' bytes.
+      if (!addAtRequestEnd(store, keys.usage(account), bodyBytes, (s, total) => addBytes(s, account, total))) await addBytes(store, account, bodyBytes);
+    };
   };
 }

@@ -149,8 +149,12 @@ async function unrevokedShares(store: BlobStore, account: string, session: strin
   return (await store.list({ prefix })).keys.map((k) => notRevoked(session, k.slice(prefix.length)));
 }
 
+/** `fn` over `items`, PARALLEL at a time; a chunk with a failure ends once all its calls have (so what they did is known), with the first error. */
 async function inChunks(items: readonly string[], fn: (k: string) => Promise<void>): Promise<void> {
-  for (let i = 0; i < items.length; i += PARALLEL) await Promise.all(items.slice(i, i + PARALLEL).map(fn));
+  for (let i = 0; i < items.length; i += PARALLEL) {
+    const failed = (await Promise.allSettled(items.slice(i, i + PARALLEL).map(fn))).find((r) => r.status === 'rejected');
+    if (failed) throw failed.reason;
+  }
 }
 
 /**
@@ -190,6 +194,7 @@ export async function deleteSessionStep(inner: BlobStore, account: string, sessi
   // Past the budget, the answer costs one list more (the unrevoked shares) and, after freed bytes, the usage's read and write.
   const finish = async (complete: boolean): Promise<DeleteSessionResponse> => {
     if (freed > 0) await addBytes(store, account, -freed);
+    freed = 0; // taken off: a failure below must not take it off again
     // From the notes, not from this call: a retry, or a call after the answer that said it was lost, says it again.
     const sharesStillUnrevoked = await unrevokedShares(store, account, session);
     return {
@@ -203,34 +208,47 @@ export async function deleteSessionStep(inner: BlobStore, account: string, sessi
       ...(sharesStillUnrevoked.length ? { sharesStillUnrevoked } : {}),
     };
   };
-  for (;;) {
-    const left = await remaining(store, account, session, Math.max(1, Math.min(100, budget - store.ops)));
-    if (left.shares.length === 0 && left.objects.length === 0) return finish(true);
-    if (store.ops >= budget) break;
-    // Shares by the most one may cost, so a step of damaged ones stays inside the budget too.
-    const shares = left.shares.slice(0, Math.max(1, Math.floor((budget - store.ops) / SHARE_OPS)));
-    await inChunks(shares, async (k) => {
-      const unrevoked = await revokeSessionShare(store, account, session, k);
-      if (unrevoked === null) {
-        sharesRevoked++;
-      } else {
-        sharesNotRevoked.push(notRevoked(session, unrevoked));
-        // Its pointer went: progress, also for an older client, which stops on a step that removed and revoked nothing.
-        removed++;
-      }
-    });
-    const objects = left.objects.slice(0, Math.max(0, Math.floor((budget - store.ops) / perObject)));
-    await inChunks(objects, async (k) => {
-      if (quotaOn && k.startsWith(batchPrefix)) {
-        const size = batchBytes(await readBatch(store, k));
-        freed += size; // after the await: `freed += await ...` would read freed before it and lose parallel adds
-      }
-      await store.delete(k);
-    });
-    removed += objects.length;
-    if (store.ops >= budget) break;
+  try {
+    for (;;) {
+      const left = await remaining(store, account, session, Math.max(1, Math.min(100, budget - store.ops)));
+      if (left.shares.length === 0 && left.objects.length === 0) return await finish(true);
+      if (store.ops >= budget) break;
+      // Shares by the most one may cost, so a step of damaged ones stays inside the budget too.
+      const shares = left.shares.slice(0, Math.max(1, Math.floor((budget - store.ops) / SHARE_OPS)));
+      await inChunks(shares, async (k) => {
+        const unrevoked = await revokeSessionShare(store, account, session, k);
+        if (unrevoked === null) {
+          sharesRevoked++;
+        } else {
+          sharesNotRevoked.push(notRevoked(session, unrevoked));
+          // Its pointer went: progress, also for an older client, which stops on a step that removed and revoked nothing.
+          removed++;
+        }
+      });
+      const objects = left.objects.slice(0, Math.max(0, Math.floor((budget - store.ops) / perObject)));
+      await inChunks(objects, async (k) => {
+        if (quotaOn && k.startsWith(batchPrefix)) {
+          const size = batchBytes(await readBatch(store, k));
+          await store.delete(k);
+          freed += size; // once deleted, and after the awaits: `freed += await ...` would read freed before it and lose parallel adds
+          return;
+        }
+        await store.delete(k);
+      });
+      removed += objects.length;
+      if (store.ops >= budget) break;
+    }
+    return await finish(false);
+  } catch (e) {
+    // Batches this step deleted before the failure are gone for good: a retry cannot find their bytes again, so
+    // they are taken off now, or the counter would keep them for ever.
+    if (freed > 0) {
+      await addBytes(store, account, -freed).catch((counting: unknown) => {
+        console.error(`sessync: the usage counter of account ${account} keeps ${freed} bytes the deletion of session ${session} freed (setting the quota again recounts it): ${(counting as Error)?.message ?? String(counting)}`);
+      });
+    }
+    throw e;
   }
-  return finish(false);
 }
 
 /** Drops the tombstone of a fully deleted session so it can be pushed again (`push --undelete`). */

@@ -1,5 +1,5 @@
 // Stores one validated push (batch, meta, head) for an account: the per-batch logic behind POST /v1/sessions/:session/batches.
-import { joinBody, type BlobObject, type BlobStore, type BlobWrite } from './store/blob-store.js';
+import { joinBody, type BlobBody, type BlobObject, type BlobStore, type BlobWrite } from './store/blob-store.js';
 import { SessyncError } from '../shared/errors.js';
 import { keys, parseHeadKey } from '../shared/keys.js';
 import { isSealedMetaInput, LIMITS, type AnySessionMetaInput, type BatchEnvelope, type PushBatchResponse } from '../shared/wire.js';
@@ -7,7 +7,7 @@ import type { StoredAccountKey } from './account-key.js';
 import { validateBatch, validateMeta, type BatchPush } from './batch-validate.js';
 import { checkPushEncryption, refuseOtherDataKey } from './encryption-policy.js';
 import { guardPush } from './push-guard.js';
-import { batchRecordParts, encodeJson, isDamaged, keyExists, listAll, rawSealedBytes, readBatch, type StoredBatchRecord, type StoredMeta } from './session-data.js';
+import { batchRecordParts, encodeJson, isDamaged, listAll, rawSealedBytes, readBatch, type StoredBatchRecord, type StoredMeta } from './session-data.js';
 import { sha256Hex } from './sha256.js';
 
 const decoder = new TextDecoder();
@@ -54,6 +54,21 @@ async function listHeads(store: BlobStore, account: string, env: BatchEnvelope):
     if (h.host === env.host) host.push({ key: k, seq: h.seq });
   }
   return { host, hosts: wide ? hosts.size : null };
+}
+
+/**
+ * For a push whose host's head lags behind seq - 1 (a crash between a batch write and its head write): whether batch
+ * seq - 1 is stored (else the seq gap is refused) and whether batch seq itself already is (a retry), from one listing
+ * of the two keys. A retry then skips its putIfAbsent, so the lagging path costs no more calls than a new session's
+ * first batch (PER_BATCH_OPS in routes/multi-batches.ts): keys have fixed-width seqs, so the two are listed in order.
+ */
+async function laggingBatches(store: BlobStore, account: string, session: string, env: BatchEnvelope): Promise<boolean> {
+  const prefix = keys.batchPrefix(account, session, env.host);
+  const page = await store.list({ prefix, limit: 2, ...(env.seq > 2 ? { startAfter: keys.batch(account, session, env.host, env.seq - 2) } : {}) });
+  if (!page.keys.includes(keys.batch(account, session, env.host, env.seq - 1))) {
+    throw new SessyncError('conflict', `seq gap: host ${env.host} has no batch ${env.seq - 1} in session ${session}; push batches in order starting at 1`);
+  }
+  return page.keys.includes(keys.batch(account, session, env.host, env.seq));
 }
 
 /**
@@ -153,18 +168,49 @@ export async function storeOneBatch(store: BlobStore, account: string, session: 
   checkMetaState(session, req, storedMeta);
   const heads = listed.host;
 
-  // Gapless per host: a pull walks seqs 1..head, so a hole would stall every reader. The head usually proves
-  // batch seq-1 exists; only when it lags (a crash before its write) is the batch itself looked up.
-  const afterStore = await guardPush(store, account, session, { hostHasHead: heads.length > 0, bodyBytes, sessionHosts: listed.hosts });
+  const admit = await guardPush(store, account, session, { hostHasHead: heads.length > 0, sessionHosts: listed.hosts });
   // A host new to the session: every reader lists all hosts' heads (Workers allows ~50 list pages per request).
   if (heads.length === 0 && listed.hosts !== null && listed.hosts >= LIMITS.maxHostsPerSession) {
     throw new SessyncError('too_large', `session ${session} already has batches from ${listed.hosts} hosts, the limit; push from one of them or start a new session`);
   }
+  // Gapless per host: a pull walks seqs 1..head, so a hole would stall every reader. The head usually proves
+  // batch seq-1 exists; only when it lags (a crash before its write) are the batches themselves looked up.
   const top = Math.max(0, ...heads.map((h) => h.seq));
-  if (env.seq > 1 && top < env.seq - 1 && !(await keyExists(store, keys.batch(account, session, env.host, env.seq - 1)))) {
-    throw new SessyncError('conflict', `seq gap: host ${env.host} has no batch ${env.seq - 1} in session ${session}; push batches in order starting at 1`);
+  const present = env.seq > 1 && top < env.seq - 1 ? await laggingBatches(store, account, session, env) : false;
+  // The quota last, once nothing else refuses the batch before its write: only a batch that is written takes room.
+  // One a head already covers, or the lagging head's listing found, is stored: it adds nothing.
+  const settle = admit(present || top >= env.seq ? 0 : bodyBytes);
+  const written = { batch: false };
+  try {
+    const w = await writeBatch(store, account, session, req, { batchRecord, meta, storedMeta, present, heads, written });
+    await settle(w.status);
+    const res: PushBatchResponse = { status: w.status, session, host: env.host, seq: env.seq };
+    if (w.metaMismatch) res.metaMismatch = true;
+    return res;
+  } catch (e) {
+    // A batch stored before the failure (its head write failed) is counted: its retry answers `exists`, which adds nothing.
+    await settle(written.batch ? 'created' : 'failed').catch((counting: unknown) => {
+      console.error(`sessync: the usage counter of account ${account} could not be updated after a failed push of session ${session} (setting the quota again recounts it): ${(counting as Error)?.message ?? String(counting)}`);
+    });
+    throw e;
   }
+}
 
+/**
+ * The writes of a checked push: the batch (unless `present`) and the meta (unless one was read), the stored batch
+ * compared when one was there, then the head. Throws `conflict` for a different or damaged batch at the seq.
+ * `written.batch` says, also when a later step throws, whether this push's write created the batch.
+ */
+async function writeBatch(
+  store: BlobStore,
+  account: string,
+  session: string,
+  req: BatchPush,
+  o: { batchRecord: BlobBody; meta: Uint8Array | null; storedMeta: BlobObject | null; present: boolean; heads: HeadKey[]; written: { batch: boolean } },
+): Promise<{ status: PushBatchResponse['status']; metaMismatch: boolean }> {
+  const env = req.envelope;
+  const { meta, storedMeta, present } = o;
+  const metaKey = keys.sessionMeta(account, session);
   const batchKey = keys.batch(account, session, env.host, env.seq);
   // The meta is written with the batch, in one round: neither needs the other first, and the head below (what makes
   // the session appear on /v1/changes) goes only after both are durable, so a client that sees it finds the meta
@@ -174,7 +220,13 @@ export async function storeOneBatch(store: BlobStore, account: string, session: 
   // whoever pushed it (any pusher of the session id could have been first), and a sealed one's wrap is what later
   // pushes are compared with (metaMismatch) as before. Not written when one was read: that one stays.
   const writeMeta = meta !== null && !storedMeta;
-  const [batchCreated, metaCreated = false] = await putAllIfAbsent(store, writeMeta ? [{ key: batchKey, body: batchRecord }, { key: metaKey, body: meta }] : [{ key: batchKey, body: batchRecord }]);
+  // A batch the lagging head's listing found stored is not written again: its putIfAbsent could only say so.
+  const writes: BlobWrite[] = present ? [] : [{ key: batchKey, body: o.batchRecord }];
+  if (writeMeta) writes.push({ key: metaKey, body: meta });
+  const created = writes.length > 0 ? await putAllIfAbsent(store, writes) : [];
+  const batchCreated = !present && created[0] === true;
+  const metaCreated = writeMeta && created[writes.length - 1] === true;
+  o.written.batch = batchCreated;
   let status: PushBatchResponse['status'] = 'created';
   if (!batchCreated) {
     const stored = await readBatch(store, batchKey);
@@ -192,9 +244,6 @@ export async function storeOneBatch(store: BlobStore, account: string, session: 
     status = 'exists';
   }
   const metaMismatch = req.meta ? await metaMismatchOf(store, metaKey, storedMeta, req.meta, metaCreated) : false;
-  await advanceHead(store, account, env, heads);
-  await afterStore(status === 'created');
-  const res: PushBatchResponse = { status, session, host: env.host, seq: env.seq };
-  if (metaMismatch) res.metaMismatch = true;
-  return res;
+  await advanceHead(store, account, env, o.heads);
+  return { status, metaMismatch };
 }

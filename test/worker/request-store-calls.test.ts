@@ -105,6 +105,56 @@ describe('POST /v1/batches within the subrequest budget', () => {
     expect(calls.length, calls.join('\n')).toBeLessThanOrEqual(BUDGET);
   });
 
+  it("the most batches Workers take, each behind a head a crash left two seqs back (five retries, one new), on an account with both quotas: inside the budget", async () => {
+    const { store, client, admin, account } = await rig();
+    expect((await admin.call('PUT', `/v1/admin/accounts/${account}/quota`, { maxSessions: 100, maxBytes: 10_000_000 })).status).toBe(200);
+    const sessions = Array.from({ length: WORKERS_MAX_BATCHES }, (_, i) => `lag${i}`);
+    const bySeq: Awaited<ReturnType<typeof makeBatch>>[][] = [];
+    for (const seq of [1, 2, 3]) {
+      const batches = await Promise.all(sessions.map((s) => makeBatch({ session: s, host: 'h1', seq, meta: metaFor(s) })));
+      bySeq.push(batches);
+      // The last session stops at 2: its batch 3 is the request's one new batch.
+      const sent = seq === 3 ? batches.slice(0, -1) : batches;
+      expect((await client.call('POST', '/v1/batches', { batches: sent })).json.results.every((x: { ok: boolean }) => x.ok)).toBe(true);
+    }
+    // What crashes between batch writes and head writes leave: each host's head at 1, the batches after it stored.
+    for (const [i, s] of sessions.entries()) {
+      const top = i === sessions.length - 1 ? 2 : 3;
+      await store.inner.delete(keys.head(account, s, 'h1', top));
+      await store.inner.put(keys.head(account, s, 'h1', 1), new TextEncoder().encode(JSON.stringify({ seq: 1, batchId: 'b-h1-1' })));
+    }
+    const calls = await callsOf(store, async () => {
+      // Retries carry their meta, as a client that never heard back sends it again.
+      const r = await client.call('POST', '/v1/batches', { batches: bySeq[2] });
+      expect(r.json.results.map((x: { status?: string }) => x.status), r.text).toEqual([...sessions.slice(0, -1).map(() => 'exists'), 'created']);
+      return r;
+    });
+    expect(calls.length, calls.join('\n')).toBeLessThanOrEqual(BUDGET);
+    // Every head caught up, and the old ones are gone.
+    for (const s of sessions) expect(await store.inner.list({ prefix: keys.hostHeadsPrefix(account, s, 'h1') })).toEqual({ keys: [keys.head(account, s, 'h1', 3)] });
+  });
+
+  it("the most batches Workers take, retried on a host whose heads were all lost, on an account with a session quota: the account's heads listed once, not each session's", async () => {
+    const { store, client, admin, account } = await rig();
+    expect((await admin.call('PUT', `/v1/admin/accounts/${account}/quota`, { maxSessions: 100, maxBytes: 10_000_000 })).status).toBe(200);
+    const sessions = Array.from({ length: WORKERS_MAX_BATCHES }, (_, i) => `lost${i}`);
+    let last: Awaited<ReturnType<typeof makeBatch>>[] = [];
+    for (const seq of [1, 2]) {
+      last = await Promise.all(sessions.map((s) => makeBatch({ session: s, host: 'h1', seq, meta: metaFor(s) })));
+      expect((await client.call('POST', '/v1/batches', { batches: last })).json.results.every((x: { ok: boolean }) => x.ok)).toBe(true);
+    }
+    // Each session's one head removed behind the server's back: batches 1 and 2 stored, no head says so.
+    for (const s of sessions) await store.inner.delete(keys.head(account, s, 'h1', 2));
+    const calls = await callsOf(store, async () => {
+      const r = await client.call('POST', '/v1/batches', { batches: last });
+      expect(r.json.results.map((x: { status?: string }) => x.status), r.text).toEqual(sessions.map(() => 'exists'));
+      return r;
+    });
+    for (const s of sessions) expect(calls.filter((c) => c === `list ${keys.sessionHeadsPrefix(account, s)}`), calls.join('\n')).toEqual([]);
+    expect(calls.length, calls.join('\n')).toBeLessThanOrEqual(BUDGET);
+    for (const s of sessions) expect(await store.inner.list({ prefix: keys.hostHeadsPrefix(account, s, 'h1') })).toEqual({ keys: [keys.head(account, s, 'h1', 2)] });
+  });
+
   it('one batch more than the cap is refused whole, before any call past the auth', async () => {
     const { store, client } = await rig();
     const batches = await Promise.all(Array.from({ length: WORKERS_MAX_BATCHES + 1 }, (_, i) => makeBatch({ session: `m${i}`, host: 'h1', seq: 1, meta: metaFor(`m${i}`) })));

@@ -8,6 +8,8 @@ import { DeleteSessionResponseSchema, ListSharesResponseSchema } from '../../sha
 import { SHARE_OPS, deleteSessionStep } from '../../worker/session-delete.js';
 import { TOKEN_MARK_MAX_OPS } from '../../worker/tokens.js';
 import { WORKERS_SUBREQUESTS } from '../../worker/store/counted-store.js';
+import { SHARES_PAGE_EXTRA_OPS } from '../../worker/routes/shares.js';
+import { MAX_PURGE_OPS } from '../../worker/share-page.js';
 import { CountingStore } from './counting-store.js';
 import { TEST_ADMIN_SECRET, TestClient, adminCreateAccount, appFetcher, makeBatch, metaFor } from './routes-helpers.js';
 
@@ -134,6 +136,42 @@ describe('GET /v1/shares within the subrequest budget', () => {
     expect((await store.list({ prefix: keys.accountSharesPrefix(account) })).keys).toEqual([]);
     for (const s of shares) expect((await client.call('GET', `/v1/shares/${s.token}/blob`)).status).toBe(410);
   });
+});
+
+describe('GET /v1/shares purges past damaged entries', () => {
+  it("a page's budget past its reads holds the costliest purge, so every page takes its first entry", () => {
+    expect(SHARES_PAGE_EXTRA_OPS).toBeGreaterThanOrEqual(MAX_PURGE_OPS);
+  });
+
+  for (const place of ['first', 'last'] as const) {
+    it(`a damaged entry (its bytes still naming its hash, so a read each list) ${place} in key order on a page of a session's expired shares: it is listed as damaged every time, the live share stays, and every expired one is purged`, async () => {
+      const { store, client, account } = await rig();
+      expect((await client.push(await makeBatch({ session: 'shared', host: 'h1', seq: 1, meta: metaFor('shared') }))).status).toBe(201);
+      const shares = (await makeShares(client, 7, 'shared')).sort((a, b) => (a.id < b.id ? -1 : 1));
+      const [damaged, live, ...dead] = place === 'first' ? shares : [shares[6]!, shares[0]!, ...shares.slice(1, 6)];
+      await damageAfterHash(store, account, [damaged!]);
+      const past = new Date(Date.now() - DAY).toISOString();
+      for (const s of dead) {
+        const k = keys.accountShare(account, s.id);
+        await store.put(k, encoder.encode(JSON.stringify({ ...JSON.parse(decoder.decode((await store.get(k))!.body)), expiresAt: past })));
+      }
+      const pointers = `${keys.sessionPrefix(account, 'shared')}shares/`;
+      for (let lists = 1; ; lists++) {
+        const pages = await allPages(store, client);
+        for (const p of pages) expect(p.calls, JSON.stringify(p.body)).toBeLessThanOrEqual(BUDGET);
+        expect(pages.flatMap((p) => p.body.damaged ?? []).map((d) => d.id)).toEqual([damaged!.id]);
+        expect(pages.flatMap((p) => p.body.shares).map((x) => x.id)).toEqual([live!.id]);
+        if ((await store.list({ prefix: pointers })).keys.length === 2) break;
+        // A list purges at least one of them: at most one list per expired share.
+        expect(lists).toBeLessThan(dead.length);
+      }
+      for (const s of dead) {
+        expect(await store.get(keys.accountShare(account, s.id))).toBeNull();
+        expect((await client.call('GET', `/v1/shares/${s.token}/blob`)).status).toBe(410);
+      }
+      expect((await client.call('GET', `/v1/shares/${live!.token}/blob`)).status).toBe(200);
+    });
+  }
 });
 
 /** A session of `n` shares all damaged the costliest way to revoke. */

@@ -21,7 +21,11 @@ export const multiBatchesRoutes = new Hono<AppEnv>();
  * read for the checks, and read and written once at the end (test/worker/request-store-calls.test.ts).
  */
 const PER_REQUEST_OPS = 1 + TOKEN_MARK_MAX_OPS + 1 + 1 + 1 + 1 + 2;
-/** Store calls of a new session's first batch with a sealed meta: the meta, the heads, the tombstone; the batch, the meta, the head. */
+/**
+ * Store calls of a batch at most: a new session's first batch with a sealed meta (the meta, the heads, the tombstone;
+ * the batch, the meta, the head), or a retried batch behind a head a crash left lagging (the meta, the host's heads,
+ * one listing of its batches seq - 1 and seq; the stored batch's read, the head, the old head's removal).
+ */
 const PER_BATCH_OPS = 6;
 
 /** Batches per request on Workers: as many as keep the request inside the plan's WORKERS_SUBREQUESTS (6: 12 + 6 x 6 = 48). */

@@ -20,7 +20,8 @@ import {
 import { VIEWER_CSS, VIEWER_PAGE, viewerHeaders } from '../viewer/page.js';
 import { VIEWER_SCRIPT } from '../viewer/viewer-bundle.js';
 import { isDamagedRead, readShareIndexKeepingBytes, readShareRecord, readShareRecordKeepingBytes, type SessionSharePointer, type ShareIndexRecord, type ShareRecord } from '../share-records.js';
-import { datesIn, hashIn, ownerOfDamagedShareRecord, shareOfDamagedRecord, type SalvagedShare } from '../share-salvage.js';
+import { datesIn, ownerOfDamagedShareRecord, shareOfDamagedRecord, type SalvagedShare } from '../share-salvage.js';
+import { isDeadShare, planSharesPage } from '../share-page.js';
 import { listAll } from '../session-data.js';
 import { TOKEN_MARK_MAX_OPS } from '../tokens.js';
 import { WORKERS_SUBREQUESTS } from '../store/counted-store.js';
@@ -104,7 +105,8 @@ sharesRoutes.post('/v1/shares', requireAccount, async (c) => {
  * Calls a page may make past its index entries, to find the share records of damaged entries (one read each, see
  * shareOfDamagedRecord) and to purge dead shares (2 or 3 writes each): a page of sound shares costs the token's read
  * (and, on its first use of the day, up to TOKEN_MARK_MAX_OPS calls to mark it), the list and a read per entry; what is
- * left of the request's subrequests is this, so every page stays inside them.
+ * left of the request's subrequests is this, so every page stays inside them. At least MAX_PURGE_OPS (share-page.ts),
+ * so a page always takes its first entry, and the list gets past it.
  */
 export const SHARES_PAGE_EXTRA_OPS = WORKERS_SUBREQUESTS - 1 - TOKEN_MARK_MAX_OPS - 1 - SHARES_PER_PAGE;
 
@@ -156,34 +158,15 @@ sharesRoutes.get('/v1/shares', requireAccount, async (c) => {
   const listed = await store.list({ prefix, limit: SHARES_PER_PAGE, ...(page === undefined ? {} : { startAfter: keys.accountShare(account, page) }) });
   const read = await Promise.all(listed.keys.map(async (k) => ({ id: k.slice(prefix.length), rec: await readShareIndexKeepingBytes(store, k) })));
   // One damaged entry must not hide the account's other shares, nor itself: its owner must be able to see and revoke
-  // it. Finding its share record costs a read: past the page's budget the page ends before it, and the next has it.
-  let extra = SHARES_PAGE_EXTRA_OPS;
-  let end = read.length;
-  for (let i = 0; i < read.length; i++) {
-    const rec = read[i]!.rec;
-    const cost = isDamagedRead(rec) && hashIn(rec.damaged) !== undefined ? 1 : 0;
-    if (cost > extra) {
-      end = i;
-      break;
-    }
-    extra -= cost;
-  }
+  // it. Finding its share record costs a read, and purging a dead share (housekeeping, lazily here: an expired or
+  // revoked share loses its ciphertext and leaves the list) costs writes: what the page's budget holds of both, in
+  // key order (see planSharesPage). Dead shares past it are left out of the list all the same, and purged by a later one.
+  const now = Date.now();
+  const { end, purge } = planSharesPage(read, SHARES_PAGE_EXTRA_OPS, now);
   const kept = read.slice(0, end);
   const damaged = await Promise.all(kept.map(async ({ id, rec }) => (isDamagedRead(rec) ? damagedInfo(account, id, await shareOfDamagedRecord(store, account, id, rec.damaged)) : null)));
-  const recs = kept.map((r) => (r.rec === null || isDamagedRead(r.rec) ? null : r.rec));
-  // Housekeeping, lazily here: an expired or revoked share loses its ciphertext and leaves the list. Dead shares past
-  // the page's budget are left out of the list all the same, and purged by a later one.
-  const now = Date.now();
-  const live = recs.filter((r): r is ShareIndexRecord => r !== null && !r.revoked && Date.parse(r.expiresAt) > now);
-  const dead = recs.filter((r): r is ShareIndexRecord => r !== null && !live.includes(r));
-  const purged: ShareIndexRecord[] = [];
-  for (const r of dead) {
-    const cost = r.session === undefined ? 2 : 3;
-    if (cost > extra) break;
-    extra -= cost;
-    purged.push(r);
-  }
-  await Promise.all(purged.map((r) => purgeShare(store, account, r, r.revoked ? {} : { reason: 'expired' })));
+  const live = kept.flatMap((r) => (r.rec === null || isDamagedRead(r.rec) || isDeadShare(r.rec, now) ? [] : [r.rec]));
+  await Promise.all(purge.map((r) => purgeShare(store, account, r, r.revoked ? {} : { reason: 'expired' })));
   const shares = live.map(info);
   shares.sort((a, b) => (a.created < b.created ? 1 : a.created > b.created ? -1 : 0));
   const last = kept[kept.length - 1];
