@@ -52,13 +52,15 @@ const command: Command = {
       const login = await loadLogin(ctx.env);
       const api = login ? ApiClient.forLogin(login) : null; // no request: only its URL as the sync state names it
       const force = ctx.opts.force === true;
-      const { deletedHere, lost } = await removeHere(sessyncHome(ctx.env), id, path, { server: api ? serverKey(api.url, api.account) : null, ...(api ? { url: api.url } : {}), force });
+      const { deletedHere, lost, deletedOnServer } = await removeHere(sessyncHome(ctx.env), id, path, { server: api ? serverKey(api.url, api.account) : null, ...(api ? { url: api.url } : {}), force });
       const there = `\`sessync rm ${id} --remote\` deletes it there`;
-      const gone = lost > 0 ? `; its ${entryCount(lost)} not pushed to ${api ? 'the server' : 'any server'} ${lost === 1 ? 'is' : 'are'} gone for good` : '';
-      const human = deletedHere
+      const gone = lost > 0 ? `; its ${entryCount(lost)}${deletedOnServer ? '' : ` not pushed to ${api ? 'the server' : 'any server'}`} ${lost === 1 ? 'is' : 'are'} gone for good` : '';
+      const human = deletedOnServer
+        ? `removed ${path}${gone}: the session was deleted on the server${deletedOnServer.at ? ` at ${deletedOnServer.at}` : ''}, so nothing of it is left to restore`
+        : deletedHere
         ? `removed ${path}${gone}; the server keeps the session and sync leaves it deleted here (\`sessync restore ${id}\` brings it back, ${there})`
         : `removed ${path}${gone} (never synced from this machine: \`sessync restore\` cannot bring it back here; a copy another machine synced stays on the server: ${there})`;
-      ctx.print(human, { session: id, path, remote: false, deletedHere, lost });
+      ctx.print(human, { session: id, path, remote: false, deletedHere, lost, ...(deletedOnServer ? { deletedOnServer } : {}) });
       return;
     }
     const sync = await openSync(ctx.env, { note: (t) => ctx.info(t) });

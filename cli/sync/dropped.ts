@@ -50,12 +50,16 @@ export interface RemoveOptions {
  * (logged out: entries no server has) would be gone for good: refused unless `force`, the file untouched; `lost`
  * says how many went.
  */
-export async function removeHere(home: string, session: string, path: string, o: RemoveOptions): Promise<{ deletedHere: boolean; lost: number }> {
+export async function removeHere(home: string, session: string, path: string, o: RemoveOptions): Promise<{ deletedHere: boolean; lost: number; deletedOnServer?: { at: string; host: string } }> {
   const servers = join(home, 'sync', 'servers');
+  let deletedOnServer: { at: string; host: string } | undefined;
   const remove = (states: ReadonlyMap<string, SessionSyncState>) =>
     withFileLock(path, async () => {
       const lost = await lossOf(path, states, o.server);
-      if (lost > 0 && !o.force) throw lossRefused(session, path, lost, { ...(o.server !== null && o.url ? { url: o.url } : {}), synced: [...states.values()].some(syncedHere) });
+      // Deleted on the server (someone's rm --remote, which sync said and named this rm for): no push can keep these
+      // entries anywhere, so refusing would only point at a push that sends nothing. The output says what went.
+      deletedOnServer = (o.server !== null ? states.get(o.server)?.deleted : [...states.values()].find((st) => st.deleted)?.deleted) ?? undefined;
+      if (lost > 0 && !o.force && !deletedOnServer) throw lossRefused(session, path, lost, { ...(o.server !== null && o.url ? { url: o.url } : {}), synced: [...states.values()].some(syncedHere) });
       await rm(path, { force: true });
       return lost;
     });
@@ -65,7 +69,8 @@ export async function removeHere(home: string, session: string, path: string, o:
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
     // Never synced from this home (no sync folder, so no lock to take either): only the file goes.
-    return { deletedHere: false, lost: await remove(new Map()) };
+    const lost = await remove(new Map());
+    return { deletedHere: false, lost };
   }
   const probe = new SyncState(home, '-'); // only for the machine-wide lock path, which names no server
   return withFileLock(probe.lockTarget(), async () => {
@@ -77,7 +82,7 @@ export async function removeHere(home: string, session: string, path: string, o:
       if (st) states.set(name, st);
     }
     const lost = await remove(states);
-    return { deletedHere: [...states.values()].some(syncedHere), lost };
+    return { deletedHere: [...states.values()].some(syncedHere), lost, ...(deletedOnServer ? { deletedOnServer } : {}) };
   }, { timeoutMs: 60_000 });
 }
 

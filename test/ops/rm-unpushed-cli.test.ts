@@ -1,6 +1,6 @@
 // `sessync rm <ref>` without --remote never deletes entries no server has unless told to (--force): real CLI processes,
 // a real `sessync serve`; refused, the file stays byte for byte and the error says how many entries and what to run.
-import { existsSync, readFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { Machine, entrySet, tempDir, useServer } from '../sync/helpers.js';
 
@@ -106,6 +106,50 @@ describe('rm refuses to lose unpushed entries (real sessync serve)', () => {
     } finally {
       dir.cleanup();
     }
+  });
+
+  it('lines no push sends (over the entry limit, no newline yet) count as lost: refused, before and after a sync passed over them', async () => {
+    const a = new Machine(rig.root, 'never-sent', { remote: remote('never-sent') });
+    await a.login(rig.server);
+    const id = await a.newSession();
+    await a.say(id, 'one');
+    const file = a.fileOf(id);
+    const last = JSON.parse(readFileSync(file, 'utf8').trim().split('\n').pop()!).id as string;
+    const big = { type: 'message', id: 'big00001', parentId: last, timestamp: '2026-12-03T07:40:00.000Z', message: { role: 'user', content: 'x'.repeat(5 * 1024 * 1024), timestamp: 1 } };
+    appendFileSync(file, JSON.stringify(big) + '\n');
+    await a.ok(['sync', '--json']); // pushes "one"; the big line is reported and passed over (its offset moves on)
+    const r = await a.run(['rm', id, '--json']);
+    expect(r.code).toBe(1);
+    expect(errorOf(r)).toMatchObject({ code: 'conflict', details: { unpushed: 1 } });
+    expect(errorOf(r).message).toContain('no server will take it');
+    expect(existsSync(file)).toBe(true);
+
+    // A complete entry with no newline after it: a push waits for its end, rm must not take it silently.
+    const torn = { type: 'message', id: 'torn0001', parentId: last, timestamp: '2026-12-03T07:41:00.000Z', message: { role: 'user', content: 'not ended', timestamp: 2 } };
+    appendFileSync(file, JSON.stringify(torn));
+    const r2 = await a.run(['rm', id, '--json']);
+    expect(r2.code).toBe(1);
+    expect(errorOf(r2)).toMatchObject({ details: { unpushed: 2 } });
+    expect(await a.ok(['rm', id, '--force', '--json'])).toMatchObject({ session: id, lost: 2 });
+    expect(existsSync(file)).toBe(false);
+  });
+
+  it('a session another machine deleted on the server: rm (which sync names for it) removes the copy without --force and says so', async () => {
+    const a = new Machine(rig.root, 'tomb-a', { remote: remote('tomb') });
+    const b = new Machine(rig.root, 'tomb-b', { remote: remote('tomb') });
+    await a.login(rig.server);
+    await b.login(rig.server);
+    const id = await a.newSession();
+    await a.say(id, 'one', 'two');
+    await a.ok(['sync', '--json']);
+    await b.ok(['sync', '--json']);
+    await b.ok(['rm', id, '--remote', '--json']);
+    await a.ok(['sync', '--json']);
+    const file = a.fileOf(id);
+    expect(existsSync(file)).toBe(true);
+    const out = await a.ok(['rm', id, '--json']);
+    expect(out).toMatchObject({ session: id, remote: false, deletedOnServer: { at: expect.any(String) } });
+    expect(existsSync(file)).toBe(false);
   });
 
   it('the help says when rm refuses and what --force does', async () => {
