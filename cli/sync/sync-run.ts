@@ -269,7 +269,7 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
     const projectMap = await ctx.state.projectMap();
     let mapDirty = false;
     o.progress?.start(new Set(ops.map((x) => x.session)).size);
-    const runOp = async (op: SyncOp) => {
+    const runOp = async (op: SyncOp, replay = false) => {
       const out = outcome(op.session);
       if (out.error) return;
       try {
@@ -314,9 +314,39 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
         if (problems?.length) out.badBatches = problems;
         if (o.noteErrors !== false) o.note?.(`session ${op.session}: ${out.error.message}`);
       }
-      if (op.kind !== 'push' || opsPerSession.get(op.session) === 1) o.progress?.sessionDone();
+      if (!replay && (op.kind !== 'push' || opsPerSession.get(op.session) === 1)) o.progress?.sessionDone();
     };
+    const pullPhase = async (pulls: readonly SyncOp[], replay: boolean) => {
+      if (pulls.length > 1) {
+        // Many sessions at once, their pages gathered into shared requests, as for pushes. Their states (cursors,
+        // new files' offsets) go to the journal too: one durable write per request, not one per pulled page. A page's
+        // entries are fsynced in its file before its state is saved, so a crash that loses journaled cursors only
+        // pulls those pages again, and the merge by id appends none of their entries twice.
+        ctx.state.openJournal();
+        const batcher = new PullBatcher(flushingBefore(ctx, isPullRoute), BATCHED_PULL_PARALLEL / 2);
+        ctx.pull = (session, cursor, o) => batcher.pull(session, cursor, o);
+        // The leaf markers a merge needs are pushed in this phase: their pending batch is durable before it leaves.
+        ctx.pushBatch = async (req) => {
+          await ctx.state.flushJournal();
+          return ctx.api.pushBatch(req);
+        };
+        try {
+          await inParallel(pulls, BATCHED_PULL_PARALLEL, (op) => batcher.around(() => runOp(op, replay)));
+        } finally {
+          delete ctx.pull;
+          delete ctx.pushBatch;
+          await ctx.state.closeJournal();
+        }
+      } else if (pulls.length === 1) await withPullJournal(ctx, () => runOp(pulls[0]!, replay)); // its pages' states journaled too
+    };
+    // A pull killed mid-way (kill -9, a power cut) left the note `pulling` in its sessions' states: entries it wrote
+    // may be in the file with no durable record that the server has them. Those sessions are pulled again first,
+    // whatever the mode, before any push reads them: the pages come again and their ids are recorded (the merge
+    // appends none twice). A session whose pull fails here is not pushed (runOp skips a session with an error).
+    const replays: SyncOp[] = [...new Set(ops.map((x) => x.session))].filter((s) => byId.has(s) && states.get(s)?.pulling !== undefined).map((session) => ({ kind: 'pull', session, batches: 0 }));
+    const replayed = new Set(replays.map((x) => x.session));
     try {
+      await pullPhase(replays, true);
       // Sessions are independent (each its own state record and seqs, wherever the state is kept: own file, journal or
       // pack): several at once hide request latency and fsyncs.
       // All pushes finish before any pull starts, so a pull never meets this machine's batch still in flight.
@@ -338,28 +368,8 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
           await ctx.state.closeJournal();
         }
       } else await inParallel(pushes, PUSH_PARALLEL, runOp);
-      const pulls = ops.filter((x) => x.kind !== 'push');
-      if (pulls.length > 1) {
-        // Many sessions at once, their pages gathered into shared requests, as for pushes. Their states (cursors,
-        // new files' offsets) go to the journal too: one durable write per request, not one per pulled page. A page's
-        // entries are fsynced in its file before its state is saved, so a crash that loses journaled cursors only
-        // pulls those pages again, and the merge by id appends none of their entries twice.
-        ctx.state.openJournal();
-        const batcher = new PullBatcher(flushingBefore(ctx, isPullRoute), BATCHED_PULL_PARALLEL / 2);
-        ctx.pull = (session, cursor, o) => batcher.pull(session, cursor, o);
-        // The leaf markers a merge needs are pushed in this phase: their pending batch is durable before it leaves.
-        ctx.pushBatch = async (req) => {
-          await ctx.state.flushJournal();
-          return ctx.api.pushBatch(req);
-        };
-        try {
-          await inParallel(pulls, BATCHED_PULL_PARALLEL, (op) => batcher.around(() => runOp(op)));
-        } finally {
-          delete ctx.pull;
-          delete ctx.pushBatch;
-          await ctx.state.closeJournal();
-        }
-      } else if (pulls.length === 1) await withPullJournal(ctx, () => runOp(pulls[0]!)); // its pages' states journaled too
+      // A session pulled again above is up to date with the heads this run read: not pulled twice.
+      await pullPhase(ops.filter((x) => x.kind !== 'push' && !replayed.has(x.session)), false);
     } finally {
       o.progress?.stop();
       if (mapDirty) await ctx.state.saveProjectMap(projectMap);

@@ -131,7 +131,8 @@ export async function syncStatus(o: StatusOptions): Promise<StatusReport> {
     const row: StatusRow = {
       session: l.id,
       path: l.path,
-      unpushedEntries: ctx ? await countTail(l.path, st?.pushedOffset ?? 0, l.size, new Set(st?.skipIds ?? [])) : null,
+      // A killed pull's bytes (from `pulling.from` on) are the server's until the next run's pull says otherwise.
+      unpushedEntries: ctx ? await countTail(l.path, st?.pushedOffset ?? 0, st?.pulling ? Math.min(l.size, Math.max(st.pulling.from, st.pushedOffset)) : l.size, new Set(st?.skipIds ?? [])) : null,
       unpushedBytes: ctx ? Math.max(0, l.size - (st?.pushedOffset ?? 0)) : null,
       pendingBatch: Boolean(st?.pending),
       waitingBatches: null,
