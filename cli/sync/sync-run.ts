@@ -277,7 +277,8 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
           const l = byId.get(op.session)!;
           const r = await pushSession(ctx, { session: l.id, path: l.path, ...(l.name ? { name: l.name } : {}), ...(op.resetTo !== undefined ? { resetTo: op.resetTo } : {}) });
           out.path = l.path;
-          out.pushed = { batches: r.batches, entries: r.entries, bytes: r.bytes };
+          // Added to, not set: a session pulled again first (a killed pull's note) may have pushed its leaf marker then.
+          out.pushed = { batches: (out.pushed?.batches ?? 0) + r.batches, entries: (out.pushed?.entries ?? 0) + r.entries, bytes: (out.pushed?.bytes ?? 0) + r.bytes };
           if (r.skipped.length) {
             out.skipped = (out.skipped ?? 0) + r.skipped.length;
             out.skippedLines = r.skipped.slice(0, 100);

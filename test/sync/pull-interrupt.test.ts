@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { Machine, plantSession, readLog, startNodeServer, useServer } from './helpers.js';
 import { heads, runUntilKilled, storedIds } from './kill-rig.js';
+import { CHECKOUT_CUSTOM_TYPE } from '../../shared/entry.js';
 
 const SESSIONS = 20;
 /** One entry a batch (small batch bytes): 90 batches a session, three pull pages of at most 40 batches each. */
@@ -58,6 +59,58 @@ describe('an interrupted pull, then the next run', () => {
       }
     }
   }, 300_000);
+
+  it('a pull SIGKILLed after session states were written, an entry added here, then `sessync sync`: only that entry is pushed as this machine\'s, a third machine gets every entry once', async () => {
+    const remote = 'git@github.com:acme/pull-interrupt-sync.git';
+    const a = new Machine(rig.root, 'sync-a', { remote, env: { SESSYNC_SYNC_BATCH_BYTES: '400' } });
+    await a.login(rig.server);
+    const ids = Array.from({ length: 6 }, (_, n) => plantSession(a, 200 + n, ENTRIES)); // not the other tests' sessions
+    await a.ok(['push', '--all', '--json']);
+    const stored = new Map<string, string[]>();
+    for (const id of ids) stored.set(id, (await storedIds(rig.server, id)).sort());
+    let n = 0;
+    // After the journal's second flush (states of the first pages durable, later pages' entries appended with no
+    // durable record), and at a page's cursor later on.
+    for (const point of ['journal-synced:2', 'pull-merged:12']) {
+      const before = headKey(await heads(rig.server));
+      const b = new Machine(rig.root, `sync-b${n}`, { remote });
+      await b.login(rig.server);
+      const run = await runUntilKilled(b, ['pull', '--all'], point);
+      expect(run.signal, `pull with ${point}: ${run.err}`).toBe('SIGKILL');
+      const grown = ids.find((id) => b.sessionFiles().some((p) => p.endsWith(`_${id}.jsonl`)))!;
+      expect(grown, `killed at ${point}: a file the pull made`).toBeDefined();
+      await b.say(grown, `written on b after the pull killed at ${point}`);
+      const added = readLog(b.fileOf(grown)).ids.at(-1)!;
+      const r = (await b.ok(['sync', '--all', '--json'])) as { failed: number; pushedEntries: number; pushedSessions: number };
+      expect(r.failed, `killed at ${point}: sync`).toBe(0);
+      // What b pushed as its own: the entry written there, and the leaf marker a merge may append after it (pi's
+      // leaf back on b's entry, below the pulled ones). No pulled entry, no session but that one.
+      const now = headKey(await heads(rig.server));
+      const gained = now.filter((h) => !before.includes(h));
+      expect(gained.map((h) => h.split('/')[0]), `killed at ${point}: the sessions b pushed to`).toEqual([grown]);
+      const onServer = await storedIds(rig.server, grown);
+      const pushed = onServer.filter((x) => !stored.get(grown)!.includes(x));
+      const markers = readLog(b.fileOf(grown)).entries.filter((e) => e.customType === CHECKOUT_CUSTOM_TYPE).map((e) => String(e.id));
+      expect(pushed.filter((x) => !markers.includes(x)), `killed at ${point}: entries b pushed as its own`).toEqual([added]);
+      expect([r.pushedEntries, r.pushedSessions], `killed at ${point}: pushed, as sync says`).toEqual([pushed.length, 1]);
+      for (const id of ids) stored.set(id, id === grown ? [...onServer].sort() : stored.get(id)!);
+      for (const id of ids) {
+        const got = await storedIds(rig.server, id);
+        expect(new Set(got).size, `killed at ${point}: an entry of ${id} stored twice`).toBe(got.length);
+        if (id !== grown) expect(got.sort(), `killed at ${point}: stored entries of ${id}`).toEqual(stored.get(id));
+      }
+      // A third machine gets every entry once, the one written on b included.
+      const c = new Machine(rig.root, `sync-c${n++}`, { remote });
+      await c.login(rig.server);
+      await c.ok(['pull', '--all', '--json']);
+      for (const id of ids) {
+        // c's own leaf marker aside (made by its merge of two hosts' pages, for its next push): the server's entries.
+        const got = readLog(c.fileOf(id)).entries.filter((e) => e.customType !== CHECKOUT_CUSTOM_TYPE || stored.get(id)!.includes(String(e.id))).map((e) => String(e.id));
+        expect([...got].sort(), `killed at ${point}: ${id} on a third machine`).toEqual(stored.get(id));
+        expect([...readLog(b.fileOf(id)).ids].sort(), `killed at ${point}: ${id} on b`).toEqual(stored.get(id));
+      }
+    }
+  }, 240_000);
 
   it('a single-session pull (`pull <id>`) killed between pages: status and push find nothing to send', async () => {
     const remote = 'git@github.com:acme/pull-interrupt-one.git';
