@@ -252,9 +252,6 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
     // A session whose meta could not be read (damaged, or not landed yet) has no known agent: it goes with pi's run,
     // the agent of a meta that names none, so its pull is tried there and its error reported, never dropped silently.
     const ops = planned.filter((x) => !dropped.has(x.session) && (!agentOf || byId.has(x.session) || (agentOf.get(x.session) ?? 'pi') === o.agent));
-    // Sessions with more than one op (a push, then a pull): counted once, not by a scan of every op per op (3,000 sessions).
-    const opsPerSession = new Map<string, number>();
-    for (const x of ops) opsPerSession.set(x.session, (opsPerSession.get(x.session) ?? 0) + 1);
 
     // An encrypted account's key is checked against the server's before the first byte is sent or written:
     // missing, old or wrong, the run stops here with what to run.
@@ -269,7 +266,19 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
     const projectMap = await ctx.state.projectMap();
     let mapDirty = false;
     o.progress?.start(new Set(ops.map((x) => x.session)).size);
-    const runOp = async (op: SyncOp, replay = false) => {
+    /** Ops of each session still to run in this run: the bar counts a session once its last one is done. */
+    const opsLeft = new Map<string, number>();
+    const runOp = async (op: SyncOp) => {
+      try {
+        await runOneOp(op);
+      } finally {
+        // Every way out counts (a session failed by an earlier op runs no other), so the bar ends at its total.
+        const left = (opsLeft.get(op.session) ?? 1) - 1;
+        opsLeft.set(op.session, left);
+        if (left === 0) o.progress?.sessionDone();
+      }
+    };
+    const runOneOp = async (op: SyncOp) => {
       const out = outcome(op.session);
       if (out.error) return;
       try {
@@ -315,9 +324,8 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
         if (problems?.length) out.badBatches = problems;
         if (o.noteErrors !== false) o.note?.(`session ${op.session}: ${out.error.message}`);
       }
-      if (!replay && (op.kind !== 'push' || opsPerSession.get(op.session) === 1)) o.progress?.sessionDone();
     };
-    const pullPhase = async (pulls: readonly SyncOp[], replay: boolean) => {
+    const pullPhase = async (pulls: readonly SyncOp[]) => {
       if (pulls.length > 1) {
         // Many sessions at once, their pages gathered into shared requests, as for pushes. Their states (cursors,
         // new files' offsets) go to the journal too: one durable write per request, not one per pulled page. A page's
@@ -332,13 +340,13 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
           return ctx.api.pushBatch(req);
         };
         try {
-          await inParallel(pulls, BATCHED_PULL_PARALLEL, (op) => batcher.around(() => runOp(op, replay)));
+          await inParallel(pulls, BATCHED_PULL_PARALLEL, (op) => batcher.around(() => runOp(op)));
         } finally {
           delete ctx.pull;
           delete ctx.pushBatch;
           await ctx.state.closeJournal();
         }
-      } else if (pulls.length === 1) await withPullJournal(ctx, () => runOp(pulls[0]!, replay)); // its pages' states journaled too
+      } else if (pulls.length === 1) await withPullJournal(ctx, () => runOp(pulls[0]!)); // its pages' states journaled too
     };
     // A pull killed mid-way (kill -9, a power cut) left the note `pulling` in its sessions' states: entries it wrote
     // may be in the file with no durable record that the server has them. Those sessions are pulled again first,
@@ -346,8 +354,10 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
     // appends none twice). A session whose pull fails here is not pushed (runOp skips a session with an error).
     const replays: SyncOp[] = [...new Set(ops.map((x) => x.session))].filter((s) => byId.has(s) && states.get(s)?.pulling !== undefined).map((session) => ({ kind: 'pull', session, batches: 0 }));
     const replayed = new Set(replays.map((x) => x.session));
+    // A session pulled again first is not pulled again after its push (see below): that pull is not one of its ops.
+    for (const x of [...replays, ...ops.filter((y) => y.kind === 'push' || !replayed.has(y.session))]) opsLeft.set(x.session, (opsLeft.get(x.session) ?? 0) + 1);
     try {
-      await pullPhase(replays, true);
+      await pullPhase(replays);
       // Sessions are independent (each its own state record and seqs, wherever the state is kept: own file, journal or
       // pack): several at once hide request latency and fsyncs.
       // All pushes finish before any pull starts, so a pull never meets this machine's batch still in flight.
@@ -370,7 +380,7 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
         }
       } else await inParallel(pushes, PUSH_PARALLEL, runOp);
       // A session pulled again above is up to date with the heads this run read: not pulled twice.
-      await pullPhase(ops.filter((x) => x.kind !== 'push' && !replayed.has(x.session)), false);
+      await pullPhase(ops.filter((x) => x.kind !== 'push' && !replayed.has(x.session)));
     } finally {
       o.progress?.stop();
       if (mapDirty) await ctx.state.saveProjectMap(projectMap);
