@@ -42,7 +42,7 @@ export function summaryLine(s: RunSummary): string {
   if (kept) parts.push(`${kept} session${kept === 1 ? '' : 's'} deleted on the server kept here, not pushed`);
   if (removed) parts.push(`${removed} session${removed === 1 ? '' : 's'} deleted on the server removed here`);
   for (const f of s.forks ?? []) parts.push(`Codex session ${f.from} forked: ${f.mine ? "this machine's" : "another machine's"} continuation is now session ${f.fork} (${f.reason})`);
-  if (s.failed) parts.push(`${s.failed} session${s.failed === 1 ? '' : 's'} failed`);
+  if (s.failed) parts.push(`${s.failed} session${s.failed === 1 ? '' : 's'} failed${s.pushHeld ? ` (${s.pushHeld} with ${s.pushHeld === 1 ? 'its' : 'their'} push held until an interrupted pull of ${s.pushHeld === 1 ? 'it' : 'them'} is redone)` : ''}`);
   return `${s.mode}: ${s.sessionsChecked} session${s.sessionsChecked === 1 ? '' : 's'} checked; ${parts.join('; ')}; ${s.requests} request${s.requests === 1 ? '' : 's'}`;
 }
 

@@ -25,7 +25,7 @@ import { saveQueuedSummaries } from '../store/summary-pending.js';
 import { withPullJournal } from './pull-journal.js';
 import { SyncState } from './sync-state.js';
 import { serverKey, type BatchProblem } from './session-sync-state.js';
-import { applyTombstones, onPushGone, undelete, type DeletedNote } from './tombstones.js';
+import { applyTombstones, onPullGone, onPushGone, undelete, type DeletedNote } from './tombstones.js';
 import { e2eLoader } from '../keys/sync-keys.js';
 import type { SyncContext } from './sync-context.js';
 import type { Progress } from './progress.js';
@@ -74,6 +74,11 @@ export interface SessionOutcome {
   /** Stored batches (no `line`) or lines of them the pull passed over as damaged (the first 100), by host and seq. */
   badBatches?: BatchProblem[];
   error?: { code: string; message: string; retryable: boolean };
+  /**
+   * A pull of it was cut short earlier (its note `pulling`) and pulling it again failed in this run: its push waits for
+   * that pull, so that no entry the server sent goes back as this machine's. Its `error` says why.
+   */
+  pushHeld?: true;
 }
 
 export interface RunSummary {
@@ -90,6 +95,8 @@ export interface RunSummary {
   /** Whole stored batches passed over as damaged (their bad lines count in skippedLines). */
   damagedBatches: number;
   failed: number;
+  /** Of those, sessions whose push is held because a killed pull of them could not be done again (see pushHeld). */
+  pushHeld: number;
   /** Session files not looked at because their header is unreadable (reported, never skipped silently). */
   skippedFiles: { path: string; reason: string }[];
   /** Heads the server listed with names no sessync server accepts (the first 20): not synced. */
@@ -280,7 +287,7 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
     };
     const runOneOp = async (op: SyncOp) => {
       const out = outcome(op.session);
-      if (out.error) return;
+      if (out.error || gone.skip.has(op.session)) return;
       try {
         if (op.kind === 'push') {
           const l = byId.get(op.session)!;
@@ -314,6 +321,16 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
         }
       } catch (e) {
         if (op.kind === 'push' && (await onPushGone(ctx, op.session, byId.get(op.session)!.path, e))) return;
+        const again = op.kind !== 'push' && replayed.has(op.session);
+        if (again) {
+          // Deleted on the server since its killed pull: as a sync that reads the tombstone, kept here, left alone.
+          const note = await onPullGone(ctx, op.session, byId.get(op.session)!.path, e);
+          if (note) {
+            gone.skip.add(op.session);
+            gone.notes.push(note);
+            return;
+          }
+        }
         // The server gone or the token refused: stop, the next run resumes. Anything about this one session (its
         // file locked by a writer, a corrupt batch, a refused line, even a fault of this client on its content):
         // reported for it, the other sessions go on.
@@ -322,6 +339,10 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
         out.error = isSessyncError(err) ? { code: err.code, message: err.message, retryable: err.retryable } : { code: 'internal', message: `unexpected error: ${(e as Error)?.message ?? String(e)}`, retryable: false };
         const problems = isSessyncError(e) ? (e.details as { problems?: BatchProblem[] } | undefined)?.problems : undefined;
         if (problems?.length) out.badBatches = problems;
+        if (again) {
+          out.pushHeld = true;
+          out.error.message = `${out.error.message}; an earlier pull of it was cut short, and its push waits until a pull of it succeeds (the entries that pull may have written must not go back as this machine's): ${out.error.retryable ? 'run sync again' : 'fix the cause above, then run sync again'}`;
+        }
         if (o.noteErrors !== false) o.note?.(`session ${op.session}: ${out.error.message}`);
       }
     };
@@ -404,6 +425,7 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
       skippedLines: sum(sessions, (s) => s.skipped ?? 0),
       damagedBatches: sum(sessions, (s) => (s.badBatches ?? []).filter((b) => b.line === undefined).length),
       failed: sessions.filter((s) => s.error).length,
+      pushHeld: sessions.filter((s) => s.pushHeld).length,
       skippedFiles,
       ...(ctx.api.ignoredHeads.length ? { ignoredHeads: ctx.api.ignoredHeads.slice(0, 20) } : {}),
       requests: ctx.api.requestCount - before,
