@@ -310,6 +310,26 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
   return result;
 }
 
+/**
+ * Ids of the entries a pull again of a session with a killed pull's note would bring (read, merged nowhere): from the
+ * cursor the note carries, this machine's own batches too when that pull was creating the file. Status tells with
+ * them the entries that pull wrote from the ones written here since.
+ */
+export async function idsToPullAgain(ctx: SyncContext, st: SessionSyncState): Promise<Set<string>> {
+  const cursor: Cursor = toNullRecord(st.cursor);
+  if (st.pulling?.creating) delete cursor[ctx.hostId];
+  else cursor[ctx.hostId] = OWN_DONE;
+  const e2e = (await ctx.e2e?.()) ?? null;
+  const ids = new Set<string>();
+  for (;;) {
+    const res = await ctx.api.pullPage(st.session, cursor);
+    for (const x of (await readPage(ctx, e2e, st.session, res, undefined, false)).incoming) ids.add(x.entry.id);
+    for (const h of Object.keys(res.cursor)) cursor[h] = res.cursor[h]!;
+    if (!st.pulling?.creating) cursor[ctx.hostId] = OWN_DONE;
+    if (!res.more) return ids;
+  }
+}
+
 /** "batch 3 of host h1: ..., line 2 of batch 4 of host h1: ..." for the first few. */
 function describeProblems(problems: readonly BatchProblem[]): string {
   const shown = problems.slice(0, 3).map((p) => `${p.line !== undefined ? `line ${p.line} of ` : ''}batch ${p.seq} of host ${p.host}: ${p.reason}`);

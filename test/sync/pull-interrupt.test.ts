@@ -77,10 +77,19 @@ describe('an interrupted pull, then the next run', () => {
       await b.login(rig.server);
       const run = await runUntilKilled(b, ['pull', '--all'], point);
       expect(run.signal, `pull with ${point}: ${run.err}`).toBe('SIGKILL');
-      const grown = ids.find((id) => b.sessionFiles().some((p) => p.endsWith(`_${id}.jsonl`)))!;
-      expect(grown, `killed at ${point}: a file the pull made`).toBeDefined();
+      // A file the killed pull made whose state has its note: the entries after the note's offset are the server's.
+      let grown: string | undefined;
+      for (const id of ids) if (!grown && b.sessionFiles().some((p) => p.endsWith(`_${id}.jsonl`)) && (await b.syncState(id))?.pulling) grown = id;
+      expect(grown, `killed at ${point}: a file the pull made, with its note`).toBeDefined();
+      if (!grown) return;
       await b.say(grown, `written on b after the pull killed at ${point}`);
       const added = readLog(b.fileOf(grown)).ids.at(-1)!;
+      // Status counts the entry written here, after the killed pull's, and none of the server's.
+      const st = (await b.ok(['status', '--all', '--json'])) as { sessions: { session: string; unpushedEntries: number }[] };
+      expect(st.sessions.filter((s) => s.unpushedEntries > 0).map((s) => `${s.session}: ${s.unpushedEntries}`), `killed at ${point}: status`).toEqual([`${grown}: 1`]);
+      const text = (await b.ok(['status', '--all'])) as string;
+      expect(text, `killed at ${point}: status for a person`).toMatch(/after a pull that was cut short, not yet told apart from the server's/);
+      expect(text, `killed at ${point}: status for a person`).toContain(`${grown}  told apart with the server after a pull that was cut short: 1 to push in all`);
       const r = (await b.ok(['sync', '--all', '--json'])) as { failed: number; pushedEntries: number; pushedSessions: number };
       expect(r.failed, `killed at ${point}: sync`).toBe(0);
       // What b pushed as its own: the entry written there, and the leaf marker a merge may append after it (pi's
