@@ -5,6 +5,7 @@ import { parseMaps } from './project-key.js';
 import { createProgress, formatBytes } from './progress.js';
 import { type RunSummary, type SyncMode } from './sync-run.js';
 import { AGENT_OPTION, chosenAgents, runAgents } from '../agents/agent-run.js';
+import { watchSignals } from './interrupt.js';
 
 export const SCOPE_OPTIONS = {
   all: { type: 'boolean', default: false },
@@ -62,7 +63,10 @@ export function syncCommand(mode: SyncMode, summary: string): Command {
     options: { ...SCOPE_OPTIONS, ...(mode === 'push' ? UNDELETE_OPTION : APPLY_DELETES_OPTION) },
     async run(ctx) {
       if (ctx.opts.undelete === true && !ctx.args[0]) throw new SessyncError('bad_input', 'usage: sessync push <ref> --undelete');
-      const summary = await runAgents(await chosenAgents(ctx.opts.agent, ctx.env), {
+      const agents = await chosenAgents(ctx.opts.agent, ctx.env);
+      // Ctrl-C / SIGTERM from here on: the run stops before its next request and the command exits 130 / 143.
+      const interrupt = watchSignals();
+      const summary = await runAgents(agents, {
         ...(ctx.opts.undelete === true ? { undelete: true } : {}),
         ...(ctx.opts['apply-deletes'] === true ? { applyDeletes: true } : {}),
         mode,
@@ -73,7 +77,8 @@ export function syncCommand(mode: SyncMode, summary: string): Command {
         progress: createProgress({ json: ctx.json }),
         note: (t) => ctx.info(t),
         wait: (t, d) => ctx.waiting(t, d),
-      });
+        interrupt,
+      }).finally(() => interrupt.dispose());
       ctx.print(summaryLine(summary), summary);
       return summary.failed ? 1 : 0;
     },

@@ -31,6 +31,7 @@ import type { SyncContext } from './sync-context.js';
 import type { Progress } from './progress.js';
 import { mkdirPrivate } from '../store/private-fs.js';
 import { saveCache } from '../store/cache-save.js';
+import type { Interrupt } from './interrupt.js';
 
 export type SyncMode = 'push' | 'pull' | 'sync';
 
@@ -58,6 +59,8 @@ export interface RunOptions {
   applyDeletes?: boolean;
   /** `push <ref> --undelete`: put a session deleted on the server back, pushing the whole local file. */
   undelete?: boolean;
+  /** Ctrl-C / SIGTERM: the run stops before its next request (its state saved by the finally blocks on the way out). */
+  interrupt?: Interrupt;
   /** After a many-session push: the durable state writes it made and the multi-session requests (tests count them). */
   onJournal?: (x: { fsyncs: number; requests: number }) => void;
 }
@@ -155,6 +158,10 @@ export function matchRemote(heads: readonly Head[], ref: string): string[] {
 
 export async function runSync(o: RunOptions): Promise<RunSummary> {
   const ctx = await openSync(o.env, o);
+  if (o.interrupt) {
+    const i = o.interrupt;
+    ctx.api.beforeRequest = () => i.check();
+  }
   if (o.progress) {
     const p = o.progress;
     ctx.onProgress = (x) => p.moved(x);
@@ -463,7 +470,7 @@ function flushingBefore(ctx: SyncContext, flushes: (key: string) => boolean): Ap
 }
 
 /** Errors about the server or the login, not about one session: the whole run stops (and --watch backs off). */
-const ABORTS_RUN: ReadonlySet<string> = new Set(['unavailable', 'unauthorized', 'forbidden', 'wrong_server', 'internal', 'key_mismatch', 'encryption_required']);
+const ABORTS_RUN: ReadonlySet<string> = new Set(['unavailable', 'unauthorized', 'forbidden', 'wrong_server', 'internal', 'key_mismatch', 'encryption_required', 'interrupted']);
 
 const PUSH_PARALLEL = 8;
 /** Batches per multi-session request while pushes keep coming. */
