@@ -417,10 +417,17 @@ export class ApiClient {
   /** `body` is serialised here, unless it is `{ json }`: text the caller built. */
   /** `frames`: the answer may come as frames (Accept names them); this reads it (JSON answers go through `schema`). */
   /** `once`: the request must not reach the server twice (see OnceOnly). */
+  /**
+   * Asked before each attempt of every request: a run stopped by Ctrl-C or SIGTERM throws `interrupted` here, so it
+   * stops between requests, never inside one (see cli/sync/interrupt.ts).
+   */
+  beforeRequest?: () => void;
+
   private async call<T>(method: string, path: string, body: unknown, schema: z.ZodType<T>, o: { auth?: boolean; frames?: (bytes: Uint8Array) => T; once?: OnceOnly } = {}): Promise<T> {
     const payload = body === undefined ? undefined : body instanceof RawBody ? body : body instanceof PrebuiltJson ? body.json : JSON.stringify(body);
     const started = Date.now();
     for (let attempt = 0; ; attempt++) {
+      this.beforeRequest?.();
       try {
         return await this.once(method, path, payload, schema, o.auth !== false, o.frames, o.once === undefined);
       } catch (e) {

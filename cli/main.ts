@@ -4,6 +4,7 @@ import { commands } from 'sessync:commands';
 import type { Command, CommandContext, OptionSpec } from './command.js';
 import { SessyncError, isSessyncError } from '../shared/errors.js';
 import { fsError } from './fs-error.js';
+import { interruptedExit } from './sync/interrupt.js';
 import { toJsonText } from '../shared/json-stringify.js';
 import { version } from '../package.json';
 import { noteLine, setJsonNotes, takeCacheNotes } from './store/cache-save.js';
@@ -187,5 +188,5 @@ function fail(e: unknown, json: boolean, exitCode?: number): number {
   const err = isSessyncError(mapped) ? mapped : new SessyncError('internal', `unexpected error: ${(e as Error)?.stack ?? String(e)}`);
   if (json) process.stderr.write(JSON.stringify({ error: err.toJSON() }) + '\n');
   else process.stderr.write(`sessync: ${err.message}${err.retryable ? ' (retrying may help)' : ''}\n`);
-  return exitCode ?? (err.code === 'ambiguous' || err.code === 'bad_input' ? EXIT_USAGE : 1);
+  return exitCode ?? interruptedExit(err) ?? (err.code === 'ambiguous' || err.code === 'bad_input' ? EXIT_USAGE : 1);
 }

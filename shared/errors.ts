@@ -29,7 +29,9 @@ export type ErrorCode =
   | 'fs_busy'
   | 'fs_io'
   | 'fs_bad_path'
-  | 'fs_error';
+  | 'fs_error'
+  // the user stopped a run (Ctrl-C, SIGTERM): what was done is saved, the same command finishes it
+  | 'interrupted';
 
 /** HTTP status that each code answers with when it crosses the wire. */
 export const statusOf: Record<ErrorCode, number> = {
@@ -59,6 +61,8 @@ export const statusOf: Record<ErrorCode, number> = {
   fs_io: 500,
   fs_bad_path: 500,
   fs_error: 500,
+  // Local only (a client's run stopped by a signal); a server never answers with it.
+  interrupted: 500,
 };
 
 export class SessyncError extends Error {

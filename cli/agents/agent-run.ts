@@ -166,6 +166,7 @@ export async function runAgents(agents: AgentName[], o: RunOptions): Promise<Run
     conflicts: add('conflicts'),
     skippedLines: add('skippedLines'),
     failed: add('failed'),
+    pushHeld: add('pushHeld'),
     damagedBatches: add('damagedBatches'),
     deleted: all.flatMap((s) => s.deleted),
     ...(all.some((s) => s.ignoredHeads) ? { ignoredHeads: all.flatMap((s) => s.ignoredHeads ?? []) } : {}),

@@ -11,7 +11,9 @@ import { ApiClient } from '../api-client.js';
 function pushText(s: StatusRow): string {
   if (s.unpushedEntries === null) return 'not checked (not logged in)';
   if (s.deletedOnServer) return `deleted on the server${s.deletedOnServer.at ? ` at ${s.deletedOnServer.at}` : ''}, kept here and not pushed (${s.unpushedEntries} entries)`;
-  const n = s.pendingBatch ? `${s.unpushedEntries} to push + 1 batch unacknowledged` : `${s.unpushedEntries} to push`;
+  const n0 = s.pendingBatch ? `${s.unpushedEntries} to push + 1 batch unacknowledged` : `${s.unpushedEntries} to push`;
+  // Printed before the server is asked: the entries after a cut-short pull are told apart in the server's lines.
+  const n = s.interruptedPull?.unchecked ? `${n0}, and ${s.interruptedPull.unchecked} after a pull that was cut short, not yet told apart from the server's` : n0;
   return s.notOnServer ? `${n}, not on the server yet` : n;
 }
 
@@ -40,6 +42,7 @@ function serverLines(r: StatusReport, named = false): string[] {
   const lines = [`${server}: ${r.server}: ${toPull.length} session(s) with entries to pull${r.serverError ? ` (partly checked: ${r.serverError.message})` : ''}`];
   for (const s of r.sessions) {
     const behind = s.serverBehind ? '; the server has fewer of my batches than I think (the next sync pushes it again)' : '';
+    if (s.interruptedPull && s.interruptedPull.unchecked === 0) lines.push(`  ${s.session}  told apart with the server after a pull that was cut short: ${s.unpushedEntries} to push in all (the next sync pulls it again first)`);
     if (!s.remoteOnly && !(s.waitingBatches ?? 0) && !behind) continue;
     const pull = s.deletedHere
       ? `deleted here, kept on the server (sessync restore ${s.session})`

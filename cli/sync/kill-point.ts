@@ -1,4 +1,5 @@
-// Crash points for the kill -9 tests: $SESSYNC_KILL_POINT=name:n makes the process SIGKILL itself the n-th time it passes `name`.
+// Crash points for the kill -9 tests: $SESSYNC_KILL_POINT=name:n makes the process SIGKILL itself the n-th time it passes `name`
+// ($SESSYNC_KILL_SIGNAL: another signal, such as SIGINT for the Ctrl-C tests).
 const want = /^([a-z-]+):(\d+)$/.exec(process.env.SESSYNC_KILL_POINT ?? '');
 let passed = 0;
 
@@ -7,5 +8,5 @@ let passed = 0;
  * half compacted). Unset, it costs one comparison; the tests use it to land a kill exactly there, every time.
  */
 export function killPoint(name: string): void {
-  if (want && want[1] === name && ++passed === Number(want[2])) process.kill(process.pid, 'SIGKILL');
+  if (want && want[1] === name && ++passed === Number(want[2])) process.kill(process.pid, (process.env.SESSYNC_KILL_SIGNAL as NodeJS.Signals | undefined) || 'SIGKILL');
 }

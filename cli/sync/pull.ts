@@ -171,19 +171,22 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
     await ctx.state.save(restoreMark(st, ctx.hostId));
     st = startedOver(st);
   }
-  let path = opts.path ?? st?.path;
+  // A path of '' is a killed pull's note of a file it was about to create (see `pulling`): none known yet.
+  let path = opts.path ?? (st?.path || undefined);
   if (path && !(await stat(path).then(() => true, () => false))) path = undefined;
   const creating = path === undefined;
+  /** A killed pull left its note: until this pull's last page is saved, the note stays (see `pulling`). */
+  const resumed = st?.pulling !== undefined;
   const result: PullResult = { session, path: path ?? '', batches: 0, appended: 0, duplicates: 0, conflicts: 0, created: false, skipped: 0, problems: [] };
   // Null prototype: host ids are user input, and a host called `constructor` must read as a host, not Object's function.
   const cursor: Cursor = toNullRecord(st?.cursor);
   for (const h of opts.hosts ?? []) if (!Object.hasOwn(cursor, h)) cursor[h] = 0;
   // A file this machine holds has all of its own batches, unless a restore cut short named this host in the cursor;
-  // a session being created here takes them too.
+  // a session being created here (or by a pull that was killed) takes them too.
   const ownLeft = !creating && st !== null && Object.hasOwn(st.cursor, ctx.hostId);
-  const takesOwn = creating || ownLeft;
-  if (!takesOwn) cursor[ctx.hostId] = OWN_DONE;
-  else if (creating) delete cursor[ctx.hostId];
+  const ownToo = creating || st?.pulling?.creating === true || ownLeft;
+  if (!ownToo) cursor[ctx.hostId] = OWN_DONE;
+  else if (!ownLeft) delete cursor[ctx.hostId];
 
   let local: Map<string, SessionEntry> | null = null;
   /** Highest seq of this host's own batches seen while creating the file: over every page, not only the first. */
@@ -191,99 +194,125 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
   /** Known that the file's last entry is its newest tip (as created here, nothing appended since): no marker needed. */
   let leafAgrees = false;
   const e2e = (await ctx.e2e?.()) ?? null;
-  for (;;) {
-    // A session new here asks for its meta with the page (header, cwd, sealed key): one request, not two.
-    const ask = path === undefined ? { withMeta: true } : {};
-    const res = await (ctx.pull ? ctx.pull(session, cursor, ask) : ctx.api.pullPage(session, cursor, ask));
-    // Only this session's: a server that answers another's is not believed (the meta is then asked for alone).
-    const served = res.meta?.session === session ? res.meta : undefined;
-    const page = await readPage(ctx, e2e, session, res, served, path === undefined);
-    const { incoming, problems } = page;
-    result.skipped += page.skipped;
-    result.problems.push(...problems);
-    result.batches += res.batches.length;
+  /** Entries are in the file (or about to be) whose ids no saved state holds yet. */
+  let unrecorded = false;
+  try {
+    for (;;) {
+      // Before the request leaves (the journal's flush before it makes this durable): the entries it brings may be in
+      // the file from here on before their ids are saved, and a kill there must not let the next push send them.
+      const from = path === undefined ? 0 : (await stat(path)).size;
+      await ctx.state.save({ ...(st ?? newSessionState(session, path ?? '')), pulling: { from, ...(ownToo ? { creating: true as const } : {}) } });
+      // A session new here asks for its meta with the page (header, cwd, sealed key): one request, not two.
+      const ask = path === undefined ? { withMeta: true } : {};
+      const res = await (ctx.pull ? ctx.pull(session, cursor, ask) : ctx.api.pullPage(session, cursor, ask));
+      // Only this session's: a server that answers another's is not believed (the meta is then asked for alone).
+      const served = res.meta?.session === session ? res.meta : undefined;
+      const page = await readPage(ctx, e2e, session, res, served, path === undefined);
+      const { incoming, problems } = page;
+      result.skipped += page.skipped;
+      result.problems.push(...problems);
+      result.batches += res.batches.length;
 
-    if (path === undefined) {
-      if (page.entries === 0 && problems.length > 0 && !res.more) {
-        // Nothing to create a file from; no cursor is saved, so the next run reports it again.
-        throw new SessyncError('corrupt', `session ${session}: every batch the server holds is damaged (${describeProblems(problems)}); no local file created`, { details: { problems: problems.slice(0, 100) } });
-      }
-      // A session announced by an empty batch (only a header so far) is created here with its header alone.
-      if (res.batches.length === 0 && !res.more) {
-        throw new SessyncError('not_found', `session ${session} has no entries on the server yet`);
-      }
-      const meta = await readMeta(ctx, session, served); // a sealed meta opened, or refused
-      if (!meta.header) throw new SessyncError('corrupt', `session ${session}: its meta is sealed (end-to-end encrypted) and this client cannot open it; no local file created`);
-      // The header becomes the new file's first line: checked like any line a server sends.
-      if (findTooDeepValue(meta.header, LIMITS.maxJsonDepth)) {
-        throw new SessyncError('corrupt', `session ${session}: the server's header nests JSON deeper than ${LIMITS.maxJsonDepth} levels; no local file created`);
-      }
-      const cwd = opts.placeFor ? await opts.placeFor(meta) : String(meta.header.cwd ?? meta.cwd ?? '');
-      if (!cwd) throw new SessyncError('corrupt', `session ${session}: the server's header has no cwd`);
-      const headerWhy = checkHeader({ ...meta.header, cwd });
-      if (headerWhy) throw new SessyncError('corrupt', `session ${session}: the server's header is not a session header (${headerWhy}); no local file created`);
-      // Local facts: the cwd here, and the parent's file here (pi's picker nests a fork under it by path).
-      const header = await withLocalParent(ctx.sessionsRoot, { ...meta.header, cwd } as SessionHeader, piLayout(ctx.env));
-      path = join(ctx.flat ? ctx.sessionsRoot : projectDir(ctx.sessionsRoot, cwd), sessionFileName(String(header.timestamp), session));
-      const fresh = page.fresh!;
-      const tail = await createPulledFile(path, header, fresh, ctx.env, { more: res.more, deferFolderSync: ctx.state.deferFolderSync });
-      // Written parents-first with the newest tip last: pi's leaf and sessync's agree unless the tip rule differs.
-      leafAgrees = tail.lastId === tail.leafId;
-      result.path = path;
-      result.created = true;
-      result.appended += fresh.count;
-      result.duplicates += fresh.duplicates;
-      result.conflicts += await setAside(ctx, session, fresh.conflicts);
-      // A later page merges against what this one wrote (kept for that only: most sessions are one page).
-      local = new Map((fresh.entries ?? []).map((e) => [e.id, e]));
-      st = { ...(st ?? newSessionState(session, path)), path, pushedOffset: tail.size, skipIds: [], metaSent: true };
-    } else {
-      if (st === null || st.path !== path) {
-        // A file here with no state, or at another path than its state's (moved): a killed pull's (its name in its
-        // folder maybe never fsynced: that was left to the journal it never wrote), or another program's such as
-        // pi's. Its name and its folders' are made durable before a cursor says it holds these entries; once per
-        // folder per process.
-        await syncFileName(path, ctx.state.deferFolderSync, ctx.env);
-        st ??= newSessionState(session, path);
-      }
-      if (incoming.length > 0) {
-        if (local === null) {
-          // Appending needs the current format; pi migrates the same way on open.
-          const mig = await ensureCurrent(path, ctx.env);
-          if (mig?.changed) ctx.note?.(`migrated ${path}: format ${mig.fromVersion} -> ${mig.toVersion} (original kept as ${mig.backup})`);
-          local = new Map((await readSession(path)).entries.map((e) => [e.id, e]));
+      if (path === undefined) {
+        if (page.entries === 0 && problems.length > 0 && !res.more) {
+          // Nothing to create a file from; no cursor is saved, so the next run reports it again.
+          throw new SessyncError('corrupt', `session ${session}: every batch the server holds is damaged (${describeProblems(problems)}); no local file created`, { details: { problems: problems.slice(0, 100) } });
         }
-        const m = mergeEntries(local, incoming);
-        if (m.toAppend.length > 0) {
-          await appendEntries(path, m.toAppend, { texts: exactTexts(incoming), env: ctx.env }); // fsynced before it returns
-          leafAgrees = false;
+        // A session announced by an empty batch (only a header so far) is created here with its header alone.
+        if (res.batches.length === 0 && !res.more) {
+          throw new SessyncError('not_found', `session ${session} has no entries on the server yet`);
         }
-        for (const e of m.toAppend) local.set(e.id, e);
-        result.appended += m.toAppend.length;
-        result.duplicates += m.duplicates;
-        result.conflicts += await setAside(ctx, session, m.conflicts);
-        // Entries the server has need no push back; ids already pushed are before the offset and never read.
-        // A conflicting id is not skipped: the local version must still reach the server (and the other machines).
-        const clashing = new Set(m.conflicts.map((c) => c.id));
-        const skip = new Set(st.skipIds);
-        for (const x of incoming) if (!clashing.has(x.entry.id)) skip.add(x.entry.id);
-        st = { ...st, skipIds: [...skip] };
+        const meta = await readMeta(ctx, session, served); // a sealed meta opened, or refused
+        if (!meta.header) throw new SessyncError('corrupt', `session ${session}: its meta is sealed (end-to-end encrypted) and this client cannot open it; no local file created`);
+        // The header becomes the new file's first line: checked like any line a server sends.
+        if (findTooDeepValue(meta.header, LIMITS.maxJsonDepth)) {
+          throw new SessyncError('corrupt', `session ${session}: the server's header nests JSON deeper than ${LIMITS.maxJsonDepth} levels; no local file created`);
+        }
+        const cwd = opts.placeFor ? await opts.placeFor(meta) : String(meta.header.cwd ?? meta.cwd ?? '');
+        if (!cwd) throw new SessyncError('corrupt', `session ${session}: the server's header has no cwd`);
+        const headerWhy = checkHeader({ ...meta.header, cwd });
+        if (headerWhy) throw new SessyncError('corrupt', `session ${session}: the server's header is not a session header (${headerWhy}); no local file created`);
+        // Local facts: the cwd here, and the parent's file here (pi's picker nests a fork under it by path).
+        const header = await withLocalParent(ctx.sessionsRoot, { ...meta.header, cwd } as SessionHeader, piLayout(ctx.env));
+        path = join(ctx.flat ? ctx.sessionsRoot : projectDir(ctx.sessionsRoot, cwd), sessionFileName(String(header.timestamp), session));
+        const fresh = page.fresh!;
+        unrecorded = true;
+        const tail = await createPulledFile(path, header, fresh, ctx.env, { more: res.more, deferFolderSync: ctx.state.deferFolderSync });
+        // Written parents-first with the newest tip last: pi's leaf and sessync's agree unless the tip rule differs.
+        leafAgrees = tail.lastId === tail.leafId;
+        result.path = path;
+        result.created = true;
+        result.appended += fresh.count;
+        result.duplicates += fresh.duplicates;
+        result.conflicts += await setAside(ctx, session, fresh.conflicts);
+        // A later page merges against what this one wrote (kept for that only: most sessions are one page).
+        local = new Map((fresh.entries ?? []).map((e) => [e.id, e]));
+        st = { ...(st ?? newSessionState(session, path)), path, pushedOffset: tail.size, skipIds: [], metaSent: true };
+      } else {
+        if (st === null || st.path !== path) {
+          // A file here with no state, or at another path than its state's (moved): a killed pull's (its name in its
+          // folder maybe never fsynced: that was left to the journal it never wrote), or another program's such as
+          // pi's. Its name and its folders' are made durable before a cursor says it holds these entries; once per
+          // folder per process.
+          await syncFileName(path, ctx.state.deferFolderSync, ctx.env);
+          st ??= newSessionState(session, path);
+        }
+        // A file a killed pull created came from the server, meta and all (as a file created here above): its push
+        // must not send the meta again in an empty first batch.
+        if (st.pulling?.creating && !st.metaSent) st = { ...st, metaSent: true };
+        if (incoming.length > 0) {
+          if (local === null) {
+            // Appending needs the current format; pi migrates the same way on open.
+            const mig = await ensureCurrent(path, ctx.env);
+            if (mig?.changed) ctx.note?.(`migrated ${path}: format ${mig.fromVersion} -> ${mig.toVersion} (original kept as ${mig.backup})`);
+            local = new Map((await readSession(path)).entries.map((e) => [e.id, e]));
+          }
+          const m = mergeEntries(local, incoming);
+          if (m.toAppend.length > 0) {
+            unrecorded = true;
+            await appendEntries(path, m.toAppend, { texts: exactTexts(incoming), env: ctx.env }); // fsynced before it returns
+            leafAgrees = false;
+          }
+          for (const e of m.toAppend) local.set(e.id, e);
+          result.appended += m.toAppend.length;
+          result.duplicates += m.duplicates;
+          result.conflicts += await setAside(ctx, session, m.conflicts);
+          // Entries the server has need no push back; ids already pushed are before the offset and never read.
+          // A conflicting id is not skipped: the local version must still reach the server (and the other machines).
+          const clashing = new Set(m.conflicts.map((c) => c.id));
+          const skip = new Set(st.skipIds);
+          for (const x of incoming) if (!clashing.has(x.entry.id)) skip.add(x.entry.id);
+          st = { ...st, skipIds: [...skip] };
+        }
       }
+      if (ownToo) ownSeq = Math.max(ownSeq, ownValue(res.cursor, ctx.hostId) ?? 0);
+      const saved: Cursor = toNullRecord(res.cursor);
+      // Own batches still to come on later pages: this host stays in the saved cursor until the last page.
+      if (ownToo && res.more) saved[ctx.hostId] = ownValue(res.cursor, ctx.hostId) ?? 0;
+      else delete saved[ctx.hostId];
+      // Our own batches came with the file: the next one we push follows the highest of them. Damaged batches
+      // are passed (the good ones after them are merged) and remembered in the state, reported once here.
+      // The note of a pull under way goes with the last page's state: every entry the server has is in skipIds now.
+      // With more pages, the next round notes it again before its request.
+      const { pulling: _done, ...kept } = st;
+      st = { ...kept, path, cursor: saved, nextSeq: Math.max(st.nextSeq, ownSeq + 1), ...rememberBadBatches(st, problems) };
+      killPoint('pull-merged'); // the page's entries are durable in the file, its cursor not yet saved
+      await ctx.state.save(st); // after the fsync of the entries: a crash before this line only re-pulls
+      unrecorded = false;
+      ctx.onProgress?.({ entries: page.entries, bytes: page.bytes });
+      for (const h of Object.keys(res.cursor)) cursor[h] = res.cursor[h]!;
+      if (!ownToo) cursor[ctx.hostId] = OWN_DONE;
+      if (!res.more) break;
     }
-    if (takesOwn) ownSeq = Math.max(ownSeq, ownValue(res.cursor, ctx.hostId) ?? 0);
-    const saved: Cursor = toNullRecord(res.cursor);
-    // Own batches still to come on later pages: this host stays in the saved cursor until the last page.
-    if (takesOwn && res.more) saved[ctx.hostId] = ownValue(res.cursor, ctx.hostId) ?? 0;
-    else delete saved[ctx.hostId];
-    // Our own batches came with the file: the next one we push follows the highest of them. Damaged batches
-    // are passed (the good ones after them are merged) and remembered in the state, reported once here.
-    st = { ...st, path, cursor: saved, nextSeq: Math.max(st.nextSeq, ownSeq + 1), ...rememberBadBatches(st, problems) };
-    killPoint('pull-merged'); // the page's entries are durable in the file, its cursor not yet saved
-    await ctx.state.save(st); // after the fsync of the entries: a crash before this line only re-pulls
-    ctx.onProgress?.({ entries: page.entries, bytes: page.bytes });
-    for (const h of Object.keys(res.cursor)) cursor[h] = res.cursor[h]!;
-    if (!takesOwn) cursor[ctx.hostId] = OWN_DONE;
-    if (!res.more) break;
+  } catch (e) {
+    // Failed with every entry this call appended recorded, and no killed pull's note to resolve: the note of this
+    // pull is taken back, so the session's push is not held for a pull that brought nothing unrecorded. Else it
+    // stays, and the next run pulls again before it pushes.
+    if (!unrecorded && !resumed) {
+      if (st) await ctx.state.save(st);
+      else await ctx.state.forget(session);
+    }
+    throw e;
   }
   if (result.appended > 0 && !leafAgrees) {
     // Pulled entries went last, but the newest tip may be a local one: pi would resume the other branch.
@@ -291,6 +320,26 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
     if (m) result.marker = m.id;
   }
   return result;
+}
+
+/**
+ * Ids of the entries a pull again of a session with a killed pull's note would bring (read, merged nowhere): from the
+ * cursor the note carries, this machine's own batches too when that pull was creating the file. Status tells with
+ * them the entries that pull wrote from the ones written here since.
+ */
+export async function idsToPullAgain(ctx: SyncContext, st: SessionSyncState): Promise<Set<string>> {
+  const cursor: Cursor = toNullRecord(st.cursor);
+  if (st.pulling?.creating) delete cursor[ctx.hostId];
+  else cursor[ctx.hostId] = OWN_DONE;
+  const e2e = (await ctx.e2e?.()) ?? null;
+  const ids = new Set<string>();
+  for (;;) {
+    const res = await ctx.api.pullPage(st.session, cursor);
+    for (const x of (await readPage(ctx, e2e, st.session, res, undefined, false)).incoming) ids.add(x.entry.id);
+    for (const h of Object.keys(res.cursor)) cursor[h] = res.cursor[h]!;
+    if (!st.pulling?.creating) cursor[ctx.hostId] = OWN_DONE;
+    if (!res.more) return ids;
+  }
 }
 
 /** "batch 3 of host h1: ..., line 2 of batch 4 of host h1: ..." for the first few. */

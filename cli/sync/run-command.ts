@@ -5,6 +5,7 @@ import { parseMaps } from './project-key.js';
 import { createProgress, formatBytes } from './progress.js';
 import { type RunSummary, type SyncMode } from './sync-run.js';
 import { AGENT_OPTION, chosenAgents, runAgents, whenPi } from '../agents/agent-run.js';
+import { watchSignals } from './interrupt.js';
 
 export const SCOPE_OPTIONS = {
   all: { type: 'boolean', default: false },
@@ -42,7 +43,7 @@ export function summaryLine(s: RunSummary): string {
   if (kept) parts.push(`${kept} session${kept === 1 ? '' : 's'} deleted on the server kept here, not pushed`);
   if (removed) parts.push(`${removed} session${removed === 1 ? '' : 's'} deleted on the server removed here`);
   for (const f of s.forks ?? []) parts.push(`Codex session ${f.from} forked: ${f.mine ? "this machine's" : "another machine's"} continuation is now session ${f.fork} (${f.reason})`);
-  if (s.failed) parts.push(`${s.failed} session${s.failed === 1 ? '' : 's'} failed`);
+  if (s.failed) parts.push(`${s.failed} session${s.failed === 1 ? '' : 's'} failed${s.pushHeld ? ` (${s.pushHeld} with ${s.pushHeld === 1 ? 'its' : 'their'} push held until an interrupted pull of ${s.pushHeld === 1 ? 'it' : 'them'} is redone)` : ''}`);
   return `${s.mode}: ${s.sessionsChecked} session${s.sessionsChecked === 1 ? '' : 's'} checked; ${parts.join('; ')}; ${s.requests} request${s.requests === 1 ? '' : 's'}`;
 }
 
@@ -63,7 +64,10 @@ export function syncCommand(mode: SyncMode, summary: string): Command {
     options: { ...SCOPE_OPTIONS, ...(mode === 'push' ? UNDELETE_OPTION : APPLY_DELETES_OPTION) },
     async run(ctx) {
       if (ctx.opts.undelete === true && !ctx.args[0]) throw new SessyncError('bad_input', 'usage: sessync push <ref> --undelete');
-      const summary = await runAgents(await chosenAgents(ctx.opts.agent, ctx.env), {
+      const agents = await chosenAgents(ctx.opts.agent, ctx.env);
+      // Ctrl-C / SIGTERM from here on: the run stops before its next request and the command exits 130 / 143.
+      const interrupt = watchSignals();
+      const summary = await runAgents(agents, {
         ...(ctx.opts.undelete === true ? { undelete: true } : {}),
         ...(ctx.opts['apply-deletes'] === true ? { applyDeletes: true } : {}),
         mode,
@@ -74,7 +78,8 @@ export function syncCommand(mode: SyncMode, summary: string): Command {
         progress: createProgress({ json: ctx.json }),
         note: (t) => ctx.info(t),
         wait: (t, d) => ctx.waiting(t, d),
-      });
+        interrupt,
+      }).finally(() => interrupt.dispose());
       ctx.print(summaryLine(summary), summary);
       return summary.failed ? 1 : 0;
     },

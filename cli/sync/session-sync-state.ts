@@ -50,6 +50,14 @@ export interface SessionSyncState {
   /** Ids appended by pulls after the pushed offset: a push skips them (the server has them already). */
   skipIds: string[];
   pending: PendingBatch | null;
+  /**
+   * A pull of the session is under way, or was killed: written with the state the journal makes durable before each
+   * pull request leaves, dropped by the state saved after the last page. Entries that request brought may be in the
+   * file from byte `from` on while their ids (skipIds) were never made durable, so the next run pulls the session
+   * again before it pushes it (the re-pulled ids go to skipIds, the merge appends none twice), and status counts
+   * only the bytes before `from`. `creating`: the pull was creating the file, so this machine's own batches came too.
+   */
+  pulling?: { from: number; creating?: true };
   /** Hash of the bytes just before `offset` when that was the pushed offset: tells a rewritten file from a grown one. */
   tail?: { offset: number; hash: string };
   /** The session metadata went with an acknowledged batch. */

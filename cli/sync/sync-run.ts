@@ -26,12 +26,13 @@ import { saveQueuedSummaries } from '../store/summary-pending.js';
 import { withPullJournal } from './pull-journal.js';
 import { SyncState } from './sync-state.js';
 import { serverKey, type BatchProblem } from './session-sync-state.js';
-import { applyTombstones, onPushGone, undelete, type DeletedNote } from './tombstones.js';
+import { applyTombstones, onPullGone, onPushGone, undelete, type DeletedNote } from './tombstones.js';
 import { e2eLoader } from '../keys/sync-keys.js';
 import type { SyncContext } from './sync-context.js';
 import type { Progress } from './progress.js';
 import { mkdirPrivate } from '../store/private-fs.js';
 import { saveCache } from '../store/cache-save.js';
+import type { Interrupt } from './interrupt.js';
 
 export type SyncMode = 'push' | 'pull' | 'sync';
 
@@ -59,6 +60,8 @@ export interface RunOptions {
   applyDeletes?: boolean;
   /** `push <ref> --undelete`: put a session deleted on the server back, pushing the whole local file. */
   undelete?: boolean;
+  /** Ctrl-C / SIGTERM: the run stops before its next request (its state saved by the finally blocks on the way out). */
+  interrupt?: Interrupt;
   /** After a many-session push: the durable state writes it made and the multi-session requests (tests count them). */
   onJournal?: (x: { fsyncs: number; requests: number }) => void;
 }
@@ -75,6 +78,11 @@ export interface SessionOutcome {
   /** Stored batches (no `line`) or lines of them the pull passed over as damaged (the first 100), by host and seq. */
   badBatches?: BatchProblem[];
   error?: { code: string; message: string; retryable: boolean };
+  /**
+   * A pull of it was cut short earlier (its note `pulling`) and pulling it again failed in this run: its push waits for
+   * that pull, so that no entry the server sent goes back as this machine's. Its `error` says why.
+   */
+  pushHeld?: true;
 }
 
 export interface RunSummary {
@@ -91,6 +99,8 @@ export interface RunSummary {
   /** Whole stored batches passed over as damaged (their bad lines count in skippedLines). */
   damagedBatches: number;
   failed: number;
+  /** Of those, sessions whose push is held because a killed pull of them could not be done again (see pushHeld). */
+  pushHeld: number;
   /** Session files not looked at because their header is unreadable (reported, never skipped silently). */
   skippedFiles: { path: string; reason: string }[];
   /** Heads the server listed with names no sessync server accepts (the first 20): not synced. */
@@ -149,6 +159,10 @@ export function matchRemote(heads: readonly Head[], ref: string): string[] {
 
 export async function runSync(o: RunOptions): Promise<RunSummary> {
   const ctx = await openSync(o.env, o);
+  if (o.interrupt) {
+    const i = o.interrupt;
+    ctx.api.beforeRequest = () => i.check();
+  }
   if (o.progress) {
     const p = o.progress;
     ctx.onProgress = (x) => p.moved(x);
@@ -247,9 +261,6 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
     // A session whose meta could not be read (damaged, or not landed yet) has no known agent: it goes with pi's run,
     // the agent of a meta that names none, so its pull is tried there and its error reported, never dropped silently.
     const ops = planned.filter((x) => !dropped.has(x.session) && (!agentOf || byId.has(x.session) || (agentOf.get(x.session) ?? 'pi') === o.agent));
-    // Sessions with more than one op (a push, then a pull): counted once, not by a scan of every op per op (3,000 sessions).
-    const opsPerSession = new Map<string, number>();
-    for (const x of ops) opsPerSession.set(x.session, (opsPerSession.get(x.session) ?? 0) + 1);
 
     // An encrypted account's key is checked against the server's before the first byte is sent or written:
     // missing, old or wrong, the run stops here with what to run.
@@ -264,15 +275,28 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
     const projectMap = await ctx.state.projectMap();
     let mapDirty = false;
     o.progress?.start(new Set(ops.map((x) => x.session)).size);
+    /** Ops of each session still to run in this run: the bar counts a session once its last one is done. */
+    const opsLeft = new Map<string, number>();
     const runOp = async (op: SyncOp) => {
+      try {
+        await runOneOp(op);
+      } finally {
+        // Every way out counts (a session failed by an earlier op runs no other), so the bar ends at its total.
+        const left = (opsLeft.get(op.session) ?? 1) - 1;
+        opsLeft.set(op.session, left);
+        if (left === 0) o.progress?.sessionDone();
+      }
+    };
+    const runOneOp = async (op: SyncOp) => {
       const out = outcome(op.session);
-      if (out.error) return;
+      if (out.error || gone.skip.has(op.session)) return;
       try {
         if (op.kind === 'push') {
           const l = byId.get(op.session)!;
           const r = await pushSession(ctx, { session: l.id, path: l.path, ...(l.name ? { name: l.name } : {}), ...(op.resetTo !== undefined ? { resetTo: op.resetTo } : {}) });
           out.path = l.path;
-          out.pushed = { batches: r.batches, entries: r.entries, bytes: r.bytes };
+          // Added to, not set: a session pulled again first (a killed pull's note) may have pushed its leaf marker then.
+          out.pushed = { batches: (out.pushed?.batches ?? 0) + r.batches, entries: (out.pushed?.entries ?? 0) + r.entries, bytes: (out.pushed?.bytes ?? 0) + r.bytes };
           if (r.skipped.length) {
             out.skipped = (out.skipped ?? 0) + r.skipped.length;
             out.skippedLines = r.skipped.slice(0, 100);
@@ -299,6 +323,16 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
         }
       } catch (e) {
         if (op.kind === 'push' && (await onPushGone(ctx, op.session, byId.get(op.session)!.path, e))) return;
+        const again = op.kind !== 'push' && replayed.has(op.session);
+        if (again) {
+          // Deleted on the server since its killed pull: as a sync that reads the tombstone, kept here, left alone.
+          const note = await onPullGone(ctx, op.session, byId.get(op.session)!.path, e);
+          if (note) {
+            gone.skip.add(op.session);
+            gone.notes.push(note);
+            return;
+          }
+        }
         // The server gone or the token refused: stop, the next run resumes. Anything about this one session (its
         // file locked by a writer, a corrupt batch, a refused line, even a fault of this client on its content):
         // reported for it, the other sessions go on.
@@ -307,33 +341,14 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
         out.error = isSessyncError(err) ? { code: err.code, message: err.message, retryable: err.retryable } : { code: 'internal', message: `unexpected error: ${(e as Error)?.message ?? String(e)}`, retryable: false };
         const problems = isSessyncError(e) ? (e.details as { problems?: BatchProblem[] } | undefined)?.problems : undefined;
         if (problems?.length) out.badBatches = problems;
+        if (again) {
+          out.pushHeld = true;
+          out.error.message = `${out.error.message}; an earlier pull of it was cut short, and its push waits until a pull of it succeeds (the entries that pull may have written must not go back as this machine's): ${out.error.retryable ? 'run sync again' : 'fix the cause above, then run sync again'}`;
+        }
         if (o.noteErrors !== false) o.note?.(`session ${op.session}: ${out.error.message}`);
       }
-      if (op.kind !== 'push' || opsPerSession.get(op.session) === 1) o.progress?.sessionDone();
     };
-    try {
-      // Sessions are independent (each its own state record and seqs, wherever the state is kept: own file, journal or
-      // pack): several at once hide request latency and fsyncs.
-      // All pushes finish before any pull starts, so a pull never meets this machine's batch still in flight.
-      const pushes = ops.filter((x) => x.kind === 'push');
-      if (pushes.length > 1) {
-        // Many sessions at once, their batches gathered into shared requests: one session at a time is latency-bound.
-        // Their states go to one journal, made durable once per request (before it leaves), compacted at the end.
-        ctx.state.openJournal();
-        const batcher = new PushBatcher(flushingBefore(ctx, isPushRoute), PUSH_BATCHES_PER_REQUEST);
-        batcher.maxInFlight = BATCHED_PUSH_PARALLEL / PUSH_BATCHES_PER_REQUEST; // large batches: fewer a request, not more requests
-        ctx.pushBatch = (req) => batcher.push(req);
-        ctx.readTurn = turns(PUSH_READING);
-        try {
-          await inParallel(pushes, BATCHED_PUSH_PARALLEL, (op) => batcher.around(() => runOp(op)));
-        } finally {
-          delete ctx.pushBatch;
-          delete ctx.readTurn;
-          o.onJournal?.({ fsyncs: ctx.state.journalFsyncs(), requests: batcher.requests });
-          await ctx.state.closeJournal();
-        }
-      } else await inParallel(pushes, PUSH_PARALLEL, runOp);
-      const pulls = ops.filter((x) => x.kind !== 'push');
+    const pullPhase = async (pulls: readonly SyncOp[]) => {
       if (pulls.length > 1) {
         // Many sessions at once, their pages gathered into shared requests, as for pushes. Their states (cursors,
         // new files' offsets) go to the journal too: one durable write per request, not one per pulled page. A page's
@@ -355,6 +370,40 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
           await ctx.state.closeJournal();
         }
       } else if (pulls.length === 1) await withPullJournal(ctx, () => runOp(pulls[0]!)); // its pages' states journaled too
+    };
+    // A pull killed mid-way (kill -9, a power cut) left the note `pulling` in its sessions' states: entries it wrote
+    // may be in the file with no durable record that the server has them. Those sessions are pulled again first,
+    // whatever the mode, before any push reads them: the pages come again and their ids are recorded (the merge
+    // appends none twice). A session whose pull fails here is not pushed (runOp skips a session with an error).
+    const replays: SyncOp[] = [...new Set(ops.map((x) => x.session))].filter((s) => byId.has(s) && states.get(s)?.pulling !== undefined).map((session) => ({ kind: 'pull', session, batches: 0 }));
+    const replayed = new Set(replays.map((x) => x.session));
+    // A session pulled again first is not pulled again after its push (see below): that pull is not one of its ops.
+    for (const x of [...replays, ...ops.filter((y) => y.kind === 'push' || !replayed.has(y.session))]) opsLeft.set(x.session, (opsLeft.get(x.session) ?? 0) + 1);
+    try {
+      await pullPhase(replays);
+      // Sessions are independent (each its own state record and seqs, wherever the state is kept: own file, journal or
+      // pack): several at once hide request latency and fsyncs.
+      // All pushes finish before any pull starts, so a pull never meets this machine's batch still in flight.
+      const pushes = ops.filter((x) => x.kind === 'push');
+      if (pushes.length > 1) {
+        // Many sessions at once, their batches gathered into shared requests: one session at a time is latency-bound.
+        // Their states go to one journal, made durable once per request (before it leaves), compacted at the end.
+        ctx.state.openJournal();
+        const batcher = new PushBatcher(flushingBefore(ctx, isPushRoute), PUSH_BATCHES_PER_REQUEST);
+        batcher.maxInFlight = BATCHED_PUSH_PARALLEL / PUSH_BATCHES_PER_REQUEST; // large batches: fewer a request, not more requests
+        ctx.pushBatch = (req) => batcher.push(req);
+        ctx.readTurn = turns(PUSH_READING);
+        try {
+          await inParallel(pushes, BATCHED_PUSH_PARALLEL, (op) => batcher.around(() => runOp(op)));
+        } finally {
+          delete ctx.pushBatch;
+          delete ctx.readTurn;
+          o.onJournal?.({ fsyncs: ctx.state.journalFsyncs(), requests: batcher.requests });
+          await ctx.state.closeJournal();
+        }
+      } else await inParallel(pushes, PUSH_PARALLEL, runOp);
+      // A session pulled again above is up to date with the heads this run read: not pulled twice.
+      await pullPhase(ops.filter((x) => x.kind !== 'push' && !replayed.has(x.session)));
     } finally {
       o.progress?.stop();
       if (mapDirty) await ctx.state.saveProjectMap(projectMap);
@@ -378,6 +427,7 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
       skippedLines: sum(sessions, (s) => s.skipped ?? 0),
       damagedBatches: sum(sessions, (s) => (s.badBatches ?? []).filter((b) => b.line === undefined).length),
       failed: sessions.filter((s) => s.error).length,
+      pushHeld: sessions.filter((s) => s.pushHeld).length,
       skippedFiles,
       ...(ctx.api.ignoredHeads.length ? { ignoredHeads: ctx.api.ignoredHeads.slice(0, 20) } : {}),
       requests: ctx.api.requestCount - before,
@@ -415,7 +465,7 @@ function flushingBefore(ctx: SyncContext, flushes: (key: string) => boolean): Ap
 }
 
 /** Errors about the server or the login, not about one session: the whole run stops (and --watch backs off). */
-const ABORTS_RUN: ReadonlySet<string> = new Set(['unavailable', 'unauthorized', 'forbidden', 'wrong_server', 'internal', 'key_mismatch', 'encryption_required']);
+const ABORTS_RUN: ReadonlySet<string> = new Set(['unavailable', 'unauthorized', 'forbidden', 'wrong_server', 'internal', 'key_mismatch', 'encryption_required', 'interrupted']);
 
 const PUSH_PARALLEL = 8;
 /** Batches per multi-session request while pushes keep coming. */

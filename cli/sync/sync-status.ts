@@ -13,7 +13,8 @@ import { openSync } from './sync-run.js';
 import { projectKeysHere } from './project-scope.js';
 import { remoteAgents, remoteProjectKeys } from './remote-keys.js';
 import { droppedSessions } from './dropped.js';
-import type { BadBatchRecord } from './session-sync-state.js';
+import type { BadBatchRecord, SessionSyncState } from './session-sync-state.js';
+import { idsToPullAgain } from './pull.js';
 
 export interface StatusRow {
   session: string;
@@ -42,6 +43,13 @@ export interface StatusRow {
   deletedOnServer?: { at: string; host: string };
   /** Damaged stored batches (or lines of them) pulls passed over, as the sync state records them (newest last). */
   damaged?: BadBatchRecord[];
+  /**
+   * A pull of it was cut short (its note `pulling`): the entries from byte `from` on may be ones it wrote, the server's,
+   * with no record of them, or written here since. `unchecked`: how many of them are not told apart yet (the server
+   * not asked), counted nowhere; 0 once the server's ids told them apart, this machine's then in unpushedEntries.
+   * Absent when nothing follows that byte.
+   */
+  interruptedPull?: { from: number; unchecked: number };
 }
 
 export interface StatusReport {
@@ -128,10 +136,13 @@ export async function syncStatus(o: StatusOptions): Promise<StatusReport> {
   // Local figures first: they come from the files and the state beside them, never from the server.
   for (const l of locals) {
     const st = states.get(l.id);
+    // A killed pull's bytes (from `pulling.from` on) may be the server's: told apart below, with the server's ids.
+    const cut = st?.pulling ? Math.min(l.size, Math.max(st.pulling.from, st.pushedOffset)) : l.size;
+    const skip = new Set<string>(st?.skipIds ?? []);
     const row: StatusRow = {
       session: l.id,
       path: l.path,
-      unpushedEntries: ctx ? await countTail(l.path, st?.pushedOffset ?? 0, l.size, new Set(st?.skipIds ?? [])) : null,
+      unpushedEntries: ctx ? await countTail(l.path, st?.pushedOffset ?? 0, cut, skip) : null,
       unpushedBytes: ctx ? Math.max(0, l.size - (st?.pushedOffset ?? 0)) : null,
       pendingBatch: Boolean(st?.pending),
       waitingBatches: null,
@@ -141,6 +152,8 @@ export async function syncStatus(o: StatusOptions): Promise<StatusReport> {
     if (st?.deleted) row.deletedOnServer = st.deleted;
     else if (ctx && !st?.metaSent) row.notOnServer = true;
     if (st?.badBatches?.length) row.damaged = st.badBatches;
+    const after = ctx && st?.pulling ? await countTail(l.path, cut, l.size, skip) : 0;
+    if (after > 0) row.interruptedPull = { from: cut, unchecked: after };
     report.sessions.push(row);
   }
   if (!ctx) report.serverError = { code: 'unauthorized', message: 'not logged in: run `sessync login <url> --token <token>`' };
@@ -157,6 +170,7 @@ export async function syncStatus(o: StatusOptions): Promise<StatusReport> {
     return report;
   }
   report.serverChecked = true;
+  await tellInterruptedApart(ctx, report, locals, states);
   const status: LocalStatus[] = locals.map((l) => {
     const st = states.get(l.id);
     return { session: l.id, size: l.size, pushedOffset: st?.pushedOffset ?? 0, pendingSeq: st?.pending?.seq ?? null, cursor: st?.cursor ?? {}, nextSeq: st?.nextSeq ?? 1 };
@@ -199,4 +213,27 @@ export async function syncStatus(o: StatusOptions): Promise<StatusReport> {
     report.sessions.push(row);
   }
   return report;
+}
+
+/**
+ * Rows with entries after a killed pull's start not told apart: the entries the server holds (what a pull again
+ * brings) are the server's, the others were written here since and are counted as to push. A session the server
+ * cannot answer for keeps its figure unchecked, and the report says why.
+ */
+async function tellInterruptedApart(ctx: Awaited<ReturnType<typeof openSync>>, report: StatusReport, locals: readonly SessionSummary[], states: ReadonlyMap<string, SessionSyncState>): Promise<void> {
+  const paths = new Map(locals.map((l) => [l.id, l]));
+  for (const row of report.sessions) {
+    const st = states.get(row.session);
+    const l = paths.get(row.session);
+    if (!row.interruptedPull?.unchecked || !st || !l || row.unpushedEntries === null) continue;
+    try {
+      const server = await idsToPullAgain(ctx, st);
+      const mine = await countTail(l.path, row.interruptedPull.from, l.size, new Set([...st.skipIds, ...server]));
+      row.unpushedEntries += mine;
+      row.interruptedPull.unchecked = 0;
+    } catch (e) {
+      if (!isSessyncError(e)) throw e;
+      report.serverError ??= { code: e.code, message: `session ${row.session}: ${e.message}` };
+    }
+  }
 }

@@ -23,7 +23,8 @@ export interface DeletedNote {
  */
 export async function markDeleted(ctx: SyncContext, session: string, path: string, t: { at: string; host: string } | null): Promise<SessionSyncState> {
   const old = await ctx.state.load(session);
-  const { tail: _tail, deleted: _deleted, ...rest } = old ?? newSessionState(session, path);
+  // A killed pull's note goes too: nothing the server held is left to pull again, and the whole file is unpushed.
+  const { tail: _tail, deleted: _deleted, pulling: _pulling, ...rest } = old ?? newSessionState(session, path);
   const st: SessionSyncState = { ...rest, path, pushedOffset: 0, nextSeq: 1, cursor: {}, skipIds: [], pending: null, metaSent: false, ...(t ? { deleted: t } : {}) };
   await ctx.state.save(st); // the state first: a crash before the body is gone leaves an orphan body, not a pending without one
   if (old?.pending && old.pending.body === undefined) await ctx.state.dropPendingBody(session, old.pending.seq);
@@ -102,6 +103,30 @@ export async function onPushGone(ctx: SyncContext, session: string, path: string
   await markDeleted(ctx, session, path, { at: '', host: '' });
   ctx.note?.(`session ${session}: ${e.message}; the local file ${path} is kept`);
   return true;
+}
+
+/**
+ * A session pulled again for a killed pull's note answered not_found: deleted on the server since? `push` reads no
+ * feed, so the tombstone may be news here; the session's meta answers 410 with it. Then it is recorded and the file
+ * kept, as a sync that reads the tombstone in the feed does (applyTombstones), and the session is left alone. Null
+ * when the server says nothing of a deletion: the not_found is the session's error.
+ */
+export async function onPullGone(ctx: SyncContext, session: string, path: string, e: unknown): Promise<DeletedNote | null> {
+  if (!isSessyncError(e, 'not_found')) return null;
+  let t: Tombstone | undefined;
+  try {
+    await ctx.api.sessionMeta(session);
+    return null;
+  } catch (m) {
+    // Any other answer (unreachable, no meta either): the pull's not_found is what is reported for the session.
+    if (!isSessyncError(m, 'gone')) return null;
+    t = (m.details as { tombstone?: Tombstone } | undefined)?.tombstone;
+  }
+  const at = t?.deletedAt ?? '';
+  const host = t?.host ?? '';
+  await markDeleted(ctx, session, path, { at, host });
+  ctx.note?.(keptMessage({ session, deletedAt: at, host }, path));
+  return { session, deletedAt: at, host, action: 'kept', path };
 }
 
 /**

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { readLog, useServer } from './helpers.js';
 import { clashingPair } from './conflict-pair.js';
 import { hasStrace, tracedRun } from './kill-rig.js';
+import { sessionsClaimed } from './traced-states.js';
 
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
@@ -24,8 +25,10 @@ describe.skipIf(!hasStrace())('conflicts file left by a killed first pull (strac
       const entryA = readLog(a.fileOf(id)).entries.find((e) => e.id === clash)!;
       if (variant !== 'none') writeFileSync(p, variant === 'empty' ? '' : JSON.stringify({ id: clash, host: null, detected: new Date().toISOString(), kept: 'local', entry: entryA }) + '\n');
 
+      // The cursor b holds before the retry: the pull's note of its request under way carries it, and claims nothing.
+      const before = new Map([[id, (await b.syncState(id))!.cursor]]);
       const trace = join(rig.root, `conf-${variant}.strace`);
-      const run = await tracedRun(b, ['pull'], trace, { calls: 'fsync,fdatasync,write,writev', strings: 200 });
+      const run = await tracedRun(b, ['pull'], trace, { calls: 'fsync,fdatasync,write,writev', strings: 1_000_000 });
       expect(run.code, run.err).toBe(0);
       expect(JSON.parse(run.out).conflicts, run.out).toBe(1);
       expect(existsSync(p)).toBe(true);
@@ -34,7 +37,7 @@ describe.skipIf(!hasStrace())('conflicts file left by a killed first pull (strac
       const t = readFileSync(trace, 'utf8').split('\n');
       const folderSync = t.findIndex((l) => new RegExp(`\\bf(data)?sync\\(\\d+<${escape(dir)}>`).test(l));
       // The session's state (its cursor past the clash) is written into the journal, the pack or its own file.
-      const cursorWrite = t.findIndex((l) => /\b(write|writev)\(\d+<[^>]*(push-journal\.jsonl|state-pack|\/sessions\/[^/>]+\.json)/.test(l) && l.includes(id));
+      const cursorWrite = t.findIndex((l) => /\b(write|writev)\(\d+<[^>]*(push-journal\.jsonl|state-pack|\/sessions\/[^/>]+\.json)/.test(l) && sessionsClaimed(l, [id], before).length > 0);
       expect(cursorWrite, 'the session state written').toBeGreaterThanOrEqual(0);
       expect(folderSync, 'an fsync of the conflicts folder').toBeGreaterThanOrEqual(0);
       // Durable in order: the journal's first fsync after the folder's, or the folder's before the state's write.

@@ -5,6 +5,7 @@ import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Machine, plantSession, readLog, startNodeServer, useServer } from './helpers.js';
 import { hasStrace, tracedRun } from './kill-rig.js';
+import { sessionsClaimed } from './traced-states.js';
 
 /** What a trace shows of new files' names and the state written about them. */
 interface FolderSyncs {
@@ -24,7 +25,8 @@ interface FolderSyncs {
  * Reads a `strace -f -y` trace of fsync, link and write calls. A call cut by another thread's (`<unfinished ...>`,
  * then `<... x resumed>`) starts at its first half and completes at its second (an fsync of the folder included: it
  * runs beside the fsyncs of new folders' parents, and is often cut). A folder fsync covers the links that
- * completed before it started; every write of a cursor file under `stateDir` that names a session must come after its link is covered.
+ * completed before it started; every write of a cursor file under `stateDir` that claims a session's file (see
+ * sessionsClaimed) must come after its link is covered.
  */
 function folderSyncs(trace: string, folder: string, stateDir: string, ids: readonly string[]): FolderSyncs {
   const out: FolderSyncs = { folderFsyncs: 0, journalFsyncs: 0, between: [0], uncovered: [], linked: 0 };
@@ -61,8 +63,8 @@ function folderSyncs(trace: string, folder: string, stateDir: string, ids: reado
     else if (/\b(fsync|fdatasync)\(\d+<[^>]*push-journal\.jsonl>/.test(line)) kind = 'journal';
     else if (/\blink(at)?\(/.test(line)) kind = 'link';
     else if (/\b(write|writev|pwrite64)\(\d+</.test(line) && line.includes(stateDir) && CURSOR_FILE.test(line)) {
-      for (const id of ids) {
-        if (!line.includes(id)) continue;
+      // A session's note of the pull request under way, written before its file is made, claims no file yet.
+      for (const id of sessionsClaimed(line, ids)) {
         const l = linkedAt.get(id);
         if (l === undefined || l > covered) out.uncovered.push(id);
       }

@@ -5,6 +5,7 @@ import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Machine, plantSession, readLog, startNodeServer, useServer } from './helpers.js';
 import { hasStrace, tracedRun } from './kill-rig.js';
+import { sessionsClaimed } from './traced-states.js';
 
 /** What a trace says of the names a pull made and the cursors written after them. */
 export interface NameOrder {
@@ -69,8 +70,10 @@ export function nameOrder(trace: string, home: string, files: ReadonlyMap<string
       const id = idOf(line);
       if (id) [kind, arg] = ['link', id];
     } else if (/\b(write|writev|pwrite64)\(\d+</.test(line) && CURSOR_FILE.test(line)) {
+      // A session's note of the pull request under way, written before its file is made, claims no file yet.
+      const claimed = new Set(sessionsClaimed(line, [...files.keys()]));
       for (const [id, file] of files) {
-        if (!line.includes(id)) continue;
+        if (!claimed.has(id)) continue;
         const l = linkedAt.get(id);
         if (l === undefined) out.uncovered.push(`${id}: file not linked yet`);
         else if (!syncedAfter(dirname(file), l)) out.uncovered.push(`${id}: ${dirname(file)} not fsynced since the link`);
