@@ -193,8 +193,12 @@ export async function deleteSessionStep(inner: BlobStore, account: string, sessi
   const sharesNotRevoked: UnrevokedShare[] = [];
   // Past the budget, the answer costs one list more (the unrevoked shares) and, after freed bytes, the usage's read and write.
   const finish = async (complete: boolean): Promise<DeleteSessionResponse> => {
-    if (freed > 0) await addBytes(store, account, -freed);
-    freed = 0; // taken off: a failure below must not take it off again
+    // Zeroed before the write, not after: a write that lands but reports failure (a lost reply) must not be taken off
+    // again by the catch below. A write that truly failed leaves the counter high, which refuses early rather than
+    // letting an account past its quota; setting the quota again recounts it.
+    const toFree = freed;
+    freed = 0;
+    if (toFree > 0) await addBytes(store, account, -toFree);
     // From the notes, not from this call: a retry, or a call after the answer that said it was lost, says it again.
     const sharesStillUnrevoked = await unrevokedShares(store, account, session);
     return {
