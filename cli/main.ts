@@ -60,8 +60,16 @@ export function splitCommand(argv: readonly string[]): { name: string | undefine
   return { name: undefined, rest };
 }
 
+/** Whether a word is an option of the command or a global one (`--json`, `-h`, `--cwd=DIR`), not a value. */
+function isOptionWord(word: string, cmd: Command | undefined): boolean {
+  const options: Record<string, unknown> = { ...COMMON, ...(cmd?.options ?? {}) };
+  if (word === '-h') return true;
+  if (!word.startsWith('--')) return /^-[a-zA-Z]$/.test(word);
+  return Object.hasOwn(options, word.slice(2).split('=')[0]!);
+}
+
 /** node:util's parse errors, reworded: they quote unevenly and suggest `--` tricks no user needs. */
-function optionError(e: unknown, name: string | undefined, cmd: Command | undefined): SessyncError {
+function optionError(e: unknown, name: string | undefined, cmd: Command | undefined, args: readonly string[] = []): SessyncError {
   const err = e as { code?: string; message?: string };
   // Without a command the flags are the global ones: the usage and the help to read are the top-level ones.
   const usage = (name && cmd ? `Usage: sessync ${name} ${cmd.usage}` : TOP_USAGE).trimEnd();
@@ -72,7 +80,13 @@ function optionError(e: unknown, name: string | undefined, cmd: Command | undefi
   if (err.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') text = `unknown option ${opt} for sessync ${name}`;
   else if (err.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
     // "ambiguous": a string option followed by another option (`--cwd --json`), which node will not take as its value.
-    text = /argument missing|argument is ambiguous/.test(err.message ?? '') ? `option ${opt} needs a value` : `option ${opt} takes no value`;
+    // The word after it starts with a dash: another option (then the value is missing), or a value such as "- item",
+    // which node refuses to guess at: it is given with `=`.
+    const next = args[args.indexOf(opt) + 1];
+    const dashValue = /argument is ambiguous/.test(err.message ?? '') && next !== undefined && !isOptionWord(next, cmd);
+    text = dashValue
+      ? `the value of ${opt} starts with a dash (${JSON.stringify(next.length > 40 ? next.slice(0, 40) + '...' : next)}): give it as ${opt}=VALUE so it is not read as an option`
+      : /argument missing|argument is ambiguous/.test(err.message ?? '') ? `option ${opt} needs a value` : `option ${opt} takes no value`;
   } else text = err.message ?? String(e);
   return new SessyncError('bad_input', `${text}. ${usage} (\`${more}\` for more)`);
 }
@@ -105,7 +119,7 @@ export async function main(argv: string[]): Promise<number> {
       try {
         parseArgs({ args: rest, options: COMMON, allowPositionals: true, strict: true });
       } catch (e) {
-        return fail(optionError(e, undefined, undefined), wantsJson, EXIT_USAGE);
+        return fail(optionError(e, undefined, undefined, rest), wantsJson, EXIT_USAGE);
       }
       // With --json the caller reads stderr for an error document: the help on stdout would be neither.
       if (wantsJson) return fail(new SessyncError('bad_input', `no command given. ${TOP_USAGE} (\`sessync --help\` lists the commands)`), true, EXIT_USAGE);
@@ -122,7 +136,7 @@ export async function main(argv: string[]): Promise<number> {
   try {
     parsed = parseArgs({ args: rest, options: { ...COMMON, ...(cmd.options ?? {}) }, allowPositionals: true, strict: true });
   } catch (e) {
-    return fail(optionError(e, name, cmd), wantsJson, EXIT_USAGE);
+    return fail(optionError(e, name, cmd, rest), wantsJson, EXIT_USAGE);
   }
   const opts = parsed.values as CommandContext['opts'];
   if (opts.help) {

@@ -16,3 +16,20 @@ describe('a string option followed by another option', () => {
     });
   }
 });
+
+describe('a string option whose value starts with a dash', () => {
+  it('sessync compact X --summary "- bullet" --json: says to give it with =, exit 2', async () => {
+    const r = await runCli(['compact', 'abcd1234', '--summary', '- bullet summary', '--json'], { env: { SESSYNC_SESSIONS_DIR: undefined } });
+    expect(r.code, r.stderr).toBe(2);
+    const err = JSON.parse(r.stderr.trimEnd().split('\n').at(-1)!).error;
+    expect(err).toMatchObject({ code: 'bad_input', retryable: false });
+    expect(err.message).toContain('the value of --summary starts with a dash ("- bullet summary")');
+    expect(err.message).toContain('--summary=VALUE');
+  });
+
+  it('sessync compact X --summary --json: still "needs a value" (the word after it is an option)', async () => {
+    const r = await runCli(['compact', 'abcd1234', '--summary', '--json'], { env: { SESSYNC_SESSIONS_DIR: undefined } });
+    expect(r.code, r.stderr).toBe(2);
+    expect(JSON.parse(r.stderr.trimEnd().split('\n').at(-1)!).error.message).toMatch(/^option --summary needs a value\./);
+  });
+});
