@@ -2,7 +2,7 @@
 import type { Command } from '../command.js';
 import { validateNewEntry } from '../../shared/entry.js';
 import { SessyncError } from '../../shared/errors.js';
-import { positionals, sessionOf, stringOpt } from '../store/locate.js';
+import { positionals, sessionOf, stringOpt, unlessPathRef } from '../store/locate.js';
 import { readSession } from '../store/session-reader.js';
 import { resolveEntry } from '../store/resolve.js';
 import { appendCompleted } from '../store/new-entry.js';
@@ -86,7 +86,7 @@ async function checkReferences(path: string, entries: Record<string, unknown>[],
 const command: Command = {
   summary: 'Append entries (one JSON object per stdin line) to a session; missing id, parentId and timestamp are filled.',
   usage: '<ref> [--parent ENTRY] < entries.jsonl',
-  usesSessions: 'needs',
+  usesSessions: unlessPathRef('needs'),
   help: 'Each line\'s parent defaults to the previous line\'s entry; the first line\'s to --parent or the leaf.\nEvery line is checked before anything is written: one bad line and the file stays unchanged.',
   options: { parent: { type: 'string' } },
   async run(ctx) {

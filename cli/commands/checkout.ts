@@ -2,7 +2,7 @@
 import type { Command } from '../command.js';
 import { CHECKOUT_CUSTOM_TYPE, type SessionEntry } from '../../shared/entry.js';
 import type { SessionTree } from '../../shared/tree.js';
-import { positionals, sessionOf } from '../store/locate.js';
+import { positionals, sessionOf, unlessPathRef } from '../store/locate.js';
 import { readSession } from '../store/session-reader.js';
 import { resolveEntry } from '../store/resolve.js';
 import { appendCompleted } from '../store/new-entry.js';
@@ -23,7 +23,7 @@ function alreadyAt(tree: SessionTree, entries: readonly SessionEntry[], targetId
 const command: Command = {
   summary: 'Continue a session from an earlier entry. The old branch stays (see `tree`).',
   usage: '<ref> <entry>',
-  usesSessions: 'needs',
+  usesSessions: unlessPathRef('needs'),
   help: `Appends {type:"custom", customType:"${CHECKOUT_CUSTOM_TYPE}", data:{targetId}} under the entry, so it becomes the leaf\nfor sessync and pi alike; the next entries continue from there.\nWhen the session is already there (for pi too), nothing is written.`,
   async run(ctx) {
     const [ref, entryRef] = positionals(ctx, ['<ref>', '<entry>'], 'sessync checkout <ref> <entry>');

@@ -2,7 +2,7 @@
 import type { Command } from '../command.js';
 import { buildContext } from '../../shared/context.js';
 import { SessyncError } from '../../shared/errors.js';
-import { positionals, sessionOf, stringOpt } from '../store/locate.js';
+import { positionals, sessionOf, stringOpt, unlessPathRef } from '../store/locate.js';
 import { readSession } from '../store/session-reader.js';
 import { resolveEntry } from '../store/resolve.js';
 import { appendCompleted } from '../store/new-entry.js';
@@ -21,7 +21,7 @@ function roughTokens(messages: unknown[]): number {
 const command: Command = {
   summary: 'Compact the active branch: a summary stands for everything before ENTRY in the context; nothing is deleted.',
   usage: '<ref> --summary TEXT --keep-from ENTRY',
-  usesSessions: 'needs',
+  usesSessions: unlessPathRef('needs'),
   options: { summary: { type: 'string' }, 'keep-from': { type: 'string' } },
   async run(ctx) {
     const [ref] = positionals(ctx, ['<ref>'], USAGE);

@@ -1,13 +1,13 @@
 // `sessync context <ref>`: what the model is sent when the session continues: model, thinking level, messages.
 import type { Command } from '../command.js';
-import { positionals, sessionOf } from '../store/locate.js';
+import { positionals, sessionOf, unlessPathRef } from '../store/locate.js';
 import { openSessionView } from '../store/session-file-index-open.js';
 import { describeMessage } from '../format/describe-entry.js';
 
 const command: Command = {
   summary: 'Print the context projection of the active branch: model, thinking level and the messages sent to the model.',
   usage: '<ref>',
-  usesSessions: 'needs',
+  usesSessions: unlessPathRef('needs'),
   async run(ctx) {
     const [ref] = positionals(ctx, ['<ref>'], 'sessync context <ref>');
     const { session } = await sessionOf(ctx, ref!);

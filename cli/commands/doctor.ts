@@ -1,6 +1,6 @@
 // `sessync doctor <ref>`: reports corrupt lines, a torn tail, dangling parents and duplicate ids; exit 1 when any.
 import type { Command } from '../command.js';
-import { positionals, sessionOf } from '../store/locate.js';
+import { positionals, sessionOf, unlessPathRef } from '../store/locate.js';
 import { readSession } from '../store/session-reader.js';
 import { shortId } from '../format/short-id.js';
 import { lockPath } from '../store/file-lock.js';
@@ -9,7 +9,7 @@ import { stat } from 'node:fs/promises';
 const command: Command = {
   summary: 'Check a session file: corrupt lines, lines holding several entries, a torn last line, dangling parents, duplicate ids. Exit 1 when it finds any.',
   usage: '<ref>',
-  usesSessions: 'needs',
+  usesSessions: unlessPathRef('needs'),
   async run(ctx) {
     const [ref] = positionals(ctx, ['<ref>'], 'sessync doctor <ref>');
     const { session } = await sessionOf(ctx, ref!);

@@ -1,6 +1,6 @@
 // `sessync label <ref> <entry> <text>`: puts a label on an entry (shown by log and tree).
 import type { Command } from '../command.js';
-import { positionals, sessionOf } from '../store/locate.js';
+import { positionals, sessionOf, unlessPathRef } from '../store/locate.js';
 import { readSession } from '../store/session-reader.js';
 import { resolveEntry } from '../store/resolve.js';
 import { appendCompleted } from '../store/new-entry.js';
@@ -9,7 +9,7 @@ import { shortId } from '../format/short-id.js';
 const command: Command = {
   summary: 'Label an entry of a session.',
   usage: '<ref> <entry> <text>',
-  usesSessions: 'needs',
+  usesSessions: unlessPathRef('needs'),
   async run(ctx) {
     const [ref, entryRef, ...words] = positionals(ctx, ['<ref>', '<entry>', '<text>'], 'sessync label <ref> <entry> <text>', true);
     const text = words.join(' ');

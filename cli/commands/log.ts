@@ -1,6 +1,6 @@
 // `sessync log <ref>`: the active branch, root to leaf, one line per entry.
 import type { Command } from '../command.js';
-import { positionals, sessionOf } from '../store/locate.js';
+import { positionals, sessionOf, unlessPathRef } from '../store/locate.js';
 import { openSessionView } from '../store/session-file-index-open.js';
 import { describeEntry, labelsOf, shortTime } from '../format/describe-entry.js';
 import { shortId } from '../format/short-id.js';
@@ -8,7 +8,7 @@ import { shortId } from '../format/short-id.js';
 const command: Command = {
   summary: 'Show the active branch of a session, root to leaf.',
   usage: '<ref>',
-  usesSessions: 'needs',
+  usesSessions: unlessPathRef('needs'),
   async run(ctx) {
     const [ref] = positionals(ctx, ['<ref>'], 'sessync log <ref>');
     const { session } = await sessionOf(ctx, ref!);

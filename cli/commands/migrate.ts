@@ -12,7 +12,7 @@ import { SessyncError } from '../../shared/errors.js';
 const command: Command = {
   summary: `Migrate session files to format v${CURRENT_VERSION}: the given paths, else this project's sessions (--all: every project's).`,
   usage: '[PATH...] [--all]',
-  usesSessions: 'needs',
+  usesSessions: async (ctx) => (ctx.args.length > 0 ? null : 'needs'), // given paths are read as paths
   options: { all: { type: 'boolean', default: false } },
   async run(ctx) {
     const place = await locate(ctx);

@@ -1,14 +1,14 @@
 // `sessync name <ref> <text>`: names a session (a session_info entry, as pi writes it).
 import type { Command } from '../command.js';
 import { SessyncError } from '../../shared/errors.js';
-import { positionals, sessionOf } from '../store/locate.js';
+import { positionals, sessionOf, unlessPathRef } from '../store/locate.js';
 import { appendCompleted } from '../store/new-entry.js';
 import { shortId } from '../format/short-id.js';
 
 const command: Command = {
   summary: 'Name a session.',
   usage: '<ref> <text>',
-  usesSessions: 'needs',
+  usesSessions: unlessPathRef('needs'),
   async run(ctx) {
     const [ref, ...words] = positionals(ctx, ['<ref>', '<text>'], 'sessync name <ref> <text>', true);
     const name = words.join(' ');

@@ -1,6 +1,6 @@
 // `sessync resume <ref>`: opens a session by id prefix or path and reports where it continues (leaf, model, context size).
 import type { Command, CommandContext } from '../command.js';
-import { positionals, sessionOf } from '../store/locate.js';
+import { positionals, sessionOf, unlessPathRef } from '../store/locate.js';
 import { resumeSession } from '../store/resume-session.js';
 import { migrationNote, resumeText } from '../format/resume-text.js';
 import { SessyncError, isSessyncError } from '../../shared/errors.js';
@@ -28,7 +28,7 @@ async function locate(ctx: CommandContext, ref: string): Promise<string> {
 const command: Command = {
   summary: 'Resume a session by id (the short form list shows, or a prefix of the full id; this project first, then all) or path: restores its active branch, model and thinking level. When logged in, a session only on the server is pulled first.',
   usage: '<ref>',
-  usesSessions: 'needs',
+  usesSessions: unlessPathRef('needs'),
   help: 'A <ref> is the full id, a prefix of it, or a prefix of the short form that list, log and tree show (for sessync\'s ids the last 8 hex characters: their first ones are the creation time, which sessions of a few weeks share). One that matches several sessions exits 2 and lists them.',
   async run(ctx) {
     const [ref] = positionals(ctx, ['<ref>'], 'sessync resume <ref>');

@@ -1,6 +1,6 @@
 // `sessync tree <ref>`: every entry as an ASCII tree with branch points, labels and the active leaf.
 import type { Command } from '../command.js';
-import { positionals, sessionOf } from '../store/locate.js';
+import { positionals, sessionOf, unlessPathRef } from '../store/locate.js';
 import { readSession } from '../store/session-reader.js';
 import { renderTree } from '../format/tree-render.js';
 import { labelsOf } from '../format/describe-entry.js';
@@ -9,7 +9,7 @@ import { compareByTime } from '../../shared/tree.js';
 const command: Command = {
   summary: 'Draw the entry tree of a session: branch points, labels, `*` on the active branch, `<- leaf` at its end.',
   usage: '<ref>',
-  usesSessions: 'needs',
+  usesSessions: unlessPathRef('needs'),
   async run(ctx) {
     const [ref] = positionals(ctx, ['<ref>'], 'sessync tree <ref>');
     const { session } = await sessionOf(ctx, ref!);

@@ -1,8 +1,8 @@
 // What every local command starts from: the sessions root, this project's real cwd, and a <ref> resolved to a session.
-import type { CommandContext } from '../command.js';
+import type { CommandContext, SessionsUse } from '../command.js';
 import { SessyncError } from '../../shared/errors.js';
 import { realCwd, sessionsRoot } from './paths.js';
-import { resolveSession } from './resolve.js';
+import { looksLikePath, resolveSession } from './resolve.js';
 import { piLayout } from './pi-folders.js';
 import type { SessionSummary } from './session-index.js';
 
@@ -40,4 +40,13 @@ export function stringOpt(ctx: CommandContext, name: string): string | undefined
 export async function sessionOf(ctx: CommandContext, ref: string): Promise<{ place: Place; session: SessionSummary }> {
   const place = await locate(ctx);
   return { place, session: await resolveSession(ref, place) };
+}
+
+/**
+ * A command's use of the sessions folder when its <ref> may be a path: a ref naming a file reads and writes that file
+ * only, so a named sessions folder that does not exist yet is no reason to refuse it (`doctor ./copy.jsonl` on a new
+ * machine). Every other ref is looked up in the folder: `use`.
+ */
+export function unlessPathRef(use: SessionsUse): (ctx: CommandContext) => Promise<SessionsUse | null> {
+  return async (ctx) => (ctx.args[0] !== undefined && looksLikePath(ctx.args[0]) ? null : use);
 }

@@ -9,7 +9,8 @@ import { listSessions } from './session-index.js';
 import type { SessionSummary } from './session-index.js';
 import { readHeader } from './session-reader.js';
 
-function looksLikePath(ref: string): boolean {
+/** A ref naming a file (it has a slash or ends in .jsonl), read from its path and not looked up in the sessions folder. */
+export function looksLikePath(ref: string): boolean {
   return ref.includes('/') || ref.includes('\\') || ref.endsWith('.jsonl');
 }
 

@@ -1,5 +1,5 @@
 // A named sessions folder (--sessions-dir, SESSYNC_SESSIONS_DIR) that does not exist is refused by every command that uses it, never created; others ignore it.
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
@@ -48,6 +48,21 @@ describe('a named sessions folder that does not exist', () => {
         expect(r.code, `${args.join(' ')}\n${r.stderr}`).not.toBe(2);
       }
     }
+    expect(existsSync(typo)).toBe(false);
+  });
+
+  it('a <ref> that is a path reads that file only: doctor, log, tree, context and migrate of a copy run with a missing folder named', async () => {
+    const typo = join(t.dir, 'not-yet');
+    const made = await t.run(['new', '--json'], '');
+    expect(made.code, made.stderr).toBe(0);
+    const copy = join(t.dir, 'copy.jsonl');
+    writeFileSync(copy, readFileSync(made.json().path));
+    for (const args of [['doctor', copy], ['log', copy], ['tree', copy], ['context', copy], ['migrate', copy]]) {
+      const r = await t.run(['--json', '--sessions-dir', typo, ...args], '');
+      expect(r.code, `${args.join(' ')}\n${r.stderr}`).toBe(0);
+    }
+    const byId = await t.run(['--json', '--sessions-dir', typo, 'log', made.json().id], '');
+    expect(byId.code).toBe(2); // an id is looked up in the folder: still refused
     expect(existsSync(typo)).toBe(false);
   });
 
