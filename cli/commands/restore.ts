@@ -1,6 +1,6 @@
 // `sessync restore <ref>`: brings back a session this machine deleted after syncing it (a sync leaves it deleted).
 import type { Command } from '../command.js';
-import { isSessyncError, SessyncError } from '../../shared/errors.js';
+import { type ErrorCode, isSessyncError, SessyncError } from '../../shared/errors.js';
 import { AGENT_OPTION, chosenAgents, runAgentSync, whenPi } from '../agents/agent-run.js';
 import { mapsOf } from '../sync/run-command.js';
 import type { RunSummary } from '../sync/sync-run.js';
@@ -26,6 +26,13 @@ const command: Command = {
     }
     const restored = done.flatMap((s) => s.sessions).filter((s) => s.pulled && s.path);
     if (restored.length === 0) {
+      // A restore that failed says why (the server unreachable, a refusal), not that nothing matched: the session stays
+      // deleted here, and the same command tries again.
+      const failedOne = done.flatMap((s) => s.sessions).find((s) => s.error);
+      if (failedOne?.error) {
+        const { code, message, retryable } = failedOne.error;
+        throw new SessyncError(code as ErrorCode, `restore of session ${failedOne.session} failed: ${message}. It is still deleted here; run \`sessync restore ${ref}\` again`, { retryable, details: { session: failedOne.session } });
+      }
       if (missing) throw missing;
       throw new SessyncError('not_found', `no deleted session matches "${ref}" on the server`);
     }

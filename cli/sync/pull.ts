@@ -165,11 +165,14 @@ async function setAside(ctx: SyncContext, session: string, conflicts: MergeConfl
 
 export async function pullSession(ctx: SyncContext, session: string, opts: PullOptions = {}): Promise<PullResult> {
   let st: SessionSyncState | null = await ctx.state.load(session);
+  /** A restore's mark while its file is not made yet: the only state saved until then (see below). */
+  let restoring = false;
   if (st && opts.fromStart) {
     // Durable before the first page is asked for (the journal is flushed then): a restore killed between its pages
     // leaves this host in the cursor, so the next run still pulls the own batches the file has not got yet.
     await ctx.state.save(restoreMark(st, ctx.hostId));
     st = startedOver(st);
+    restoring = true;
   }
   // A path of '' is a killed pull's note of a file it was about to create (see `pulling`): none known yet.
   let path = opts.path ?? (st?.path || undefined);
@@ -200,8 +203,12 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
     for (;;) {
       // Before the request leaves (the journal's flush before it makes this durable): the entries it brings may be in
       // the file from here on before their ids are saved, and a kill there must not let the next push send them.
-      const from = path === undefined ? 0 : (await stat(path)).size;
-      await ctx.state.save({ ...(st ?? newSessionState(session, path ?? '')), pulling: { from, ...(ownToo ? { creating: true as const } : {}) } });
+      // A killed pull's note keeps its own `from`: what it wrote since is the server's, not this machine's.
+      const from = st?.pulling?.from ?? (path === undefined ? 0 : (await stat(path)).size);
+      // A restore whose file is not made yet notes nothing: its mark (this host's cursor, the old offsets) is what keeps
+      // the session deleted here and restorable if it stops now; there is no file whose entries a push could send.
+      // A state new here is of a session the server holds (meta and all): not one whose meta is still to send.
+      if (!(restoring && path === undefined)) await ctx.state.save({ ...(st ?? { ...newSessionState(session, path ?? ''), metaSent: true }), pulling: { from, ...(ownToo ? { creating: true as const } : {}) } });
       // A session new here asks for its meta with the page (header, cwd, sealed key): one request, not two.
       const ask = path === undefined ? { withMeta: true } : {};
       const res = await (ctx.pull ? ctx.pull(session, cursor, ask) : ctx.api.pullPage(session, cursor, ask));
@@ -308,7 +315,9 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
     // Failed with every entry this call appended recorded, and no killed pull's note to resolve: the note of this
     // pull is taken back, so the session's push is not held for a pull that brought nothing unrecorded. Else it
     // stays, and the next run pulls again before it pushes.
-    if (!unrecorded && !resumed) {
+    if (restoring && path === undefined) {
+      // Nothing written: the restore's mark stays as saved, so the session is still deleted here and restore can run again.
+    } else if (!unrecorded && !resumed) {
       if (st) await ctx.state.save(st);
       else await ctx.state.forget(session);
     }

@@ -1,6 +1,8 @@
 // `sessync restore` with real CLI processes on a real `sessync serve`: a session this machine pushed itself comes back
 // whole (its own batches too), in its file's order, and restoring one session leaves the other deleted ones deleted.
 import { existsSync, readFileSync } from 'node:fs';
+import { createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { Machine, entrySet, plantSession, readLog, runCli, useServer } from '../sync/helpers.js';
 
@@ -58,6 +60,71 @@ describe('restore (real sessync serve)', () => {
     await c.login(rig.server);
     await c.ok(['sync', '--json']);
     expect(readLog(c.fileOf(id)).ids).toEqual(readLog(file).ids);
+  });
+
+  for (const how of [{ what: 'killed (SIGKILL)', env: {} }, { what: 'stopped by Ctrl-C (SIGINT)', env: { SESSYNC_KILL_SIGNAL: 'SIGINT' } }]) {
+    it(`a restore ${how.what} before its first page: still deleted here, and restore again brings it back whole`, async () => {
+      const a = new Machine(rig.root, `early-${how.what.length}`, { remote: remote(`early-${how.what.length}`) });
+      await a.login(rig.server);
+      const id = await a.newSession();
+      await a.say(id, 'one', 'two');
+      await a.ok(['sync', '--json']);
+      const file = a.fileOf(id);
+      const before = readFileSync(file);
+      await a.ok(['rm', id, '--json']);
+
+      // The journal's flush before the first page request: nothing of the session is written yet.
+      const cut = await runCli(['restore', id, '--json', '--cwd', a.project], { env: { ...a.env, SESSYNC_KILL_POINT: 'journal-synced:1', ...how.env } });
+      expect(cut.code).not.toBe(0);
+      expect(existsSync(file)).toBe(false);
+      const row = (await a.ok(['status', '--json'])).sessions.find((x: { session: string }) => x.session === id);
+      expect(row).toMatchObject({ deletedHere: true });
+      expect(await a.ok(['sync', '--json'])).toMatchObject({ pulledEntries: 0, failed: 0 });
+      expect(existsSync(file)).toBe(false); // sync still leaves it deleted here
+      await a.ok(['restore', id, '--json']);
+      expect(readFileSync(file).equals(before)).toBe(true);
+      expect(await a.ok(['sync', '--json'])).toMatchObject({ pushedEntries: 0, pulledEntries: 0, failed: 0 });
+    });
+  }
+
+  it('a restore whose pull the server refuses says why and that the session is still deleted here, not that nothing matched', async () => {
+    // A proxy in front of the real server refuses pull requests (a mock of a failing server).
+    const target = new URL(rig.server.url);
+    let refuse = false;
+    const proxy = createServer((req, res) => {
+      if (refuse && req.method === 'POST' && /\/pull/.test(req.url ?? '')) {
+        req.resume();
+        res.writeHead(409, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: { code: 'conflict', message: 'mock refusal', retryable: false } }));
+        return;
+      }
+      const p = request({ host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers }, (r) => {
+        res.writeHead(r.statusCode ?? 500, r.headers);
+        r.pipe(res);
+      });
+      req.pipe(p);
+    });
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+    try {
+      const a = new Machine(rig.root, 'refused', { remote: remote('refused') });
+      await a.login({ ...rig.server, url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}` });
+      const id = await a.newSession();
+      await a.say(id, 'one');
+      await a.ok(['sync', '--json']);
+      await a.ok(['rm', id, '--json']);
+      refuse = true;
+      const r = await a.run(['restore', id, '--json']);
+      refuse = false;
+      expect(r.code).toBe(1);
+      const err = JSON.parse(r.stderr.trimEnd().split('\n').at(-1)!).error;
+      expect(err.code).not.toBe('not_found');
+      expect(err.message).toContain('mock refusal');
+      expect(err.message).toContain('still deleted here');
+      await a.ok(['restore', id, '--json']); // and it is: the same command, once the server takes it
+      expect(readLog(a.fileOf(id)).ids.length).toBeGreaterThan(0);
+    } finally {
+      proxy.close();
+    }
   });
 
   it('a restore of many pages killed (SIGKILL) after its first: the next sync brings the rest of this machine\'s own batches', async () => {
