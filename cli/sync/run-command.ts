@@ -29,7 +29,9 @@ export function scopeOf(ctx: CommandContext, name: string): { ref?: string; all:
 
 export function summaryLine(s: RunSummary): string {
   const parts: string[] = [];
-  if (s.mode !== 'pull') parts.push(`pushed ${s.pushedEntries} entr${s.pushedEntries === 1 ? 'y' : 'ies'} (${formatBytes(s.pushedBytes)}) from ${s.pushedSessions} session${s.pushedSessions === 1 ? '' : 's'}`);
+  // No request made (a push with nothing to send): said, so it is not read as the server having been reached.
+  if (s.requests === 0 && s.mode === 'push' && s.pushedEntries === 0) parts.push('nothing to push, so the server was not asked');
+  else if (s.mode !== 'pull') parts.push(`pushed ${s.pushedEntries} entr${s.pushedEntries === 1 ? 'y' : 'ies'} (${formatBytes(s.pushedBytes)}) from ${s.pushedSessions} session${s.pushedSessions === 1 ? '' : 's'}`);
   if (s.mode !== 'push') {
     parts.push(`pulled ${s.pulledEntries} entr${s.pulledEntries === 1 ? 'y' : 'ies'} into ${s.pulledSessions} session${s.pulledSessions === 1 ? '' : 's'}${s.createdSessions ? ` (${s.createdSessions} new here)` : ''}`);
   }
@@ -75,7 +77,10 @@ export function syncCommand(mode: SyncMode, summary: string): Command {
         note: (t) => ctx.info(t),
         wait: (t, d) => ctx.waiting(t, d),
       });
-      ctx.print(summaryLine(summary), summary);
+      // A run that reached the server and could not be answered throws (unavailable, exit 1); one that returns has
+      // heard from it whenever it made a request. serverChecked as in `status --json`: false means "not asked".
+      const out = { ...summary, serverChecked: summary.requests > 0 };
+      ctx.print(summaryLine(out), out);
       return summary.failed ? 1 : 0;
     },
   };
