@@ -4,6 +4,7 @@ import { SessyncError } from '../../shared/errors.js';
 import { parseMaps } from './project-key.js';
 import { createProgress, formatBytes } from './progress.js';
 import { type RunSummary, type SyncMode } from './sync-run.js';
+import { otherProjectsNote } from './other-projects.js';
 import { AGENT_OPTION, chosenAgents, runAgents, whenPi } from '../agents/agent-run.js';
 
 export const SCOPE_OPTIONS = {
@@ -80,6 +81,8 @@ export function syncCommand(mode: SyncMode, summary: string): Command {
       // A run that reached the server and could not be answered throws (unavailable, exit 1); one that returns has
       // heard from it whenever it made a request. serverChecked as in `status --json`: false means "not asked".
       const out = { ...summary, serverChecked: summary.requests > 0 };
+      const others = mode === 'push' ? null : otherProjectsNote(summary.otherProjects, mode);
+      if (others) ctx.info(others); // stderr; --json has the figures in otherProjects
       ctx.print(summaryLine(out), out);
       return summary.failed ? 1 : 0;
     },
