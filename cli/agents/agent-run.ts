@@ -8,6 +8,7 @@ import { claudeProjectFolder } from '../../shared/agents/claude-code.js';
 import { withFileLock } from '../store/file-lock.js';
 import { listSessions } from '../store/session-index.js';
 import { runSync, type RunOptions, type RunSummary } from '../sync/sync-run.js';
+import { mergeOtherProjects } from '../sync/other-projects.js';
 import { claudeMirrorRoot, claudeMirrorState, claudeProjectsRoot } from './claude-paths.js';
 import { codexHome } from './codex-paths.js';
 import { codexEnv, codexPaths, refreshCodex, runCodexSync } from './codex-run.js';
@@ -172,6 +173,7 @@ export async function runAgents(agents: AgentName[], o: RunOptions): Promise<Run
     ...(all.some((s) => s.ignoredHeads) ? { ignoredHeads: all.flatMap((s) => s.ignoredHeads ?? []) } : {}),
     skippedFiles: all.flatMap((s) => s.skippedFiles),
     ...(all.some((s) => s.forks) ? { forks: all.flatMap((s) => s.forks ?? []) } : {}),
+    ...(all.some((s) => s.otherProjects) ? { otherProjects: mergeOtherProjects(all.map((s) => s.otherProjects))! } : {}),
     requests: add('requests'),
     sessions: all.flatMap((s) => s.sessions),
     agents: each,

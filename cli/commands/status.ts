@@ -6,6 +6,7 @@ import { AGENT_OPTION, agentEnv, agentPaths, chosenAgents, projectScope, refresh
 import { sessionsRoot } from '../store/paths.js';
 import { scopeOf } from '../sync/run-command.js';
 import { syncStatus, type StatusReport, type StatusRow } from '../sync/sync-status.js';
+import { statusCounts, toPullCount, toPushCount } from '../sync/status-counts.js';
 import { ApiClient } from '../api-client.js';
 
 function pushText(s: StatusRow): string {
@@ -22,7 +23,7 @@ const whose = (r: StatusReport, named: boolean) => (named && r.agent ? ` (${r.ag
 
 function localLines(r: StatusReport, named = false): string[] {
   const rows = r.sessions.filter((s) => !s.remoteOnly);
-  const toPush = rows.filter((s) => !s.deletedOnServer && ((s.unpushedEntries ?? 0) > 0 || s.pendingBatch || s.notOnServer)).length;
+  const toPush = toPushCount(rows);
   // Not logged in, what was pushed is recorded for no known server: no count is given rather than a wrong one.
   const here = `here${whose(r, named)}`;
   const lines = [r.loggedIn ? `${here}: ${rows.length} session(s), ${toPush} to push` : `${here}: ${rows.length} session(s), not checked against a server (not logged in)`];
@@ -38,8 +39,7 @@ function serverLines(r: StatusReport, named = false): string[] {
   const server = `server${whose(r, named)}`;
   if (!r.server) return [`${server}: not logged in (run \`sessync login <url> --token <token>\`)`];
   if (r.serverError && r.sessions.every((s) => s.waitingBatches === null)) return [`${server}: ${r.server}: not checked (${r.serverError.message})`];
-  const toPull = r.sessions.filter((s) => (s.waitingBatches ?? 0) > 0);
-  const lines = [`${server}: ${r.server}: ${toPull.length} session(s) with entries to pull${r.serverError ? ` (partly checked: ${r.serverError.message})` : ''}`];
+  const lines = [`${server}: ${r.server}: ${toPullCount(r.sessions)} session(s) with entries to pull${r.serverError ? ` (partly checked: ${r.serverError.message})` : ''}`];
   for (const s of r.sessions) {
     const behind = s.serverBehind ? '; the server has fewer of my batches than I think (the next sync pushes it again)' : '';
     if (s.interruptedPull && s.interruptedPull.unchecked === 0) lines.push(`  ${s.session}  told apart with the server after a pull that was cut short: ${s.unpushedEntries} to push in all (the next sync pulls it again first)`);
@@ -103,8 +103,8 @@ const command: Command = {
       const here = r.sessions.filter((s) => !s.remoteOnly);
       perAgent[agent] = {
         sessions: here.length,
-        toPush: here.filter((s) => !s.deletedOnServer && ((s.unpushedEntries ?? 0) > 0 || s.pendingBatch || s.notOnServer)).length,
-        toPull: r.sessions.filter((s) => (s.waitingBatches ?? 0) > 0).length,
+        toPush: toPushCount(here),
+        toPull: toPullCount(r.sessions),
         serverChecked: r.serverChecked,
         ...(r.serverError ? { serverError: r.serverError } : {}),
       };
@@ -127,7 +127,9 @@ const command: Command = {
     if (!ctx.json && forks.length > 0) {
       ctx.print(['Codex forks made here (a session continued on two machines):', ...forks.map((f) => `  ${f.fork} from ${f.from} (${f.when}): ${f.reason}`)].join('\n'));
     }
-    if (ctx.json) ctx.print('', forks.length > 0 ? { ...all, codexForks: forks } : all);
+    // The counts the text gives, for scripts: toPull leaves out sessions deleted here (sync does not pull them back).
+    const counts = statusCounts(all);
+    if (ctx.json) ctx.print('', forks.length > 0 ? { ...all, ...counts, codexForks: forks } : { ...all, ...counts });
   },
 };
 export default command;

@@ -4,6 +4,7 @@ import { SessyncError } from '../../shared/errors.js';
 import { parseMaps } from './project-key.js';
 import { createProgress, formatBytes } from './progress.js';
 import { type RunSummary, type SyncMode } from './sync-run.js';
+import { otherProjectsNote } from './other-projects.js';
 import { AGENT_OPTION, chosenAgents, runAgents, whenPi } from '../agents/agent-run.js';
 import { watchSignals } from './interrupt.js';
 
@@ -30,7 +31,9 @@ export function scopeOf(ctx: CommandContext, name: string): { ref?: string; all:
 
 export function summaryLine(s: RunSummary): string {
   const parts: string[] = [];
-  if (s.mode !== 'pull') parts.push(`pushed ${s.pushedEntries} entr${s.pushedEntries === 1 ? 'y' : 'ies'} (${formatBytes(s.pushedBytes)}) from ${s.pushedSessions} session${s.pushedSessions === 1 ? '' : 's'}`);
+  // No request made (a push with nothing to send): said, so it is not read as the server having been reached.
+  if (s.requests === 0 && s.mode === 'push' && s.pushedEntries === 0) parts.push('nothing to push, so the server was not asked');
+  else if (s.mode !== 'pull') parts.push(`pushed ${s.pushedEntries} entr${s.pushedEntries === 1 ? 'y' : 'ies'} (${formatBytes(s.pushedBytes)}) from ${s.pushedSessions} session${s.pushedSessions === 1 ? '' : 's'}`);
   if (s.mode !== 'push') {
     parts.push(`pulled ${s.pulledEntries} entr${s.pulledEntries === 1 ? 'y' : 'ies'} into ${s.pulledSessions} session${s.pulledSessions === 1 ? '' : 's'}${s.createdSessions ? ` (${s.createdSessions} new here)` : ''}`);
   }
@@ -80,7 +83,12 @@ export function syncCommand(mode: SyncMode, summary: string): Command {
         wait: (t, d) => ctx.waiting(t, d),
         interrupt,
       }).finally(() => interrupt.dispose());
-      ctx.print(summaryLine(summary), summary);
+      // A run that reached the server and could not be answered throws (unavailable, exit 1); one that returns has
+      // heard from it whenever it made a request. serverChecked as in `status --json`: false means "not asked".
+      const out = { ...summary, serverChecked: summary.requests > 0 };
+      const others = mode === 'push' ? null : otherProjectsNote(summary.otherProjects, mode);
+      if (others) ctx.info(others); // stderr; --json has the figures in otherProjects
+      ctx.print(summaryLine(out), out);
       return summary.failed ? 1 : 0;
     },
   };

@@ -18,6 +18,7 @@ import { remoteAgents, remoteProjectKeys } from './remote-keys.js';
 import { droppedSessions } from './dropped.js';
 import { restorePlan } from './restore-plan.js';
 import { projectKeysHere } from './project-scope.js';
+import { otherProjects, type OtherProjects } from './other-projects.js';
 import { pushSession } from './push.js';
 import { PushBatcher } from './push-batcher.js';
 import { PullBatcher } from './pull-batcher.js';
@@ -111,6 +112,8 @@ export interface RunSummary {
   deleted: DeletedNote[];
   /** Codex forks this run made: which session, from which, why, and whether this machine's own work moved into it. */
   forks?: { fork: string; from: string; reason: string; mine: boolean }[];
+  /** A pull or sync of this project (no ref, no --all): the sessions on the server of other projects, left alone. */
+  otherProjects?: OtherProjects;
 }
 
 /** Login, client, state, host id: what every network command needs. */
@@ -237,11 +240,15 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
     }
     const headsKnown = wantsPull; // push alone does not ask for heads (a no-op push costs no request)
     for (const h of ctx.api.ignoredHeads.slice(0, 20)) o.note?.(ApiClient.ignoredHeadNote(h));
+    let others: OtherProjects | undefined;
     if (wantsPull && only && o.ref === undefined && cwdKey) {
       // This project's sessions that only the server has: matched by project key, not by path.
       const remoteOnly = [...new Set(heads.map((h) => h.session))].filter((s) => !byId.has(s));
       const here = rc ? await projectKeysHere(ctx, rc, maps) : new Set([cwdKey]);
-      for (const [s, k] of await remoteProjectKeys(ctx, remoteOnly)) if (here.has(k)) only.add(s);
+      const keys = await remoteProjectKeys(ctx, remoteOnly);
+      for (const [s, k] of keys) if (here.has(k)) only.add(s);
+      // The other projects' sessions, said so a pull that takes none of this project's is not read as a failure.
+      others = await otherProjects(ctx, { heads, local: new Set(byId.keys()), keys, here, projectKey: cwdKey, folder: rc ?? o.cwd, ...(o.agent !== undefined ? { agent: o.agent } : {}) });
     }
     const gone = await applyTombstones(ctx, { deleted, heads, locals, states, applyDeletes: o.applyDeletes === true });
     const hostsBySession = headsBySession(heads);
@@ -433,6 +440,7 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
       requests: ctx.api.requestCount - before,
       sessions,
       deleted: gone.notes,
+      ...(others ? { otherProjects: others } : {}),
     };
   });
 }

@@ -39,6 +39,8 @@ export interface StatusRow {
   agent?: string;
   /** Synced here once, then deleted here: the server keeps it, sync leaves it deleted, `sessync restore` brings it back. */
   deletedHere?: boolean;
+  /** Deleted here: the batches on the server that `sessync restore` would fetch (its waitingBatches is 0). */
+  restoreBatches?: number;
   /** Deleted on the server (its tombstone seen by a sync): kept here, not pushed. */
   deletedOnServer?: { at: string; host: string };
   /** Damaged stored batches (or lines of them) pulls passed over, as the sync state records them (newest last). */
@@ -209,7 +211,8 @@ export async function syncStatus(o: StatusOptions): Promise<StatusReport> {
     if (o.ref || (!o.all && !mine.has(d.session))) continue;
     if (agentOf && agentOf.get(d.session) !== o.agent) continue;
     const row: StatusRow = { session: d.session, unpushedEntries: 0, unpushedBytes: 0, pendingBatch: false, waitingBatches: d.waitingBatches, remoteOnly: true };
-    if (dropped.has(d.session)) row.deletedHere = true;
+    // Deleted here: sync pulls none of it, so nothing waits; what `restore` would fetch is said apart.
+    if (dropped.has(d.session)) Object.assign(row, { deletedHere: true, waitingBatches: 0, restoreBatches: d.waitingBatches });
     report.sessions.push(row);
   }
   return report;

@@ -13,6 +13,10 @@ import { joinBody, type BlobBody, type BlobObject, type BlobStore, type ListOpti
 const MAX_PAGE = 1000;
 /** The AWS SDK's switch for its NodeVersionSupportWarning (@aws-sdk/core's emitWarningIfUnsupportedVersion). */
 const VERSION_WARNING_SWITCH = 'AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED';
+/** The one value the SDK compares the switch with (@aws-sdk/core 3.981: `=== "true"`). */
+const SDK_SWITCH_ON = 'true';
+/** What users write for "yes" in an environment variable (compared trimmed and lowercased). */
+const TRUTHY: ReadonlySet<string> = new Set(['1', 'true', 'yes', 'on']);
 /** 409 ConditionalRequestConflict: another conditional write on the key is in flight; retry this many times. */
 const CONFLICT_RETRIES = 10;
 
@@ -93,16 +97,19 @@ export class S3Store implements BlobStore {
    * after January 2027 will need Node 22: the SDK installed with sessync runs on Node 20, which sessync supports, so
    * the warning leaves a user nothing to do and breaks stderr's one JSON document per line under --json. The SDK's
    * own switch for exactly that warning is read while a client is built (and the first answer kept), so it is set only
-   * around this construction: no other warning is touched and no child process inherits it. A switch the user set
-   * (to anything) is left as it is.
+   * around this construction: no other warning is touched and no child process inherits it. The SDK honours only the
+   * exact value "true": a user's own truthy value (1, yes, on, TRUE) is taken as meant, as "true" while the client is
+   * built and the user's value back after; any other value the user set (false, 0) is left to the SDK.
    */
   static newClient(config: S3ClientConfig): S3Client {
-    if (process.env[VERSION_WARNING_SWITCH] !== undefined) return new S3Client(config);
-    process.env[VERSION_WARNING_SWITCH] = 'true';
+    const users = process.env[VERSION_WARNING_SWITCH];
+    if (users === SDK_SWITCH_ON || (users !== undefined && !TRUTHY.has(users.trim().toLowerCase()))) return new S3Client(config);
+    process.env[VERSION_WARNING_SWITCH] = SDK_SWITCH_ON;
     try {
       return new S3Client(config);
     } finally {
-      delete process.env[VERSION_WARNING_SWITCH];
+      if (users === undefined) delete process.env[VERSION_WARNING_SWITCH];
+      else process.env[VERSION_WARNING_SWITCH] = users;
     }
   }
 

@@ -1,0 +1,74 @@
+// Sessions on the server of projects other than this folder's: a pull that finds none of this project's says so and
+// how to take them (--map, `sessync project`, --all), instead of a bare "0 sessions checked" that reads as a failure.
+import type { Head } from '../../shared/wire.js';
+import { remoteAgents } from './remote-keys.js';
+import type { SyncContext } from './sync-context.js';
+
+/** Keys listed in --json; the text names fewer. */
+const KEYS_LISTED = 20;
+const KEYS_NAMED = 3;
+
+export interface OtherProjects {
+  /** This folder's project key, and the folder. */
+  projectKey: string;
+  folder: string;
+  /** Sessions on the server that are this project's (here too, or only there; any agent), before this run. */
+  thisProject: number;
+  /** Sessions on the server of other projects (this run's agent's), which this run left alone. */
+  sessions: number;
+  /** Their project keys, most sessions first (the first 20). */
+  keys: { key: string; sessions: number }[];
+}
+
+/**
+ * What the server holds besides this project, from what the run already knows: the heads, and the project keys of
+ * the sessions only the server has (remoteProjectKeys, so their metas are cached: no request is added). Counted for
+ * `agent` only (none: every agent), so the runs of several agents add up without counting a session twice.
+ */
+export async function otherProjects(ctx: SyncContext, o: { heads: readonly Head[]; local: ReadonlySet<string>; keys: ReadonlyMap<string, string>; here: ReadonlySet<string>; projectKey: string; folder: string; agent?: string }): Promise<OtherProjects> {
+  const onServer = new Set(o.heads.map((h) => h.session));
+  let thisProject = 0;
+  for (const s of onServer) if (o.local.has(s) || o.here.has(o.keys.get(s) ?? '')) thisProject++;
+  let others = [...o.keys].filter(([s, k]) => onServer.has(s) && !o.local.has(s) && !o.here.has(k));
+  if (o.agent !== undefined && others.length > 0) {
+    const agentOf = await remoteAgents(ctx, others.map(([s]) => s));
+    others = others.filter(([s]) => (agentOf.get(s) ?? 'pi') === o.agent);
+  }
+  return { projectKey: o.projectKey, folder: o.folder, thisProject, sessions: others.length, keys: countKeys(others.map(([, k]) => k)) };
+}
+
+function countKeys(keys: Iterable<string>, add: Map<string, number> = new Map()): { key: string; sessions: number }[] {
+  for (const k of keys) add.set(k, (add.get(k) ?? 0) + 1);
+  return [...add].map(([key, sessions]) => ({ key, sessions })).sort((a, b) => b.sessions - a.sessions || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)).slice(0, KEYS_LISTED);
+}
+
+/** Several agents' figures as one: their sessions add up (each counted its own), this project's is the same for all. */
+export function mergeOtherProjects(all: readonly (OtherProjects | undefined)[]): OtherProjects | undefined {
+  const xs = all.filter((x): x is OtherProjects => x !== undefined);
+  if (xs.length === 0) return undefined;
+  const add = new Map<string, number>();
+  for (const x of xs) for (const k of x.keys) add.set(k.key, (add.get(k.key) ?? 0) + k.sessions);
+  return { ...xs[0]!, thisProject: Math.max(...xs.map((x) => x.thisProject)), sessions: xs.reduce((n, x) => n + x.sessions, 0), keys: countKeys([], add) };
+}
+
+/** A word for a shell: quoted when it holds anything a shell would read. */
+function shellWord(s: string): string {
+  return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * The note a pull or sync prints when the server has nothing of this project but has sessions of others (null
+ * otherwise: a project that has sessions on the server has its sync working, and is not told of the others each run).
+ */
+export function otherProjectsNote(x: OtherProjects | undefined, mode: 'pull' | 'sync'): string | null {
+  if (!x || x.sessions === 0 || x.thisProject > 0) return null;
+  const named = x.keys.slice(0, KEYS_NAMED).map((k) => `${k.key} (${k.sessions})`);
+  const more = x.keys.length > KEYS_NAMED ? `, and ${x.keys.length - KEYS_NAMED} more project(s)` : '';
+  const first = x.keys[0]!.key;
+  return [
+    `${mode}: the server has no session of this project (key ${x.projectKey}), and ${x.sessions} session(s) of other projects: ${named.join(', ')}${more}.`,
+    `  To take a project's sessions into this folder: \`sessync ${mode} --map ${shellWord(`${first}=${x.folder}`)}\` (remembered for later runs).`,
+    `  \`sessync project\` shows this folder's key and how it was found (without git it is the path, which differs between machines);`,
+    `  \`sessync ${mode} --all\` takes every project's sessions, each into the folder it was made in.`,
+  ].join('\n');
+}
