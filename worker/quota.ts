@@ -114,14 +114,16 @@ async function readCounterOfRequest(store: BlobStore, account: string): Promise<
   return { stored: usage.bytes, admitted: 0 };
 }
 
-/** How a batch its quota admitted ended: stored by its push, stored already (a retry), or refused after the check (or its write failed). */
+/** How a batch its quota admitted ended: made visible (its head written) by its push, covered already (a retry), or refused after the check (or its write failed). */
 export type BatchOutcome = 'created' | 'exists' | 'failed';
 
 /**
- * Admits one batch that adds `bodyBytes` (0 for a batch the caller knows is stored already) or throws 413 naming the
- * limit; what it returns is told how the batch ended, once (later calls do nothing).
+ * Admits one batch that adds `bodyBytes` (0 for a batch a head already covers, so counted) or throws 413 naming the
+ * limit; `stored`: the batch is on the disk already (its head lost), so it is not refused for room, and still counts
+ * when its head is written. What it returns is told how the batch ended, once (later calls do nothing), and the bytes
+ * to count when `created` (the stored record's size, when the push found it stored).
  */
-export type QuotaGate = (bodyBytes: number) => (outcome: BatchOutcome) => Promise<void>;
+export type QuotaGate = (bodyBytes: number, o?: { stored?: boolean }) => (outcome: BatchOutcome, counted?: number) => Promise<void>;
 
 /**
  * The quota's reads for one push (the limits, the usage counter, the account's heads when the session may be new),
@@ -148,7 +150,7 @@ export async function readQuotaGate(store: BlobStore, account: string, o: { sess
   // saved at the request's end): inside a group commit a write waits for every batch to be waiting on a write, and
   // the batches waiting on this shared read never would.
   const bytes = quota.maxBytes !== undefined ? await sharedRead(store, `bytes ${account}`, () => readCounterOfRequest(store, account)) : null;
-  return (bodyBytes) => {
+  return (bodyBytes, o = {}) => {
     if (sessions && quota.maxSessions !== undefined) {
       const used = sessions.listed.size + sessions.admitted;
       if (used + 1 > quota.maxSessions) {
@@ -157,7 +159,7 @@ export async function readQuotaGate(store: BlobStore, account: string, o: { sess
         });
       }
     }
-    if (bytes && quota.maxBytes !== undefined && bodyBytes > 0) {
+    if (bytes && quota.maxBytes !== undefined && bodyBytes > 0 && !o.stored) {
       const used = bytes.stored + bytes.admitted;
       if (used + bodyBytes > quota.maxBytes) {
         throw new SessyncError('too_large', `account quota exceeded (maxBytes): this batch of ${megabytes(bodyBytes)} would bring the account to ${megabytes(used + bodyBytes)} of its ${megabytes(quota.maxBytes)}${bytes.admitted > 0 ? ", counting this request's batches before it" : ''}; delete sessions (\`sessync rm <session> --remote\`) or ask the server's admin for a larger quota`, {
@@ -169,16 +171,17 @@ export async function readQuotaGate(store: BlobStore, account: string, o: { sess
     if (sessions) sessions.admitted++;
     if (bytes) bytes.admitted += bodyBytes;
     let settled = false;
-    return async (outcome) => {
+    return async (outcome, counted = bodyBytes) => {
       if (settled) return;
       settled = true;
       if (outcome !== 'created' && bytes) bytes.admitted -= bodyBytes;
+      if (bodyBytes === 0) counted = 0; // covered by a head already: counted when that head was written
       // A retry of a new session's first batch writes its head now: the session is the account's from here on.
       if (outcome === 'failed' && sessions) sessions.admitted--;
-      if (outcome !== 'created' || bodyBytes === 0) return;
+      if (outcome !== 'created' || counted === 0) return;
       // The batches of one request add up first and update the counter once when the request ends: side by side,
       // each would read the same old count and the last write would drop the others' bytes.
-      if (!addAtRequestEnd(store, keys.usage(account), bodyBytes, (s, total) => addBytes(s, account, total))) await addBytes(store, account, bodyBytes);
+      if (!addAtRequestEnd(store, keys.usage(account), counted, (s, total) => addBytes(s, account, total))) await addBytes(store, account, counted);
     };
   };
 }
