@@ -107,8 +107,9 @@ async function readCounterOfRequest(store: BlobStore, account: string): Promise<
   const usage = await readUsage(store, account, false);
   if (usage.recounted) {
     const key = keys.usage(account);
-    // With batches stored by the request, addBytes counts again: the count above was made before them.
-    const save = (s: BlobStore, total: number) => (total === 0 ? s.put(key, encodeJson({ bytes: usage.bytes })) : addBytes(s, account, total));
+    // The count above was made before the request's batches were stored: they are added to it, not counted again
+    // (a second count in one request would pass the Workers budget of storage calls on its own).
+    const save = (s: BlobStore, total: number) => s.put(key, encodeJson({ bytes: usage.bytes + total }));
     if (!addAtRequestEnd(store, key, 0, save)) await store.put(key, encodeJson({ bytes: usage.bytes }));
   }
   return { stored: usage.bytes, admitted: 0 };
