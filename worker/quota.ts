@@ -27,14 +27,44 @@ export async function readQuota(store: BlobStore, account: string): Promise<Quot
   return q.maxBytes === undefined && q.maxSessions === undefined ? null : q;
 }
 
-/** The account's sessions, from the heads (list calls only, one per thousand heads). */
-async function sessionIds(store: BlobStore, account: string): Promise<Set<string>> {
+/** The account's sessions, from the heads (list calls only, one per thousand heads), and the list calls it took. */
+async function listSessions(store: BlobStore, account: string): Promise<{ sessions: Set<string>; pages: number }> {
   const sessions = new Set<string>();
-  for (const k of await listAll(store, keys.headsPrefix(account))) {
-    const h = parseHeadKey(account, k);
-    if (h) sessions.add(h.session);
-  }
-  return sessions;
+  const prefix = keys.headsPrefix(account);
+  let cursor: string | undefined;
+  let pages = 0;
+  do {
+    const page = await store.list(cursor === undefined ? { prefix } : { prefix, cursor });
+    pages++;
+    for (const k of page.keys) {
+      const h = parseHeadKey(account, k);
+      if (h) sessions.add(h.session);
+    }
+    cursor = page.cursor;
+  } while (cursor !== undefined);
+  return { sessions, pages };
+}
+
+async function sessionIds(store: BlobStore, account: string): Promise<Set<string>> {
+  return (await listSessions(store, account)).sessions;
+}
+
+/** The account's heads listing of a request, read once for all its batches (sharedRead). */
+function requestSessions(store: BlobStore, account: string): Promise<{ listed: Set<string>; pages: number; admitted: number }> {
+  return sharedRead(store, `sessions ${account}`, async () => {
+    const { sessions, pages } = await listSessions(store, account);
+    return { listed: sessions, pages, admitted: 0 };
+  });
+}
+
+/**
+ * List calls the session quota's listing of the account's heads takes in this request (0 without a session quota):
+ * read once, and shared with the request's batches, so a caller can fit its batches around them before any is stored.
+ */
+export async function sessionListingPages(store: BlobStore, account: string): Promise<number> {
+  const quota = await readQuota(store, account);
+  if (quota?.maxSessions === undefined) return 0;
+  return (await requestSessions(store, account)).pages;
 }
 
 /** Counts what the account stores now by reading every batch: run when the admin sets a quota, never per push. */
@@ -141,7 +171,7 @@ export async function readQuotaGate(store: BlobStore, account: string, o: { sess
   const quota = await readQuota(store, account);
   if (!quota) return null;
   // One listing of the account's heads per request, however many new sessions it brings.
-  const listed = () => sharedRead(store, `sessions ${account}`, async () => ({ listed: await sessionIds(store, account), admitted: 0 }));
+  const listed = () => requestSessions(store, account);
   // A session this host has a head in is not new; else the caller's listing of the session's heads says (seq 1), or
   // the account's listing does: a session of no heads there is new, at no listing per batch.
   const newSession = async () => !o.hostHasHead && (o.sessionHosts !== null ? o.sessionHosts === 0 : !(await listed()).listed.has(o.session));
