@@ -1,7 +1,7 @@
 // Optional per-account quota (bytes of stored batches, sessions), set by the admin; off unless a quota object exists.
 import type { BlobStore } from './store/blob-store.js';
 import { SessyncError, isSessyncError } from '../shared/errors.js';
-import { keys, parseHeadKey } from '../shared/keys.js';
+import { keys, parseHeadKey, parseSeqPart } from '../shared/keys.js';
 import { z } from 'zod';
 import { QuotaSchema, type Quota, type QuotaResponse } from '../shared/wire.js';
 import { addAtRequestEnd, sharedRead } from './store/group-commit.js';
@@ -67,18 +67,38 @@ export async function sessionListingPages(store: BlobStore, account: string): Pr
   return (await requestSessions(store, account)).pages;
 }
 
-/** Counts what the account stores now by reading every batch: run when the admin sets a quota, never per push. */
+/**
+ * Counts what the account stores now by reading every batch a head covers (seq at most its host's head): run when
+ * the admin sets a quota, never per push. A batch no head covers yet (its push cut short before the head write) is
+ * left out, as pushes count a batch when its head is written: the retry that writes it counts it.
+ */
 export async function countUsage(store: BlobStore, account: string): Promise<Usage> {
-  const sessions = await sessionIds(store, account);
+  const heads = new Map<string, Map<string, number>>();
+  for (const k of await listAll(store, keys.headsPrefix(account))) {
+    const h = parseHeadKey(account, k);
+    if (!h) continue;
+    const hosts = heads.get(h.session) ?? new Map<string, number>();
+    hosts.set(h.host, Math.max(h.seq, hosts.get(h.host) ?? 0));
+    heads.set(h.session, hosts);
+  }
   let bytes = 0;
-  for (const session of sessions) {
-    const batchKeys = (await listAll(store, keys.sessionPrefix(account, session) + 'b/'));
+  for (const [session, hosts] of heads) {
+    const covered = (k: string) => {
+      for (const [host, top] of hosts) {
+        const prefix = keys.batchPrefix(account, session, host);
+        if (!k.startsWith(prefix)) continue;
+        const seq = parseSeqPart(k.slice(prefix.length));
+        return seq !== null && seq <= top;
+      }
+      return false;
+    };
+    const batchKeys = (await listAll(store, keys.sessionPrefix(account, session) + 'b/')).filter(covered);
     for (let i = 0; i < batchKeys.length; i += 8) {
       const got = await Promise.all(batchKeys.slice(i, i + 8).map((k) => readBatch(store, k)));
       for (const b of got) bytes += batchBytes(b);
     }
   }
-  return { bytes, sessions: sessions.size };
+  return { bytes, sessions: heads.size };
 }
 
 /**

@@ -106,6 +106,20 @@ describe('a stored batch whose push failed is counted by its retry, once', () =>
     expect((await countUsage(store, account)).bytes).toBe(truth);
   });
 
+  it('a recount between the kill and the retry leaves the headless batch out, so the retry counts it once, not twice', async () => {
+    const { store, account, admin, client } = await rig();
+    expect((await client.push(await makeBatch({ session: 'r', host: 'h1', seq: 1, meta: metaFor('r') }))).status).toBe(201);
+    const b = await makeBatch({ session: 'r', host: 'h1', seq: 2, count: 20 });
+    store.hangHeads = true;
+    void client.push(b); // never answers
+    await settleHung();
+    store.hangHeads = false;
+    expect((await admin.call('PUT', `/v1/admin/accounts/${account}/quota`, { maxBytes: 10_000_000 })).status).toBe(200);
+    expect((await client.push(b)).status).toBe(200);
+    const truth = await storedBytes(store, [keys.batch(account, 'r', 'h1', 1), keys.batch(account, 'r', 'h1', 2)]);
+    expect(await saved(store, account)).toBe(truth);
+  });
+
   it('POST /v1/batches: a batch of the request whose reply was lost is counted by the retried request', async () => {
     const { store, account, client } = await rig();
     const batches = await Promise.all(['p', 'q'].map((s) => makeBatch({ session: s, host: 'h1', seq: 1, meta: metaFor(s), count: 20 })));
