@@ -1,7 +1,7 @@
 // Optional per-account quota (bytes of stored batches, sessions), set by the admin; off unless a quota object exists.
 import type { BlobStore } from './store/blob-store.js';
 import { SessyncError, isSessyncError } from '../shared/errors.js';
-import { keys, parseHeadKey } from '../shared/keys.js';
+import { keys, parseHeadKey, parseSeqPart } from '../shared/keys.js';
 import { z } from 'zod';
 import { QuotaSchema, type Quota, type QuotaResponse } from '../shared/wire.js';
 import { addAtRequestEnd, sharedRead } from './store/group-commit.js';
@@ -27,28 +27,78 @@ export async function readQuota(store: BlobStore, account: string): Promise<Quot
   return q.maxBytes === undefined && q.maxSessions === undefined ? null : q;
 }
 
-/** The account's sessions, from the heads (list calls only, one per thousand heads). */
-async function sessionIds(store: BlobStore, account: string): Promise<Set<string>> {
+/** The account's sessions, from the heads (list calls only, one per thousand heads), and the list calls it took. */
+async function listSessions(store: BlobStore, account: string): Promise<{ sessions: Set<string>; pages: number }> {
   const sessions = new Set<string>();
-  for (const k of await listAll(store, keys.headsPrefix(account))) {
-    const h = parseHeadKey(account, k);
-    if (h) sessions.add(h.session);
-  }
-  return sessions;
+  const prefix = keys.headsPrefix(account);
+  let cursor: string | undefined;
+  let pages = 0;
+  do {
+    const page = await store.list(cursor === undefined ? { prefix } : { prefix, cursor });
+    pages++;
+    for (const k of page.keys) {
+      const h = parseHeadKey(account, k);
+      if (h) sessions.add(h.session);
+    }
+    cursor = page.cursor;
+  } while (cursor !== undefined);
+  return { sessions, pages };
 }
 
-/** Counts what the account stores now by reading every batch: run when the admin sets a quota, never per push. */
+async function sessionIds(store: BlobStore, account: string): Promise<Set<string>> {
+  return (await listSessions(store, account)).sessions;
+}
+
+/** The account's heads listing of a request, read once for all its batches (sharedRead). */
+function requestSessions(store: BlobStore, account: string): Promise<{ listed: Set<string>; pages: number; admitted: number }> {
+  return sharedRead(store, `sessions ${account}`, async () => {
+    const { sessions, pages } = await listSessions(store, account);
+    return { listed: sessions, pages, admitted: 0 };
+  });
+}
+
+/**
+ * List calls the session quota's listing of the account's heads takes in this request (0 without a session quota):
+ * read once, and shared with the request's batches, so a caller can fit its batches around them before any is stored.
+ */
+export async function sessionListingPages(store: BlobStore, account: string): Promise<number> {
+  const quota = await readQuota(store, account);
+  if (quota?.maxSessions === undefined) return 0;
+  return (await requestSessions(store, account)).pages;
+}
+
+/**
+ * Counts what the account stores now by reading every batch a head covers (seq at most its host's head): run when
+ * the admin sets a quota, never per push. A batch no head covers yet (its push cut short before the head write) is
+ * left out, as pushes count a batch when its head is written: the retry that writes it counts it.
+ */
 export async function countUsage(store: BlobStore, account: string): Promise<Usage> {
-  const sessions = await sessionIds(store, account);
+  const heads = new Map<string, Map<string, number>>();
+  for (const k of await listAll(store, keys.headsPrefix(account))) {
+    const h = parseHeadKey(account, k);
+    if (!h) continue;
+    const hosts = heads.get(h.session) ?? new Map<string, number>();
+    hosts.set(h.host, Math.max(h.seq, hosts.get(h.host) ?? 0));
+    heads.set(h.session, hosts);
+  }
   let bytes = 0;
-  for (const session of sessions) {
-    const batchKeys = (await listAll(store, keys.sessionPrefix(account, session) + 'b/'));
+  for (const [session, hosts] of heads) {
+    const covered = (k: string) => {
+      for (const [host, top] of hosts) {
+        const prefix = keys.batchPrefix(account, session, host);
+        if (!k.startsWith(prefix)) continue;
+        const seq = parseSeqPart(k.slice(prefix.length));
+        return seq !== null && seq <= top;
+      }
+      return false;
+    };
+    const batchKeys = (await listAll(store, keys.sessionPrefix(account, session) + 'b/')).filter(covered);
     for (let i = 0; i < batchKeys.length; i += 8) {
       const got = await Promise.all(batchKeys.slice(i, i + 8).map((k) => readBatch(store, k)));
       for (const b of got) bytes += batchBytes(b);
     }
   }
-  return { bytes, sessions: sessions.size };
+  return { bytes, sessions: heads.size };
 }
 
 /**
@@ -107,21 +157,24 @@ async function readCounterOfRequest(store: BlobStore, account: string): Promise<
   const usage = await readUsage(store, account, false);
   if (usage.recounted) {
     const key = keys.usage(account);
-    // With batches stored by the request, addBytes counts again: the count above was made before them.
-    const save = (s: BlobStore, total: number) => (total === 0 ? s.put(key, encodeJson({ bytes: usage.bytes })) : addBytes(s, account, total));
+    // The count above was made before the request's batches were stored: they are added to it, not counted again
+    // (a second count in one request would pass the Workers budget of storage calls on its own).
+    const save = (s: BlobStore, total: number) => s.put(key, encodeJson({ bytes: usage.bytes + total }));
     if (!addAtRequestEnd(store, key, 0, save)) await store.put(key, encodeJson({ bytes: usage.bytes }));
   }
   return { stored: usage.bytes, admitted: 0 };
 }
 
-/** How a batch its quota admitted ended: stored by its push, stored already (a retry), or refused after the check (or its write failed). */
+/** How a batch its quota admitted ended: made visible (its head written) by its push, covered already (a retry), or refused after the check (or its write failed). */
 export type BatchOutcome = 'created' | 'exists' | 'failed';
 
 /**
- * Admits one batch that adds `bodyBytes` (0 for a batch the caller knows is stored already) or throws 413 naming the
- * limit; what it returns is told how the batch ended, once (later calls do nothing).
+ * Admits one batch that adds `bodyBytes` (0 for a batch a head already covers, so counted) or throws 413 naming the
+ * limit; `stored`: the batch is on the disk already (its head lost), so it is not refused for room, and still counts
+ * when its head is written. What it returns is told how the batch ended, once (later calls do nothing), and the bytes
+ * to count when `created` (the stored record's size, when the push found it stored).
  */
-export type QuotaGate = (bodyBytes: number) => (outcome: BatchOutcome) => Promise<void>;
+export type QuotaGate = (bodyBytes: number, o?: { stored?: boolean }) => (outcome: BatchOutcome, counted?: number) => Promise<void>;
 
 /**
  * The quota's reads for one push (the limits, the usage counter, the account's heads when the session may be new),
@@ -138,7 +191,7 @@ export async function readQuotaGate(store: BlobStore, account: string, o: { sess
   const quota = await readQuota(store, account);
   if (!quota) return null;
   // One listing of the account's heads per request, however many new sessions it brings.
-  const listed = () => sharedRead(store, `sessions ${account}`, async () => ({ listed: await sessionIds(store, account), admitted: 0 }));
+  const listed = () => requestSessions(store, account);
   // A session this host has a head in is not new; else the caller's listing of the session's heads says (seq 1), or
   // the account's listing does: a session of no heads there is new, at no listing per batch.
   const newSession = async () => !o.hostHasHead && (o.sessionHosts !== null ? o.sessionHosts === 0 : !(await listed()).listed.has(o.session));
@@ -148,7 +201,7 @@ export async function readQuotaGate(store: BlobStore, account: string, o: { sess
   // saved at the request's end): inside a group commit a write waits for every batch to be waiting on a write, and
   // the batches waiting on this shared read never would.
   const bytes = quota.maxBytes !== undefined ? await sharedRead(store, `bytes ${account}`, () => readCounterOfRequest(store, account)) : null;
-  return (bodyBytes) => {
+  return (bodyBytes, o = {}) => {
     if (sessions && quota.maxSessions !== undefined) {
       const used = sessions.listed.size + sessions.admitted;
       if (used + 1 > quota.maxSessions) {
@@ -157,7 +210,7 @@ export async function readQuotaGate(store: BlobStore, account: string, o: { sess
         });
       }
     }
-    if (bytes && quota.maxBytes !== undefined && bodyBytes > 0) {
+    if (bytes && quota.maxBytes !== undefined && bodyBytes > 0 && !o.stored) {
       const used = bytes.stored + bytes.admitted;
       if (used + bodyBytes > quota.maxBytes) {
         throw new SessyncError('too_large', `account quota exceeded (maxBytes): this batch of ${megabytes(bodyBytes)} would bring the account to ${megabytes(used + bodyBytes)} of its ${megabytes(quota.maxBytes)}${bytes.admitted > 0 ? ", counting this request's batches before it" : ''}; delete sessions (\`sessync rm <session> --remote\`) or ask the server's admin for a larger quota`, {
@@ -169,16 +222,17 @@ export async function readQuotaGate(store: BlobStore, account: string, o: { sess
     if (sessions) sessions.admitted++;
     if (bytes) bytes.admitted += bodyBytes;
     let settled = false;
-    return async (outcome) => {
+    return async (outcome, counted = bodyBytes) => {
       if (settled) return;
       settled = true;
       if (outcome !== 'created' && bytes) bytes.admitted -= bodyBytes;
+      if (bodyBytes === 0) counted = 0; // covered by a head already: counted when that head was written
       // A retry of a new session's first batch writes its head now: the session is the account's from here on.
       if (outcome === 'failed' && sessions) sessions.admitted--;
-      if (outcome !== 'created' || bodyBytes === 0) return;
+      if (outcome !== 'created' || counted === 0) return;
       // The batches of one request add up first and update the counter once when the request ends: side by side,
       // each would read the same old count and the last write would drop the others' bytes.
-      if (!addAtRequestEnd(store, keys.usage(account), bodyBytes, (s, total) => addBytes(s, account, total))) await addBytes(store, account, bodyBytes);
+      if (!addAtRequestEnd(store, keys.usage(account), counted, (s, total) => addBytes(s, account, total))) await addBytes(store, account, counted);
     };
   };
 }

@@ -1,13 +1,14 @@
 // Stores one validated push (batch, meta, head) for an account: the per-batch logic behind POST /v1/sessions/:session/batches.
 import { joinBody, type BlobBody, type BlobObject, type BlobStore, type BlobWrite } from './store/blob-store.js';
-import { SessyncError } from '../shared/errors.js';
+import { SessyncError, isSessyncError } from '../shared/errors.js';
 import { keys, parseHeadKey } from '../shared/keys.js';
 import { isSealedMetaInput, LIMITS, type AnySessionMetaInput, type BatchEnvelope, type PushBatchResponse } from '../shared/wire.js';
 import type { StoredAccountKey } from './account-key.js';
 import { validateBatch, validateMeta, type BatchPush } from './batch-validate.js';
 import { checkPushEncryption, refuseOtherDataKey } from './encryption-policy.js';
 import { guardPush } from './push-guard.js';
-import { batchRecordParts, encodeJson, isDamaged, listAll, rawSealedBytes, readBatch, type StoredBatchRecord, type StoredMeta } from './session-data.js';
+import type { QuotaGate } from './quota.js';
+import { batchBytes, batchRecordParts, encodeJson, isDamaged, listAll, rawSealedBytes, readBatch, type StoredBatchRecord, type StoredMeta } from './session-data.js';
 import { sha256Hex } from './sha256.js';
 
 const decoder = new TextDecoder();
@@ -72,13 +73,17 @@ async function laggingBatches(store: BlobStore, account: string, session: string
 }
 
 /**
- * Records `seq` as this host's head unless a newer head is already there, then removes older heads.
- * Runs on 'exists' too: it repairs a crash between the batch write and the head write.
+ * Records `seq` as this host's head unless a newer head is already there, then removes older heads; `onHead` is
+ * called once the head write made the head. Runs on 'exists' too: it repairs a crash between the batch write and
+ * the head write.
  */
-async function advanceHead(store: BlobStore, account: string, env: BatchEnvelope, existing: HeadKey[]): Promise<void> {
+async function advanceHead(store: BlobStore, account: string, env: BatchEnvelope, existing: HeadKey[], onHead: () => void): Promise<void> {
+  // Whether this push's write made the head: the batch becomes visible here, and is counted by the push that did it.
+  let made = false;
   if (!existing.some((h) => h.seq >= env.seq)) {
-    await store.putIfAbsent(keys.head(account, env.session, env.host, env.seq), encodeJson({ seq: env.seq, batchId: env.batchId }));
+    made = await store.putIfAbsent(keys.head(account, env.session, env.host, env.seq), encodeJson({ seq: env.seq, batchId: env.batchId }));
   }
+  if (made) onHead();
   const top = Math.max(env.seq, ...existing.map((h) => h.seq));
   // Older heads are redundant; a racing push of a newer seq only ever deletes keys below its own.
   await Promise.all(existing.filter((h) => h.seq < top).map((h) => store.delete(h.key)));
@@ -145,6 +150,24 @@ function putAllIfAbsent(store: BlobStore, writes: readonly BlobWrite[]): Promise
 }
 
 /**
+ * The quota's admission of a batch not covered by a head. A batch refused for room may be stored already, its head
+ * lost (a crash, a failed write beside it): such a resend is on the disk already and takes no new room, so it is
+ * looked up then (one read, on the refusal path only) and admitted without the room check. `present`: the lagging
+ * head's listing found it stored.
+ */
+async function admitBatch(store: BlobStore, admit: QuotaGate, account: string, session: string, req: BatchPush, bytes: number, present: boolean): Promise<ReturnType<QuotaGate>> {
+  try {
+    return admit(bytes, { stored: present });
+  } catch (e) {
+    if (!isSessyncError(e, 'too_large') || bytes === 0 || present || (e.details as { quota?: unknown } | undefined)?.quota !== 'maxBytes') throw e;
+    const env = req.envelope;
+    const stored = await readBatch(store, keys.batch(account, session, env.host, env.seq));
+    if (!stored || isDamaged(stored) || !(await sameBatch(stored, req))) throw e;
+    return admit(bytes, { stored: true });
+  }
+}
+
+/**
  * Validates and stores one push for `account` (whose key record is `accountKey`, null for a plaintext account):
  * append-only, idempotent, gapless per host; the same batch retried is stored once. Everything is checked and
  * serialised before the first write: a refused or unserialisable part must not leave a batch behind with no head
@@ -178,18 +201,23 @@ export async function storeOneBatch(store: BlobStore, account: string, session: 
   const top = Math.max(0, ...heads.map((h) => h.seq));
   const present = env.seq > 1 && top < env.seq - 1 ? await laggingBatches(store, account, session, env) : false;
   // The quota last, once nothing else refuses the batch before its write: only a batch that is written takes room.
-  // One a head already covers, or the lagging head's listing found, is stored: it adds nothing.
-  const settle = admit(present || top >= env.seq ? 0 : bodyBytes);
-  const written = { batch: false };
+  // One a head already covers is counted: it adds nothing. One stored without a head (a crash, a write whose reply
+  // was lost) is counted by the push that writes its head, so it is admitted like a new one, except that it is never
+  // refused for room: it is on the disk already, and refusing its resend would free nothing.
+  const covered = top >= env.seq;
+  const settle = await admitBatch(store, admit, account, session, req, covered ? 0 : bodyBytes, present);
+  // What the push counts: the batch's bytes once its head write made the head (also if a later step throws), as the
+  // batch is stored (the stored record's size when the push found it stored), 0 when no head write of its made one.
+  const written = { head: false, bytes: bodyBytes };
   try {
     const w = await writeBatch(store, account, session, req, { batchRecord, meta, storedMeta, present, heads, written });
-    await settle(w.status);
+    await settle(written.head ? 'created' : 'exists', written.bytes);
     const res: PushBatchResponse = { status: w.status, session, host: env.host, seq: env.seq };
     if (w.metaMismatch) res.metaMismatch = true;
     return res;
   } catch (e) {
-    // A batch stored before the failure (its head write failed) is counted: its retry answers `exists`, which adds nothing.
-    await settle(written.batch ? 'created' : 'failed').catch((counting: unknown) => {
+    // A batch whose head this push made before the failure is counted: its retry finds the head, which adds nothing.
+    await settle(written.head ? 'created' : 'failed', written.bytes).catch((counting: unknown) => {
       console.error(`sessync: the usage counter of account ${account} could not be updated after a failed push of session ${session} (setting the quota again recounts it): ${(counting as Error)?.message ?? String(counting)}`);
     });
     throw e;
@@ -199,14 +227,15 @@ export async function storeOneBatch(store: BlobStore, account: string, session: 
 /**
  * The writes of a checked push: the batch (unless `present`) and the meta (unless one was read), the stored batch
  * compared when one was there, then the head. Throws `conflict` for a different or damaged batch at the seq.
- * `written.batch` says, also when a later step throws, whether this push's write created the batch.
+ * `written.head` says, also when a later step throws, whether this push's write made the head; `written.bytes` is
+ * the stored batch's size when the push found it stored.
  */
 async function writeBatch(
   store: BlobStore,
   account: string,
   session: string,
   req: BatchPush,
-  o: { batchRecord: BlobBody; meta: Uint8Array | null; storedMeta: BlobObject | null; present: boolean; heads: HeadKey[]; written: { batch: boolean } },
+  o: { batchRecord: BlobBody; meta: Uint8Array | null; storedMeta: BlobObject | null; present: boolean; heads: HeadKey[]; written: { head: boolean; bytes: number } },
 ): Promise<{ status: PushBatchResponse['status']; metaMismatch: boolean }> {
   const env = req.envelope;
   const { meta, storedMeta, present } = o;
@@ -226,7 +255,6 @@ async function writeBatch(
   const created = writes.length > 0 ? await putAllIfAbsent(store, writes) : [];
   const batchCreated = !present && created[0] === true;
   const metaCreated = writeMeta && created[writes.length - 1] === true;
-  o.written.batch = batchCreated;
   let status: PushBatchResponse['status'] = 'created';
   if (!batchCreated) {
     const stored = await readBatch(store, batchKey);
@@ -242,8 +270,9 @@ async function writeBatch(
       );
     }
     status = 'exists';
+    o.written.bytes = batchBytes(stored);
   }
   const metaMismatch = req.meta ? await metaMismatchOf(store, metaKey, storedMeta, req.meta, metaCreated) : false;
-  await advanceHead(store, account, env, o.heads);
+  await advanceHead(store, account, env, o.heads, () => (o.written.head = true));
   return { status, metaMismatch };
 }

@@ -12,6 +12,8 @@ import { readAccountKey } from '../account-key.js';
 import { storeOneBatch } from '../store-batch.js';
 import { TOKEN_MARK_MAX_OPS } from '../tokens.js';
 import { WORKERS_SUBREQUESTS } from '../store/counted-store.js';
+import type { BlobStore } from '../store/blob-store.js';
+import { sessionListingPages } from '../quota.js';
 
 export const multiBatchesRoutes = new Hono<AppEnv>();
 
@@ -30,6 +32,21 @@ const PER_BATCH_OPS = 6;
 
 /** Batches per request on Workers: as many as keep the request inside the plan's WORKERS_SUBREQUESTS (6: 12 + 6 x 6 = 48). */
 export const WORKERS_MAX_BATCHES = Math.floor((WORKERS_SUBREQUESTS - PER_REQUEST_OPS) / PER_BATCH_OPS);
+
+/**
+ * On Workers, with a session quota: the account's heads are listed a thousand per call, and PER_REQUEST_OPS holds one
+ * such call. A request whose listing takes more holds fewer batches; it is refused whole, before anything is stored,
+ * naming how many fit, and the client splits by that and sends again. The listing is shared with the batches (read
+ * once). Past the point where not even one batch fits, the request is let through: no split would help it.
+ */
+async function fitHeadsListing(store: BlobStore, account: string, count: number): Promise<void> {
+  const pages = await sessionListingPages(store, account);
+  if (pages <= 1) return;
+  const fit = Math.floor((WORKERS_SUBREQUESTS - PER_REQUEST_OPS - (pages - 1)) / PER_BATCH_OPS);
+  if (fit >= 1 && count > fit) {
+    throw new SessyncError('too_large', `push batches: ${count} batches in one request, this server takes at most ${fit} for this account (its ${pages} pages of session heads count against the request's storage calls)`, { details: { maxBatches: fit } });
+  }
+}
 
 function maxBatches(env: AppEnv['Bindings'] | undefined): number {
   const set = Number(env?.SESSYNC_MAX_BATCHES_PER_PUSH);
@@ -68,7 +85,11 @@ multiBatchesRoutes.post('/v1/batches', requireAccount, async (c) => {
   const accountKey = await readAccountKey(store, account);
   // Each batch validates in full before its first write, as on the single route; with a group commit no write of
   // any of them reaches the store before every one is validated (a task still validating holds the group).
-  const settled = await withGroupCommit(store, ready.map((r) => (s) => storeOneBatch(s, account, r.req.envelope.session, r.req, accountKey)));
+  const settled = await withGroupCommit(
+    store,
+    ready.map((r) => (s) => storeOneBatch(s, account, r.req.envelope.session, r.req, accountKey)),
+    c.env?.BUCKET ? (s) => fitHeadsListing(s, account, items.length) : undefined,
+  );
   settled.forEach((s, k) => {
     const { index, req: item } = ready[k]!;
     results[index] = s.status === 'fulfilled' ? { ok: true, ...s.value } : itemError(s.reason, `POST /v1/batches: session ${item.envelope.session} seq ${item.envelope.seq}`);

@@ -62,11 +62,19 @@ async function finish(store: BlobStore, scope: RequestScope): Promise<void> {
  * system) and each task continues. So each task keeps its own order of writes (its batch and meta, given together
  * by the view's writeMany, before its head) while N tasks cost one fsync round per step instead of N. Reads and
  * deletes go straight through.
- * Tasks must not wait for each other (they are independent batches), or the group would never flush.
+ * Tasks must not wait for each other (they are independent batches), or the group would never flush. `before`,
+ * when given, runs first with a view that only reads, whose shared reads (sharedRead) the tasks then reuse; what it
+ * throws is thrown before any task runs.
  */
-export async function withGroupCommit<T>(store: BlobStore, tasks: readonly ((store: BlobStore) => Promise<T>)[]): Promise<PromiseSettledResult<T>[]> {
+export async function withGroupCommit<T>(store: BlobStore, tasks: readonly ((store: BlobStore) => Promise<T>)[], before?: (store: BlobStore) => Promise<void>): Promise<PromiseSettledResult<T>[]> {
   const writeMany = store.writeMany?.bind(store);
   const scope: RequestScope = { reads: new Map(), atEnd: new Map() };
+  // Reads made before any task starts (a request's checks that must see the whole request), shared with the tasks.
+  if (before) {
+    const reads: BlobStore = { get: (key) => store.get(key), list: (opts) => store.list(opts), delete: () => Promise.reject(new Error('withGroupCommit: `before` only reads')), putIfAbsent: () => Promise.reject(new Error('withGroupCommit: `before` only reads')), put: () => Promise.reject(new Error('withGroupCommit: `before` only reads')) };
+    scopes.set(reads, scope);
+    await before(reads);
+  }
   // Object stores make each put durable alone: nothing to group, the tasks simply run side by side (on one view,
   // which shares the request's reads).
   if (!writeMany || tasks.length < 2) {
