@@ -64,8 +64,8 @@ describe('a killed pull\'s session that the next run cannot pull again', () => {
     const proxy = createServer((req, res) => {
       if (refuse && req.method === 'POST' && /\/pull/.test(req.url ?? '')) {
         req.resume();
-        res.writeHead(400, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ error: { code: 'bad_input', message: 'mock refusal', retryable: false } }));
+        res.writeHead(409, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: { code: 'conflict', message: 'mock refusal', retryable: false } }));
         return;
       }
       const p = request({ host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers }, (r) => {
@@ -82,22 +82,22 @@ describe('a killed pull\'s session that the next run cannot pull again', () => {
       await a.login(rig.server);
       await b.login({ ...rig.server, url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}` });
       const id = plantSession(a, 700, 5);
-      await a.ok(['push', '--all', '--json']);
+      await a.ok(['push', '--json']);
       // Killed with the new file written and its cursor not saved: the note says the file was being created.
-      const k = await runUntilKilled(b, ['pull', '--all'], 'pull-merged:1');
+      const k = await runUntilKilled(b, ['pull'], 'pull-merged:1') // this project's only: other tests' sessions share the server;
       expect(k.signal, k.err).toBe('SIGKILL');
-      const row = async () => (await b.ok(['status', '--all', '--json'])).sessions.find((x: { session: string }) => x.session === id);
+      const row = async () => (await b.ok(['status', '--json'])).sessions.find((x: { session: string }) => x.session === id);
       expect(await row()).toMatchObject({ unpushedEntries: 0 });
       expect((await row()).notOnServer, 'a killed pull made it from the server').toBeFalsy();
       refuse = true;
-      const r = await b.run(['sync', '--all', '--json']);
+      const r = await b.run(['sync', '--json']);
       refuse = false;
       expect(r.code, r.stderr).toBe(1);
       expect((r.json() as { pushHeld: number }).pushHeld).toBe(1);
       // The failed re-pull kept the killed pull's own note (from the file's start), not one from the file's size then.
       expect((await b.syncState(id))?.pulling?.from).toBe(0);
       expect(await row()).toMatchObject({ unpushedEntries: 0 });
-      expect(await b.ok(['sync', '--all', '--json'])).toMatchObject({ pushedEntries: 0, failed: 0 });
+      expect(await b.ok(['sync', '--json'])).toMatchObject({ pushedEntries: 0, failed: 0 });
     } finally {
       proxy.close();
     }
