@@ -1,10 +1,9 @@
 // `sessync restore` with real CLI processes on a real `sessync serve`: a session this machine pushed itself comes back
 // whole (its own batches too), in its file's order, and restoring one session leaves the other deleted ones deleted.
 import { existsSync, readFileSync } from 'node:fs';
-import { createServer, request } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { Machine, entrySet, plantSession, readLog, runCli, useServer } from '../sync/helpers.js';
+import { startRefusingProxy } from '../sync/refusing-proxy.js';
 
 // Each test its own project: a sync pulls every session of its project, other tests' ones too.
 const remote = (name: string) => `git@github.com:acme/restore-${name}.git`;
@@ -88,33 +87,17 @@ describe('restore (real sessync serve)', () => {
   }
 
   it('a restore whose pull the server refuses says why and that the session is still deleted here, not that nothing matched', async () => {
-    // A proxy in front of the real server refuses pull requests (a mock of a failing server).
-    const target = new URL(rig.server.url);
-    let refuse = false;
-    const proxy = createServer((req, res) => {
-      if (refuse && req.method === 'POST' && /\/pull/.test(req.url ?? '')) {
-        req.resume();
-        res.writeHead(409, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ error: { code: 'conflict', message: 'mock refusal', retryable: false } }));
-        return;
-      }
-      const p = request({ host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers }, (r) => {
-        res.writeHead(r.statusCode ?? 500, r.headers);
-        r.pipe(res);
-      });
-      req.pipe(p);
-    });
-    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+    const proxy = await startRefusingProxy(rig.server.url);
     try {
       const a = new Machine(rig.root, 'refused', { remote: remote('refused') });
-      await a.login({ ...rig.server, url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}` });
+      await a.login({ ...rig.server, url: proxy.url });
       const id = await a.newSession();
       await a.say(id, 'one');
       await a.ok(['sync', '--json']);
       await a.ok(['rm', id, '--json']);
-      refuse = true;
+      proxy.refuse = true;
       const r = await a.run(['restore', id, '--json']);
-      refuse = false;
+      proxy.refuse = false;
       expect(r.code).toBe(1);
       const err = JSON.parse(r.stderr.trimEnd().split('\n').at(-1)!).error;
       expect(err.code).not.toBe('not_found');

@@ -1,11 +1,10 @@
 // A killed pull's session that cannot be pulled again: its push is held and said so (a file size limit makes the
 // re-pull fail every time), and a deletion on the server met while pulling it again is recorded, even by `push`.
 import { statSync } from 'node:fs';
-import { createServer, request } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { CHECKOUT_CUSTOM_TYPE } from '../../shared/entry.js';
 import { Machine, plantSession, readLog, startNodeServer, useServer } from './helpers.js';
+import { startRefusingProxy } from './refusing-proxy.js';
 import { heads, runUntilKilled, storedIds } from './kill-rig.js';
 
 /** Every head as `session/host/seq`, sorted. */
@@ -58,29 +57,13 @@ describe('a killed pull\'s session that the next run cannot pull again', () => {
   }, 120_000);
 
   it('a killed first pull, then a re-pull the server refuses: status counts none of the server\'s entries as to push, nor the session as not on the server', async () => {
-    // A proxy in front of the real server refuses pull requests while `refuse` is set (a mock of a failing server).
-    let refuse = false;
-    const target = new URL(rig.server.url);
-    const proxy = createServer((req, res) => {
-      if (refuse && req.method === 'POST' && /\/pull/.test(req.url ?? '')) {
-        req.resume();
-        res.writeHead(409, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ error: { code: 'conflict', message: 'mock refusal', retryable: false } }));
-        return;
-      }
-      const p = request({ host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers }, (r) => {
-        res.writeHead(r.statusCode ?? 500, r.headers);
-        r.pipe(res);
-      });
-      req.pipe(p);
-    });
-    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+    const proxy = await startRefusingProxy(rig.server.url);
     try {
       const remote = 'git@github.com:acme/pull-held-status.git';
       const a = new Machine(rig.root, 'hs-a', { remote });
       const b = new Machine(rig.root, 'hs-b', { remote });
       await a.login(rig.server);
-      await b.login({ ...rig.server, url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}` });
+      await b.login({ ...rig.server, url: proxy.url });
       const id = plantSession(a, 700, 5);
       await a.ok(['push', '--json']);
       // Killed with the new file written and its cursor not saved: the note says the file was being created.
@@ -89,9 +72,9 @@ describe('a killed pull\'s session that the next run cannot pull again', () => {
       const row = async () => (await b.ok(['status', '--json'])).sessions.find((x: { session: string }) => x.session === id);
       expect(await row()).toMatchObject({ unpushedEntries: 0 });
       expect((await row()).notOnServer, 'a killed pull made it from the server').toBeFalsy();
-      refuse = true;
+      proxy.refuse = true;
       const r = await b.run(['sync', '--json']);
-      refuse = false;
+      proxy.refuse = false;
       expect(r.code, r.stderr).toBe(1);
       expect((r.json() as { pushHeld: number }).pushHeld).toBe(1);
       // The failed re-pull kept the killed pull's own note (from the file's start), not one from the file's size then.
