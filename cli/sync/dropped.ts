@@ -58,7 +58,8 @@ export async function removeHere(home: string, session: string, path: string, o:
       const lost = await lossOf(path, states, o.server);
       // Deleted on the server (someone's rm --remote, which sync said and named this rm for): no push can keep these
       // entries anywhere, so refusing would only point at a push that sends nothing. The output says what went.
-      deletedOnServer = (o.server !== null ? states.get(o.server)?.deleted : [...states.values()].find((st) => st.deleted)?.deleted) ?? undefined;
+      // Only the logged-in server's mark: logged out, entries may still be bound for another server that has them not.
+      deletedOnServer = (o.server !== null ? states.get(o.server)?.deleted : undefined) ?? undefined;
       if (lost > 0 && !o.force && !deletedOnServer) throw lossRefused(session, path, lost, { ...(o.server !== null && o.url ? { url: o.url } : {}), synced: [...states.values()].some(syncedHere) });
       await rm(path, { force: true });
       return lost;

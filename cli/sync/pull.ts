@@ -205,10 +205,13 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
       // the file from here on before their ids are saved, and a kill there must not let the next push send them.
       // A killed pull's note keeps its own `from`: what it wrote since is the server's, not this machine's.
       const from = st?.pulling?.from ?? (path === undefined ? 0 : (await stat(path)).size);
-      // A restore whose file is not made yet notes nothing: its mark (this host's cursor, the old offsets) is what keeps
-      // the session deleted here and restorable if it stops now; there is no file whose entries a push could send.
+      // A restore whose file is not made yet notes its pull on the started-over state with its mark's cursor (this
+      // host at 0): the cursor keeps the session deleted here and restorable if it stops before the file exists, and
+      // the note makes a run after a kill once the file exists pull it again (every id the server has skipped) before
+      // any push, which would otherwise send the server's entries back from offset 0 as this machine's.
       // A state new here is of a session the server holds (meta and all): not one whose meta is still to send.
-      if (!(restoring && path === undefined)) await ctx.state.save({ ...(st ?? { ...newSessionState(session, path ?? ''), metaSent: true }), pulling: { from, ...(ownToo ? { creating: true as const } : {}) } });
+      const base = restoring && path === undefined && st ? restoreMark(st, ctx.hostId) : (st ?? { ...newSessionState(session, path ?? ''), metaSent: true });
+      await ctx.state.save({ ...base, pulling: { from, ...(ownToo ? { creating: true as const } : {}) } });
       // A session new here asks for its meta with the page (header, cwd, sealed key): one request, not two.
       const ask = path === undefined ? { withMeta: true } : {};
       const res = await (ctx.pull ? ctx.pull(session, cursor, ask) : ctx.api.pullPage(session, cursor, ask));
@@ -316,7 +319,7 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
     // pull is taken back, so the session's push is not held for a pull that brought nothing unrecorded. Else it
     // stays, and the next run pulls again before it pushes.
     if (restoring && path === undefined) {
-      // Nothing written: the restore's mark stays as saved, so the session is still deleted here and restore can run again.
+      // Nothing written: the restore's marked note stays as saved, so the session is still deleted here and restore can run again.
     } else if (!unrecorded && !resumed) {
       if (st) await ctx.state.save(st);
       else await ctx.state.forget(session);

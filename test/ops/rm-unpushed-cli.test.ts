@@ -147,6 +147,13 @@ describe('rm refuses to lose unpushed entries (real sessync serve)', () => {
     await a.ok(['sync', '--json']);
     const file = a.fileOf(id);
     expect(existsSync(file)).toBe(true);
+    // Logged out, that server's mark does not decide: the entries may be bound for another server, so rm refuses.
+    await a.ok(['logout', '--json']);
+    const refused = await a.run(['rm', id, '--json']);
+    expect(refused.code, refused.stderr).toBe(1);
+    expect(errorOf(refused).code).toBe('conflict');
+    expect(existsSync(file)).toBe(true);
+    await a.login(rig.server);
     const out = await a.ok(['rm', id, '--json']);
     expect(out).toMatchObject({ session: id, remote: false, deletedOnServer: { at: expect.any(String) } });
     expect(existsSync(file)).toBe(false);
