@@ -41,7 +41,9 @@ function mutated(bases: Obj[], levels: string[]): fc.Arbitrary<Obj> {
         const target = where === 'top' ? h : where === 'meta' ? h.meta : where === 'sealed' ? h.meta?.sealed : h[where];
         if (typeof target !== 'object' || target === null || Array.isArray(target)) continue;
         if (value === undefined) delete target[key];
-        else target[key] = value;
+        // A copy: the constant objects of anyValue are shared by every run, and one set into itself (`{}` as meta,
+        // then as meta's own field) would be a circle and would change the constant for the runs after.
+        else target[key] = structuredClone(value);
       }
       // As the frame decoder hands it over: a JSON.parse of the header line.
       return JSON.parse(JSON.stringify(h)) as Obj;
