@@ -43,7 +43,7 @@ const mutated = fc
       const target = where === 'top' ? h : where === 'envelope' ? h.envelope : where === 'meta' ? h.meta : where === 'header' ? h.meta?.header : h.meta?.sealed;
       if (typeof target !== 'object' || target === null || Array.isArray(target)) continue;
       if (value === undefined) delete target[key];
-      else target[key] = value;
+      else target[key] = structuredClone(value); // a copy: constant objects are shared by every run (one set into itself is a circle)
     }
     // As the frame decoder hands it over: a JSON.parse of the header line.
     return JSON.parse(JSON.stringify(h)) as Record<string, unknown>;
