@@ -3,7 +3,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { Machine, entrySet, plantSession, readLog, runCli, useServer } from '../sync/helpers.js';
+import { Machine, entrySet, plantSession, readLog, runCli, syncedPair, useServer } from '../sync/helpers.js';
 import { startRefusingProxy } from '../sync/refusing-proxy.js';
 
 // Each test its own project: a sync pulls every session of its project, other tests' ones too.
@@ -165,14 +165,7 @@ describe('restore (real sessync serve)', () => {
   }
 
   it('entries of two machines, this one\'s among them: restore brings all of them back in the order the file had', async () => {
-    const a = new Machine(rig.root, 'mix-a', { remote: remote('mix') });
-    const b = new Machine(rig.root, 'mix-b', { remote: remote('mix') });
-    await a.login(rig.server);
-    await b.login(rig.server);
-    const id = await a.newSession();
-    await a.say(id, 'a one', 'a two');
-    await a.ok(['sync', '--json']);
-    await b.ok(['sync', '--json']);
+    const { a, b, id } = await syncedPair(rig.root, ['mix-a', 'mix-b'], remote('mix'), rig.server, 'a one', 'a two');
     await b.say(id, 'b one');
     await b.ok(['sync', '--json']);
     await a.ok(['sync', '--json']);
