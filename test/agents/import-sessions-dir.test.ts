@@ -49,19 +49,15 @@ describe('import with a missing named sessions folder', () => {
       const b = new Machine(rig.root, `importer-${how}`, { env: { CLAUDE_CONFIG_DIR: claudeDir, CODEX_HOME: codexHome, ...(how === 'env' ? { SESSYNC_SESSIONS_DIR: typo } : {}) } });
       const flag = how === 'flag' ? ['--sessions-dir', typo] : [];
 
-      const cc = await b.run(['import', urls.claude, '--json', ...flag]);
-      expect(cc.code, cc.stderr).toBe(0);
-      const ccOut = cc.json() as { path: string; agent: string };
-      expect(ccOut.agent).toBe('claude-code');
-      expect(ccOut.path.startsWith(claudeDir)).toBe(true);
-      expect(readFileSync(ccOut.path, 'utf8')).toContain('a claude question');
-
-      const cx = await b.run(['import', urls.codex, '--json', ...flag]);
-      expect(cx.code, cx.stderr).toBe(0);
-      const cxOut = cx.json() as { path: string; agent: string };
-      expect(cxOut.agent).toBe('codex');
-      expect(cxOut.path.startsWith(codexHome)).toBe(true);
-      expect(readFileSync(cxOut.path, 'utf8')).toContain('a codex question');
+      // Each into its own agent's folder.
+      for (const [url, agent, folder, text] of [[urls.claude, 'claude-code', claudeDir, 'a claude question'], [urls.codex, 'codex', codexHome, 'a codex question']] as const) {
+        const r = await b.run(['import', url, '--json', ...flag]);
+        expect(r.code, `${agent}: ${r.stderr}`).toBe(0);
+        const out = r.json() as { path: string; agent: string };
+        expect(out.agent).toBe(agent);
+        expect(out.path.startsWith(folder), out.path).toBe(true);
+        expect(readFileSync(out.path, 'utf8')).toContain(text);
+      }
 
       // A pi share writes into that folder: refused, as before, naming it.
       const pi = await b.run(['import', urls.pi, '--json', ...flag]);
