@@ -60,12 +60,38 @@ export function splitCommand(argv: readonly string[]): { name: string | undefine
   return { name: undefined, rest };
 }
 
-/** Whether a word is an option of the command or a global one (`--json`, `-h`, `--cwd=DIR`), not a value. */
+/** The command's options and the global ones. */
+function optionsOf(cmd: Command | undefined): OptionSpec {
+  return { ...COMMON, ...(cmd?.options ?? {}) };
+}
+
+/**
+ * Whether a word is an option of the command or a global one (`--json`, `-h`, `--cwd=DIR`), not a value. A one-letter
+ * word is one only when it is a short form there (`-h`): `--summary -x` gives a value, which takes `=`.
+ */
 function isOptionWord(word: string, cmd: Command | undefined): boolean {
-  const options: Record<string, unknown> = { ...COMMON, ...(cmd?.options ?? {}) };
-  if (word === '-h') return true;
-  if (!word.startsWith('--')) return /^-[a-zA-Z]$/.test(word);
+  const options = optionsOf(cmd);
+  if (!word.startsWith('--')) return /^-[a-zA-Z]$/.test(word) && Object.values(options).some((o) => o.short === word[1]);
   return Object.hasOwn(options, word.slice(2).split('=')[0]!);
+}
+
+/**
+ * The word after the occurrence of `opt` that node refused: the first one followed by a dash word, read as node reads
+ * argv (another string option's value is skipped, `--` ends the options). Not the first occurrence: with a repeated
+ * option (`--map k=/a --map -x=/b`) that one had its value.
+ */
+function refusedValue(args: readonly string[], opt: string, cmd: Command | undefined): string | undefined {
+  const options = optionsOf(cmd);
+  for (let i = 0; i < args.length - 1; i++) {
+    const a = args[i]!;
+    if (a === '--') return undefined;
+    const next = args[i + 1]!;
+    if (a === opt) {
+      if (next.startsWith('-') && next !== '-') return next;
+      i++; // its value
+    } else if (a.startsWith('--') && !a.includes('=') && options[a.slice(2)]?.type === 'string') i++;
+  }
+  return undefined;
 }
 
 /** node:util's parse errors, reworded: they quote unevenly and suggest `--` tricks no user needs. */
@@ -82,7 +108,7 @@ function optionError(e: unknown, name: string | undefined, cmd: Command | undefi
     // "ambiguous": a string option followed by another option (`--cwd --json`), which node will not take as its value.
     // The word after it starts with a dash: another option (then the value is missing), or a value such as "- item",
     // which node refuses to guess at: it is given with `=`.
-    const next = args[args.indexOf(opt) + 1];
+    const next = refusedValue(args, opt, cmd);
     const dashValue = /argument is ambiguous/.test(err.message ?? '') && next !== undefined && !isOptionWord(next, cmd);
     text = dashValue
       ? `the value of ${opt} starts with a dash (${JSON.stringify(next.length > 40 ? next.slice(0, 40) + '...' : next)}): give it as ${opt}=VALUE so it is not read as an option`

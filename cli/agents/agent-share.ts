@@ -28,7 +28,10 @@ export async function shareSourceFor(ctx: CommandContext, ref: string, at: strin
   if (agents.includes('claude-code')) {
     await refreshMirror('claude-code', ctx.env, (t) => ctx.info(t));
     const cc = await claudeShareSource(ctx.env, ref, ctx.cwd, await realCwd(ctx.cwd), at);
-    if (cc) return cc;
+    if (cc) {
+      for (const n of cc.notes ?? []) ctx.info(`note: ${n}`);
+      return cc;
+    }
   }
   if (agents.includes('codex')) {
     // Read from Codex's own rollout, not a mirror: the share is what the user sees in Codex right now.

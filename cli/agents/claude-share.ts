@@ -23,6 +23,18 @@ export interface ShareSource {
   notes?: string[];
 }
 
+/**
+ * What a share says of a file it read: lines that are not JSON, and a last line with no newline yet (the agent may be
+ * writing it). Both are left out, never blocking the share and never written to: the file stays the agent's.
+ */
+export function leftOutNotes(path: string, agent: string, parsed: { problems: readonly { line: number }[]; tail: string }): string[] {
+  const bad = parsed.problems.map((p) => p.line);
+  const notes: string[] = [];
+  if (bad.length) notes.push(`${bad.length} line(s) of ${path} are not JSON and are not part of the share (line ${bad.slice(0, 5).join(', ')}${bad.length > 5 ? ', ...' : ''})`);
+  if (parsed.tail.trim() !== '') notes.push(`the last line of ${path} has no newline yet (${agent} may be writing it): it is not part of the share`);
+  return notes;
+}
+
 /** Root..`at` along the conversation (a compaction continues what it compacted); `at` defaults to the sync leaf. */
 function branchOf(lines: readonly AgentLine[], at: string | undefined): AgentLine[] {
   const byId = new Map(lines.map((l) => [l.id, l]));
@@ -58,7 +70,9 @@ export async function claudeShareSource(env: NodeJS.ProcessEnv, ref: string, cwd
   const where = (await loadMirrorState(env)).sessions[session];
   if (!where) throw new SessyncError('not_found', `Claude Code session ${session} has no file on this machine (deleted here? \`sessync restore ${session}\`)`);
   const rel = `${session}.jsonl`;
-  const lines = claudeCode.parseFile(await readFile(join(where.folder, rel), 'utf8'), { rel, kind: 'main' }).lines;
+  const mainFile = claudeCode.parseFile(await readFile(join(where.folder, rel), 'utf8'), { rel, kind: 'main' });
+  const lines = mainFile.lines;
+  const notes = leftOutNotes(join(where.folder, rel), 'Claude Code', mainFile);
   const branch = branchOf(lines, at);
   const on = new Set(branch.map((l) => l.id));
   const upTo = branch.length ? lines.indexOf(branch[branch.length - 1]!) : -1;
@@ -68,7 +82,9 @@ export async function claudeShareSource(env: NodeJS.ProcessEnv, ref: string, cwd
   const picked: { line: AgentLine; file: string }[] = lines.filter((l, i) => on.has(l.id) || (l.value.isSidechain === true && i <= upTo)).map((line) => ({ line, file: '' }));
   const found = (await folderSessions(where.folder, () => undefined)).find((f) => f.session === session);
   for (const sub of found?.files.filter((f) => f.kind === 'subagent') ?? []) {
-    for (const line of claudeCode.parseFile(await readFile(join(where.folder, sub.rel), 'utf8'), sub).lines) picked.push({ line, file: sub.rel });
+    const subFile = claudeCode.parseFile(await readFile(join(where.folder, sub.rel), 'utf8'), sub);
+    notes.push(...leftOutNotes(join(where.folder, sub.rel), 'Claude Code', subFile));
+    for (const line of subFile.lines) picked.push({ line, file: sub.rel });
   }
   const entries: SessionEntry[] = picked.map(({ line, file }, i) => ({
     type: 'agent_line',
@@ -79,7 +95,7 @@ export async function claudeShareSource(env: NodeJS.ProcessEnv, ref: string, cwd
     file,
     value: line.value,
   }));
-  return { header: mirror.header, branch: entries, atId: branch.length ? branch[branch.length - 1]!.id : null };
+  return { header: mirror.header, branch: entries, atId: branch.length ? branch[branch.length - 1]!.id : null, ...(notes.length ? { notes } : {}) };
 }
 
 /** Whether a share holds an agent's lines (a Claude Code session) rather than pi entries. */

@@ -7,7 +7,7 @@ import { SessyncError } from '../../shared/errors.js';
 import { codex } from '../../shared/agents/codex.js';
 import type { AgentLine } from '../../shared/agents/agent.js';
 import { codexSessionsRoot } from './codex-export.js';
-import type { ShareSource } from './claude-share.js';
+import { leftOutNotes, type ShareSource } from './claude-share.js';
 
 type Obj = Record<string, unknown>;
 
@@ -76,12 +76,10 @@ export async function codexShareSource(env: NodeJS.ProcessEnv, ref: string, cwd:
   }
   const root = codexSessionsRoot(env);
   const rel = relative(root, found.path).split(sep).join('/');
-  const { lines, problems, tail } = codex.parseFile(text, { rel, kind: 'main' });
-  const bad = problems.map((p) => p.line);
+  const parsed = codex.parseFile(text, { rel, kind: 'main' });
+  const lines = parsed.lines;
   // Reported, never blocking: the share holds every line that can be read, in order.
-  const notes: string[] = [];
-  if (bad.length) notes.push(`${bad.length} line(s) of ${found.path} are not JSON and are not part of the share (line ${bad.slice(0, 5).join(', ')}${bad.length > 5 ? ', ...' : ''})`);
-  if (tail.trim() !== '') notes.push(`the last line of ${found.path} has no newline yet (Codex may be writing it): it is not part of the share`);
+  const notes = leftOutNotes(found.path, 'Codex', parsed);
   const picked = lines.slice(0, upTo(lines, at));
   const meta = lines.find((l) => l.value.type === 'session_meta');
   const mp = (meta?.value.payload ?? {}) as Obj;

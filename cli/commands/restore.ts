@@ -4,6 +4,7 @@ import { type ErrorCode, isSessyncError, SessyncError } from '../../shared/error
 import { AGENT_OPTION, chosenAgents, runAgentSync, whenPi } from '../agents/agent-run.js';
 import { mapsOf } from '../sync/run-command.js';
 import type { RunSummary } from '../sync/sync-run.js';
+import { watchSignals } from '../sync/interrupt.js';
 
 const command: Command = {
   summary: 'Bring back a session deleted here (by you or by the agent\'s cleanup) from the server.',
@@ -16,13 +17,21 @@ const command: Command = {
     if (!ref || ctx.args.length > 1) throw new SessyncError('bad_input', 'usage: sessync restore <ref>');
     const done: RunSummary[] = [];
     let missing: unknown;
-    for (const agent of await chosenAgents(ctx.opts.agent, ctx.env)) {
-      try {
-        done.push(await runAgentSync(agent, { mode: 'pull', ref, cwd: ctx.cwd, env: ctx.env, maps: mapsOf(ctx), restore: true, note: (t) => ctx.info(t) }));
-      } catch (e) {
-        if (!isSessyncError(e, 'not_found')) throw e;
-        missing = e;
+    const agents = await chosenAgents(ctx.opts.agent, ctx.env);
+    // Ctrl-C / SIGTERM from here on: the pull stops before its next request with its state saved (exit 130 / 143),
+    // as push and pull do; the session stays restorable, by the same command.
+    const interrupt = watchSignals();
+    try {
+      for (const agent of agents) {
+        try {
+          done.push(await runAgentSync(agent, { mode: 'pull', ref, cwd: ctx.cwd, env: ctx.env, maps: mapsOf(ctx), restore: true, note: (t) => ctx.info(t), interrupt }));
+        } catch (e) {
+          if (!isSessyncError(e, 'not_found')) throw e;
+          missing = e;
+        }
       }
+    } finally {
+      interrupt.dispose();
     }
     const restored = done.flatMap((s) => s.sessions).filter((s) => s.pulled && s.path);
     if (restored.length === 0) {

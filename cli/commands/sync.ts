@@ -2,6 +2,7 @@
 import type { Command } from '../command.js';
 import { chosenAgents, runAgents } from '../agents/agent-run.js';
 import { syncCommand, mapsOf, scopeOf } from '../sync/run-command.js';
+import { watchSignals } from '../sync/interrupt.js';
 import { WATCH_PULL_MS, WATCH_PUSH_MS, watchCadence, watchSync } from '../sync/watch.js';
 
 const once = syncCommand('sync', 'Push new local entries, then pull remote ones, for this project (or <ref>, or --all).');
@@ -9,22 +10,20 @@ const once = syncCommand('sync', 'Push new local entries, then pull remote ones,
 const command: Command = {
   ...once,
   usage: '[<ref> | --all] [--map KEY=PATH]... [--agent pi|claude-code|codex|all] [--apply-deletes] [--watch]',
-  help: `${once.help}\n--watch: keeps syncing: ${watchCadence()}; keeps going while the server is away; stops on Ctrl-C (SIGINT) or SIGTERM.`,
+  help: `${once.help}\n--watch: keeps syncing: ${watchCadence()}; keeps going while the server is away; stops on Ctrl-C (SIGINT) or SIGTERM (exit 130 / 143, its round under way saved).`,
   options: { ...once.options, watch: { type: 'boolean', default: false } },
   async run(ctx) {
     if (ctx.opts.watch !== true) return once.run(ctx);
     const agents = await chosenAgents(ctx.opts.agent, ctx.env);
-    const ac = new AbortController();
-    const stop = () => ac.abort();
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
+    // Ctrl-C / SIGTERM: the round under way stops before its next request, and the command exits 130 / 143.
+    const interrupt = watchSignals();
     try {
-      await watchSync({
+      return await watchSync({
         ...scopeOf(ctx, 'sync'),
         cwd: ctx.cwd,
         env: ctx.env,
         maps: mapsOf(ctx),
-        signal: ac.signal,
+        interrupt,
         run: (o) => runAgents(agents, o),
         pushEveryMs: Number(ctx.env.SESSYNC_WATCH_PUSH_MS) || WATCH_PUSH_MS,
         pullEveryMs: Number(ctx.env.SESSYNC_WATCH_PULL_MS) || WATCH_PULL_MS,
@@ -35,10 +34,8 @@ const command: Command = {
         },
       });
     } finally {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
+      interrupt.dispose();
     }
-    return 0;
   },
 };
 export default command;

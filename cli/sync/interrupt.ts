@@ -1,4 +1,4 @@
-// Ctrl-C (SIGINT) or SIGTERM during a push / pull / sync: the run stops before its next request, saves its state, and exits 130 / 143.
+// Ctrl-C (SIGINT) or SIGTERM during a push / pull / sync / restore / sync --watch: the run stops before its next request, saves its state, and exits 130 / 143.
 import { SessyncError, isSessyncError } from '../../shared/errors.js';
 
 /** The exit code of a process a signal ended, as a shell gives it: 128 + the signal's number. */
@@ -8,6 +8,8 @@ const EXIT: Partial<Record<NodeJS.Signals, number>> = { SIGINT: 130, SIGTERM: 14
 export interface Interrupt {
   /** The first signal received, or null. */
   readonly signal: NodeJS.Signals | null;
+  /** Aborted at the first signal: what a waiting loop (sync --watch between rounds) wakes up on. */
+  readonly stopped: AbortSignal;
   /** Throws `interrupted` once a signal came. */
   check(): void;
   /** Takes the handlers back (the default, leaving at once, holds again). */
@@ -22,9 +24,11 @@ export interface Interrupt {
  */
 export function watchSignals(): Interrupt {
   let signal: NodeJS.Signals | null = null;
+  const stopped = new AbortController();
   const handler = (sig: NodeJS.Signals) => {
     if (signal !== null) process.exit(EXIT[sig] ?? 1);
     signal = sig;
+    stopped.abort();
   };
   process.on('SIGINT', handler);
   process.on('SIGTERM', handler);
@@ -32,6 +36,7 @@ export function watchSignals(): Interrupt {
     get signal() {
       return signal;
     },
+    stopped: stopped.signal,
     check() {
       if (signal !== null) throw interruptedError(signal);
     },

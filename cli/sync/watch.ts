@@ -4,6 +4,7 @@ import { ApiClient } from '../api-client.js';
 import { requireLogin } from '../login-store.js';
 import { runSync, type RunOptions, type RunSummary } from './sync-run.js';
 import { takeCacheNotes } from '../store/cache-save.js';
+import { interruptedError, type Interrupt } from './interrupt.js';
 
 export interface WatchOptions {
   ref?: string;
@@ -15,7 +16,8 @@ export interface WatchOptions {
   pushEveryMs?: number;
   /** How often the server is asked for changes. */
   pullEveryMs?: number;
-  signal: AbortSignal;
+  /** Ctrl-C / SIGTERM: a round under way stops before its next request (its state saved), then the watcher ends. */
+  interrupt: Interrupt;
   /** State changes and moved entries, one line each. */
   report: (line: string, value: Record<string, unknown>) => void;
   api?: ApiClient;
@@ -53,8 +55,12 @@ function failureKey(s: RunSummary): string {
   return s.sessions.filter((x) => x.error).map((x) => `${x.session}:${x.error!.code}`).sort().join(',');
 }
 
-/** Runs until the signal aborts; returns the number of cycles that failed. */
-export async function watchSync(o: WatchOptions): Promise<number> {
+/**
+ * Runs until Ctrl-C or SIGTERM, then throws `interrupted` (exit 130 / 143, as push, pull and sync) once the round
+ * under way has stopped with its state saved; the number of rounds that failed is in the `stop` event.
+ */
+export async function watchSync(o: WatchOptions): Promise<never> {
+  const stopped = o.interrupt.stopped;
   const pushEvery = o.pushEveryMs ?? WATCH_PUSH_MS;
   const pullEvery = o.pullEveryMs ?? WATCH_PULL_MS;
   let api = o.api;
@@ -69,7 +75,7 @@ export async function watchSync(o: WatchOptions): Promise<number> {
   let failures = 0;
   let lastFailed = '';
   o.report(`watching ${o.ref ?? (o.all ? 'every session' : 'this project')}: ${watchCadence(pushEvery, pullEvery)}; Ctrl-C stops`, { event: 'start' });
-  while (!o.signal.aborted) {
+  while (!stopped.aborted) {
     const pullDue = Date.now() - lastPull >= pullEvery;
     const started = Date.now();
     try {
@@ -81,6 +87,7 @@ export async function watchSync(o: WatchOptions): Promise<number> {
         env: o.env,
         ...(o.maps ? { maps: o.maps } : {}),
         api,
+        interrupt: o.interrupt,
         noteErrors: false,
         note: (t) => o.report(t, { event: 'note' }),
       });
@@ -103,6 +110,8 @@ export async function watchSync(o: WatchOptions): Promise<number> {
         o.report(line, { event: 'synced', ...s });
       }
     } catch (e) {
+      // Stopped by the signal before a request: the run's finally blocks saved its state; the loop ends below.
+      if (isSessyncError(e, 'interrupted')) break;
       failures++;
       const retryable = isSessyncError(e) && (e.retryable || e.code === 'locked');
       const msg = isSessyncError(e) ? e.message : String((e as Error)?.message ?? e);
@@ -114,11 +123,12 @@ export async function watchSync(o: WatchOptions): Promise<number> {
       }
       online = false;
       backoff = Math.min(backoff ? backoff * 2 : 1_000, 15_000);
-      await sleep(backoff / 2 + Math.random() * (backoff / 2), o.signal);
+      await sleep(backoff / 2 + Math.random() * (backoff / 2), stopped);
       continue;
     }
-    await sleep(Math.max(0, pushEvery - (Date.now() - started)), o.signal);
+    await sleep(Math.max(0, pushEvery - (Date.now() - started)), stopped);
   }
-  o.report('stopped', { event: 'stop' });
-  return failures;
+  o.report('stopped', { event: 'stop', failedRounds: failures, signal: o.interrupt.signal });
+  // Only a signal ends the loop, so there is one.
+  throw interruptedError(o.interrupt.signal ?? 'SIGINT');
 }

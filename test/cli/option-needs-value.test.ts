@@ -33,3 +33,28 @@ describe('a string option whose value starts with a dash', () => {
     expect(JSON.parse(r.stderr.trimEnd().split('\n').at(-1)!).error.message).toMatch(/^option --summary needs a value\./);
   });
 });
+
+describe('the word an option hint quotes', () => {
+  const errorOf = async (argv: string[]) => {
+    const r = await runCli(argv, { env: { SESSYNC_SESSIONS_DIR: undefined } });
+    expect(r.code, r.stderr).toBe(2);
+    return JSON.parse(r.stderr.trimEnd().split('\n').at(-1)!).error as { code: string; message: string };
+  };
+
+  it('a one-letter dash value that is no option of the command (--summary -x): the hint to use =, not "needs a value"', async () => {
+    const err = await errorOf(['compact', 'abcd1234', '--summary', '-x', '--json']);
+    expect(err.message).toContain('the value of --summary starts with a dash ("-x")');
+    expect(err.message).toContain('--summary=VALUE');
+  });
+
+  it('a one-letter word that is an option (-h) is still a missing value', async () => {
+    expect((await errorOf(['compact', 'abcd1234', '--summary', '-h', '--json'])).message).toMatch(/^option --summary needs a value\./);
+  });
+
+  it('a repeated option: the hint quotes the word after the occurrence refused, not after the first', async () => {
+    const dash = await errorOf(['pull', '--map', 'k=/a', '--map', '-x=/b', '--json']);
+    expect(dash.message).toContain('the value of --map starts with a dash ("-x=/b")');
+    const missing = await errorOf(['compact', 'abcd1234', '--summary', 'fine', '--summary', '--json']);
+    expect(missing.message).toMatch(/^option --summary needs a value\./);
+  });
+});

@@ -1,12 +1,14 @@
 // `sessync restore` with real CLI processes on a real `sessync serve`: a session this machine pushed itself comes back
 // whole (its own batches too), in its file's order, and restoring one session leaves the other deleted ones deleted.
 import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { Machine, entrySet, plantSession, readLog, runCli, useServer } from '../sync/helpers.js';
+import { Machine, entrySet, plantSession, readLog, runCli, syncedPair, useServer } from '../sync/helpers.js';
 import { startRefusingProxy } from '../sync/refusing-proxy.js';
 
 // Each test its own project: a sync pulls every session of its project, other tests' ones too.
 const remote = (name: string) => `git@github.com:acme/restore-${name}.git`;
+const lastError = (stderr: string) => (JSON.parse(stderr.trimEnd().split('\n').at(-1)!) as { error: { code: string; message: string } }).error;
 
 describe('restore (real sessync serve)', () => {
   const rig = useServer(undefined, 'sessync-restore-');
@@ -61,7 +63,12 @@ describe('restore (real sessync serve)', () => {
     expect(readLog(c.fileOf(id)).ids).toEqual(readLog(file).ids);
   });
 
-  for (const how of [{ what: 'killed (SIGKILL)', env: {} }, { what: 'stopped by Ctrl-C (SIGINT)', env: { SESSYNC_KILL_SIGNAL: 'SIGINT' } }]) {
+  // Ctrl-C lands at the journal's write, before its fsync: node runs a signal's handler on a later turn of its loop,
+  // so a signal sent at the fsync's end (as SIGKILL is) would come once the page request is out, and the restore end.
+  for (const how of [
+    { what: 'killed (SIGKILL)', env: { SESSYNC_KILL_POINT: 'journal-synced:1' } },
+    { what: 'stopped by Ctrl-C (SIGINT)', env: { SESSYNC_KILL_POINT: 'journal-written:1', SESSYNC_KILL_SIGNAL: 'SIGINT' } },
+  ]) {
     it(`a restore ${how.what} before its first page: still deleted here, and restore again brings it back whole`, async () => {
       const a = new Machine(rig.root, `early-${how.what.length}`, { remote: remote(`early-${how.what.length}`) });
       await a.login(rig.server);
@@ -73,8 +80,10 @@ describe('restore (real sessync serve)', () => {
       await a.ok(['rm', id, '--json']);
 
       // The journal's flush before the first page request: nothing of the session is written yet.
-      const cut = await runCli(['restore', id, '--json', '--cwd', a.project], { env: { ...a.env, SESSYNC_KILL_POINT: 'journal-synced:1', ...how.env } });
+      const cut = await runCli(['restore', id, '--json', '--cwd', a.project], { env: { ...a.env, ...how.env } });
       expect(cut.code).not.toBe(0);
+      // Ctrl-C is handled as push and pull handle it: stopped before the request, exit 130 with interrupted.
+      if (how.env.SESSYNC_KILL_SIGNAL) expect([cut.code, lastError(cut.stderr).code], cut.stderr).toEqual([130, 'interrupted']);
       expect(existsSync(file)).toBe(false);
       const row = (await a.ok(['status', '--json'])).sessions.find((x: { session: string }) => x.session === id);
       expect(row).toMatchObject({ deletedHere: true });
@@ -130,15 +139,33 @@ describe('restore (real sessync serve)', () => {
     expect(await a.ok(['sync', '--json'])).toMatchObject({ pushedEntries: 0, pulledEntries: 0, failed: 0 });
   });
 
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    it(`a restore of many pages stopped by ${signal} after its first: exit ${signal === 'SIGINT' ? 130 : 143}, interrupted, state saved; ${signal === 'SIGINT' ? 'restore' : 'sync'} again brings the rest`, async () => {
+      const a = new Machine(rig.root, `pages-${signal}`, { remote: remote(`pages-${signal}`), env: { SESSYNC_SYNC_BATCH_BYTES: '300' } });
+      await a.login(rig.server);
+      const id = plantSession(a, signal === 'SIGINT' ? 2 : 3, 50); // ids of their own: the server is shared
+      expect(await a.ok(['push', '--json'])).toMatchObject({ pushedEntries: 50, failed: 0 });
+      const file = a.fileOf(id);
+      const before = readFileSync(file);
+      await a.ok(['rm', id, '--json']);
+
+      const cut = await runCli(['restore', id, '--json', '--cwd', a.project], { env: { ...a.env, SESSYNC_KILL_POINT: 'pull-merged:1', SESSYNC_KILL_SIGNAL: signal } });
+      expect([cut.code, lastError(cut.stderr).code], cut.stderr).toEqual([signal === 'SIGINT' ? 130 : 143, 'interrupted']);
+      expect(lastError(cut.stderr).message).toContain(signal);
+      // Stopped before its next request with its state written out: no journal left for the next run to replay.
+      expect(existsSync(join(a.serverState(), 'push-journal.jsonl')), 'a journal left behind').toBe(false);
+      expect(readLog(file).ids.length).toBeLessThan(50); // the first page only
+      // The same command finishes it (as the error says); or, as after a kill, the next sync pulls the rest before it
+      // pushes: nothing of the server's goes back as this machine's.
+      if (signal === 'SIGINT') expect((await a.ok(['restore', id, '--json'])).restored).toMatchObject([{ session: id, path: file }]);
+      else expect(await a.ok(['sync', '--json'])).toMatchObject({ pushedEntries: 0, failed: 0 });
+      expect(readFileSync(file).equals(before)).toBe(true);
+      expect(await a.ok(['sync', '--json'])).toMatchObject({ pushedEntries: 0, pulledEntries: 0, failed: 0 });
+    });
+  }
+
   it('entries of two machines, this one\'s among them: restore brings all of them back in the order the file had', async () => {
-    const a = new Machine(rig.root, 'mix-a', { remote: remote('mix') });
-    const b = new Machine(rig.root, 'mix-b', { remote: remote('mix') });
-    await a.login(rig.server);
-    await b.login(rig.server);
-    const id = await a.newSession();
-    await a.say(id, 'a one', 'a two');
-    await a.ok(['sync', '--json']);
-    await b.ok(['sync', '--json']);
+    const { a, b, id } = await syncedPair(rig.root, ['mix-a', 'mix-b'], remote('mix'), rig.server, 'a one', 'a two');
     await b.say(id, 'b one');
     await b.ok(['sync', '--json']);
     await a.ok(['sync', '--json']);

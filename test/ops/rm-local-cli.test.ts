@@ -3,7 +3,7 @@
 import { existsSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { Machine, entrySet, tempDir, useServer } from '../sync/helpers.js';
+import { Machine, entrySet, syncedPair, tempDir, useServer } from '../sync/helpers.js';
 import { claudePair, turn } from '../agents/claude-rig.js';
 
 // Each test its own project: a sync pulls every session of its project, other tests' ones too.
@@ -13,14 +13,7 @@ describe('rm without --remote (real sessync serve)', () => {
   const rig = useServer(undefined, 'sessync-rmlocal-');
 
   it('deleted here stays deleted after another machine appends; status says so; restore brings every entry back', async () => {
-    const a = new Machine(rig.root, 'a', { remote: remote('two') });
-    const b = new Machine(rig.root, 'b', { remote: remote('two') });
-    await a.login(rig.server);
-    await b.login(rig.server);
-    const id = await a.newSession();
-    await a.say(id, 'one', 'two');
-    await a.ok(['sync', '--json']);
-    await b.ok(['sync', '--json']);
+    const { a, b, id } = await syncedPair(rig.root, ['a', 'b'], remote('two'), rig.server, 'one', 'two');
     const bFile = b.fileOf(id);
 
     const rm = await b.ok(['rm', id.slice(0, 13), '--json']);

@@ -2,7 +2,7 @@
 // a real `sessync serve`; refused, the file stays byte for byte and the error says how many entries and what to run.
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { Machine, entrySet, tempDir, useServer } from '../sync/helpers.js';
+import { Machine, entrySet, syncedPair, tempDir, useServer } from '../sync/helpers.js';
 
 const remote = (name: string) => `git@github.com:acme/rm-unpushed-${name}.git`;
 
@@ -63,14 +63,7 @@ describe('rm refuses to lose unpushed entries (real sessync serve)', () => {
   });
 
   it('entries pulled from another machine need no push: rm goes without --force', async () => {
-    const a = new Machine(rig.root, 'pulled-a', { remote: remote('pulled') });
-    const b = new Machine(rig.root, 'pulled-b', { remote: remote('pulled') });
-    await a.login(rig.server);
-    await b.login(rig.server);
-    const id = await a.newSession();
-    await a.say(id, 'one');
-    await a.ok(['sync', '--json']);
-    await b.ok(['sync', '--json']);
+    const { a, b, id } = await syncedPair(rig.root, ['pulled-a', 'pulled-b'], remote('pulled'), rig.server, 'one');
     await b.say(id, 'from b');
     await b.ok(['sync', '--json']);
     expect(await a.ok(['pull', '--json'])).toMatchObject({ pulledEntries: 1 });
@@ -135,14 +128,7 @@ describe('rm refuses to lose unpushed entries (real sessync serve)', () => {
   });
 
   it('a session another machine deleted on the server: rm (which sync names for it) removes the copy without --force and says so', async () => {
-    const a = new Machine(rig.root, 'tomb-a', { remote: remote('tomb') });
-    const b = new Machine(rig.root, 'tomb-b', { remote: remote('tomb') });
-    await a.login(rig.server);
-    await b.login(rig.server);
-    const id = await a.newSession();
-    await a.say(id, 'one', 'two');
-    await a.ok(['sync', '--json']);
-    await b.ok(['sync', '--json']);
+    const { a, b, id } = await syncedPair(rig.root, ['tomb-a', 'tomb-b'], remote('tomb'), rig.server, 'one', 'two');
     await b.ok(['rm', id, '--remote', '--json']);
     await a.ok(['sync', '--json']);
     const file = a.fileOf(id);

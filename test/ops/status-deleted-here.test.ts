@@ -2,21 +2,13 @@
 // server, and the count of sessions with entries to pull leaves it out, in the text and in --json, because sync does
 // not pull it back. Real parts: two machines (CLI processes, one SESSYNC_HOME each) on a real `sessync serve`.
 import { describe, expect, it } from 'vitest';
-import { Machine, useServer } from '../sync/helpers.js';
+import { syncedPair, useServer } from '../sync/helpers.js';
 
 describe('status counts to pull without the sessions deleted here (real sessync serve)', () => {
   const rig = useServer(undefined, 'sessync-status-rm-');
 
   it('rm here, more batches on the server: 0 to pull; a live session waiting still counts', async () => {
-    const R = 'git@github.com:acme/status-deleted-here.git';
-    const a = new Machine(rig.root, 'a', { remote: R });
-    const b = new Machine(rig.root, 'b', { remote: R });
-    await a.login(rig.server);
-    await b.login(rig.server);
-    const gone = await a.newSession();
-    await a.say(gone, 'one', 'two');
-    await a.ok(['sync', '--json']);
-    await b.ok(['sync', '--json']);
+    const { a, b, id: gone } = await syncedPair(rig.root, ['a', 'b'], 'git@github.com:acme/status-deleted-here.git', rig.server, 'one', 'two');
     await b.ok(['rm', gone, '--json']);
     await a.say(gone, 'three'); // the server gets more of it after b deleted its copy
     await a.ok(['sync', '--json']);

@@ -310,6 +310,17 @@ export async function pairWithSession(root: string, names: [string, string], rem
   return { a, b, id };
 }
 
+/**
+ * pairWithSession on one repository, then a sync on each: the session is on the server and in both machines' folders.
+ * Where the rm, restore and status-after-rm tests start (one of them then removes its copy).
+ */
+export async function syncedPair(root: string, names: [string, string], remote: string, server: TestServer, ...texts: string[]): Promise<{ a: Machine; b: Machine; id: string }> {
+  const pair = await pairWithSession(root, names, [remote, remote], server, ...texts);
+  await pair.a.ok(['sync', '--json']);
+  await pair.b.ok(['sync', '--json']);
+  return pair;
+}
+
 /** Session n's id in plantSession's files. */
 export function plantedId(n: number): string {
   return `${n.toString().padStart(8, '0')}-0000-4000-8000-000000000000`;

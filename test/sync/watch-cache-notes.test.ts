@@ -39,7 +39,7 @@ describe('sync --watch with caches it cannot save', () => {
     } finally {
       child.kill('SIGTERM');
     }
-    expect(await exited).toBe(0);
+    expect(await exited, 'SIGTERM ends a watcher with 143').toBe(143);
     const notes = events.filter((e) => e.event === 'note' && /could not save the \w+ cache/.test(e.message)).map((e) => e.message);
     expect(notes.length, err).toBeGreaterThan(0);
     // Said by the watcher while it runs (as events), not left for its exit.

@@ -53,7 +53,7 @@ describe('sync --watch and sync share their state', () => {
       await a.say(id, 'three');
       await until('the watched append on the server', 20_000, async () => (await ownSeq(rig.server, id)) > seqAfterSync);
     });
-    expect(w.code).toBe(0);
+    expect(w.code, 'SIGTERM ends a watcher with 143').toBe(143);
     const synced = w.events.filter((e) => e.event === 'synced');
     expect(synced.reduce((n, e) => n + (e.pushedEntries ?? 0), 0)).toBe(1);
     expect(w.events.filter((e) => e.event === 'note' || e.event === 'session-error')).toEqual([]); // no "seq refused" notes
