@@ -326,7 +326,10 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
     }
     throw e;
   }
-  if (result.appended > 0 && !leafAgrees) {
+  killPoint('pull-aligning'); // every page's entries in the file, the leaf not yet aligned with them
+  // A killed pull's note (`resumed`): it may have appended entries and died before this marker, and pulled again
+  // they are duplicates, nothing appended; the file's last line is still a pulled one, so the check is made anyway.
+  if ((result.appended > 0 || resumed) && !leafAgrees) {
     // Pulled entries went last, but the newest tip may be a local one: pi would resume the other branch.
     const m = await alignLeaf(result.path, 'merged', undefined, ctx.env);
     if (m) result.marker = m.id;
