@@ -1,4 +1,4 @@
-// A session pulled new (a fresh machine's first pull, a restore) whose batches come from two hosts over several pull
+// A session pulled new (a fresh machine's first pull, a restore) whose batches come from three hosts over several pull
 // pages: its file is written parents first, whatever order the pages bring the hosts' batch chains in.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -38,7 +38,7 @@ async function expectWrittenInOrder(m: Machine, id: string, count: number, what:
   expect(log.ids.at(-1), `${what}: the last line is the leaf`).toBe(pi.leafId);
 }
 
-describe('a session pulled new over several pages from two hosts', () => {
+describe('a session pulled new over several pages from three hosts', () => {
   const rig = useServer(undefined, 'sessync-parents-first-');
   let api: FakeModelApi;
   beforeAll(async () => {
@@ -65,6 +65,14 @@ describe('a session pulled new over several pages from two hosts', () => {
     await a.ok(['pull', '--json']);
     await a.say(id, ...Array.from({ length: 3 }, (_, i) => `a again ${i}`));
     await a.ok(['push', '--json']);
+    // A third host, whose first pull is of two hosts' chains, continues it; a takes its entries too.
+    const e = new Machine(rig.root, 'e', { remote: REMOTE, env });
+    await e.login(rig.server);
+    await e.ok(['pull', '--json']);
+    expect(childrenBeforeParents(e.fileOf(id)), 'e\'s first pull').toEqual([]);
+    await e.say(id, ...Array.from({ length: RUN }, (_, i) => `e ${i}`));
+    await e.ok(['push', '--json']);
+    await a.ok(['pull', '--json']);
     const count = readLog(a.fileOf(id)).ids.length;
     expect(childrenBeforeParents(a.fileOf(id)), 'the file written here, line by line').toEqual([]);
 
@@ -78,7 +86,7 @@ describe('a session pulled new over several pages from two hosts', () => {
     else {
       await pi.turn(c.project, id, 'continue on c');
       const said = api.requests.at(-1)!.messages.filter((m) => m.role === 'user').map((m) => chatText(m));
-      const want = [...Array.from({ length: RUN }, (_, i) => `a ${i}`), ...Array.from({ length: RUN }, (_, i) => `b ${i}`), 'a again 0', 'a again 1', 'a again 2', 'continue on c'];
+      const want = [...Array.from({ length: RUN }, (_, i) => `a ${i}`), ...Array.from({ length: RUN }, (_, i) => `b ${i}`), 'a again 0', 'a again 1', 'a again 2', ...Array.from({ length: RUN }, (_, i) => `e ${i}`), 'continue on c'];
       expect(said, 'the history pi sends the model, resumed from the pulled file').toEqual(want);
     }
 
