@@ -115,17 +115,20 @@ export interface NewFileLines extends EntryLines {
  * merge returns, parents first with the newest tip last. The bytes are the batches' bodies as they came wherever
  * a body is exactly its entries' lines, else those lines' exact texts; nothing is serialised or parsed again. The
  * parsed entries are not kept (unless `keep`): only the lines and the tail state they make outlive this call.
+ * `decoded` null: `incoming` is not the page's batches whole (some entries wait for their parent), so every line is
+ * its entry's exact text.
  */
-export function newFileLines(decoded: readonly Decoded[], incoming: readonly IncomingEntry[], keep: boolean): NewFileLines {
+export function newFileLines(decoded: readonly Decoded[] | null, incoming: readonly IncomingEntry[], keep: boolean): NewFileLines {
   if (isChain(incoming)) {
     const entries = incoming.map((x) => x.entry);
     const lines: Uint8Array[] = [];
-    for (const d of decoded) if (d.entries.length > 0) lines.push(d.whole !== undefined ? bytesOf(d.whole) : linesOf(d.entries.map((x) => x.text!)));
+    if (decoded === null) lines.push(linesOf(incoming.map((x) => x.text!)));
+    else for (const d of decoded) if (d.entries.length > 0) lines.push(d.whole !== undefined ? bytesOf(d.whole) : linesOf(d.entries.map((x) => x.text!)));
     return { lines, state: stateOfChain(entries), count: entries.length, duplicates: 0, conflicts: [], ...(keep ? { entries } : {}) };
   }
   const m = mergeEntries(new Map(), incoming);
   const texts = exactTexts(incoming);
-  const lines = wholeBodies(decoded, incoming, m.toAppend) ?? [linesOf(m.toAppend.map((e) => texts.get(e) ?? serializeLine(e)))];
+  const lines = (decoded === null ? undefined : wholeBodies(decoded, incoming, m.toAppend)) ?? [linesOf(m.toAppend.map((e) => texts.get(e) ?? serializeLine(e)))];
   return { lines, state: stateOfEntries(m.toAppend, { checked: true }), count: m.toAppend.length, duplicates: m.duplicates, conflicts: m.conflicts, ...(keep ? { entries: m.toAppend } : {}) };
 }
 

@@ -26,6 +26,7 @@ import { decode, newFileLines, type Decoded, type NewFileLines } from './pull-de
 import { scanNewFile } from './pull-scan.js';
 import { killPoint } from './kill-point.js';
 import { restoreMark, startedOver } from './restore-plan.js';
+import { ParentWait } from './pull-order.js';
 
 /** The highest seq there can be (BatchEnvelopeSchema): tells the server not to send this host's own batches back. */
 const OWN_DONE = 999_999_999_999;
@@ -63,9 +64,13 @@ export interface PullResult {
 
 /** What the loop keeps of a page: its entries (none when `fresh` holds them as bytes), counts and problems. */
 interface Page {
-  /** Every entry of the page, for a merge into the file there is; empty when the page creates the file. */
+  /** Every entry of the page, for a merge into the file there is; empty when the page creates the file whole. */
   incoming: IncomingEntry[];
-  /** The page's entries as a new file's lines, when it creates the file. */
+  /** The seq of each incoming entry's batch. */
+  seqs: number[];
+  /** The page's batches decoded, whose bodies a new file can take as they came when every entry is written. */
+  decoded: Decoded[];
+  /** The page's entries as a new file's lines, when it creates the file and is the session's only page. */
   fresh?: NewFileLines;
   /** Entries decoded (duplicates included), lines skipped, and the body bytes as they came. */
   entries: number;
@@ -89,23 +94,28 @@ async function readPage(ctx: SyncContext, e2e: E2eKeys | null, session: string, 
   let shaChecked = 0;
   if (creating && !res.more) {
     const scan = scanNewFile(batches);
-    if (scan.fresh) return { incoming: [], fresh: scan.fresh, entries: scan.fresh.count, skipped: 0, bytes, problems: [] };
+    if (scan.fresh) return { incoming: [], seqs: [], decoded: [], fresh: scan.fresh, entries: scan.fresh.count, skipped: 0, bytes, problems: [] };
     shaChecked = scan.shaChecked;
   }
   const incoming: IncomingEntry[] = [];
+  const seqs: number[] = [];
   const problems: BatchProblem[] = [];
   const decoded: Decoded[] = [];
   let skipped = 0;
   for (const [i, b] of batches.entries()) {
     const d = decode(session, b, ctx.note, i < shaChecked);
     decoded.push(d);
-    for (const x of d.entries) incoming.push(x);
+    for (const x of d.entries) {
+      incoming.push(x);
+      seqs.push(b.envelope.seq);
+    }
     skipped += d.skipped;
     for (const p of d.problems) problems.push(p);
   }
   const counts = { entries: incoming.length, skipped, bytes, problems };
-  if (creating) return { incoming: [], fresh: newFileLines(decoded, incoming, res.more), ...counts };
-  return { incoming, ...counts };
+  // With more pages, some entries may wait for a parent on a later page (pull-order.ts): the caller makes the lines.
+  if (creating && !res.more) return { incoming: [], seqs: [], decoded: [], fresh: newFileLines(decoded, incoming, false), ...counts };
+  return { incoming, seqs, decoded, ...counts };
 }
 
 /** Same id, different content: the remote version goes to <home>/sync/conflicts/<session>.jsonl, once. */
@@ -199,6 +209,8 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
   const e2e = (await ctx.e2e?.()) ?? null;
   /** Entries are in the file (or about to be) whose ids no saved state holds yet. */
   let unrecorded = false;
+  /** Entries that came before their parent, held until it is written (pull-order.ts); their hosts are not asked meanwhile. */
+  const wait = new ParentWait();
   try {
     for (;;) {
       // Before the request leaves (the journal's flush before it makes this durable): the entries it brings may be in
@@ -214,11 +226,28 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
       await ctx.state.save({ ...base, pulling: { from, ...(ownToo ? { creating: true as const } : {}) } });
       // A session new here asks for its meta with the page (header, cwd, sealed key): one request, not two.
       const ask = path === undefined ? { withMeta: true } : {};
-      const res = await (ctx.pull ? ctx.pull(session, cursor, ask) : ctx.api.pullPage(session, cursor, ask));
+      // A host with entries waiting for their parent is told it is done, so the page brings the other hosts' batches.
+      const skipped = wait.hosts();
+      const sent: Cursor = toNullRecord(cursor);
+      for (const h of skipped) sent[h] = OWN_DONE;
+      const res = await (ctx.pull ? ctx.pull(session, sent, ask) : ctx.api.pullPage(session, sent, ask));
       // Only this session's: a server that answers another's is not believed (the meta is then asked for alone).
       const served = res.meta?.session === session ? res.meta : undefined;
       const page = await readPage(ctx, e2e, session, res, served, path === undefined);
-      const { incoming, problems } = page;
+      const { problems } = page;
+      for (const h of Object.keys(res.cursor)) if (!skipped.has(h)) cursor[h] = res.cursor[h]!;
+      // Nothing more for the hosts asked: with none skipped, or none of them brought anything, no page can bring the
+      // parents of what still waits (see ParentWait), so it is written now; else the skipped hosts are asked next.
+      const last = !res.more && (skipped.size === 0 || res.batches.length === 0);
+      /** More pages to ask for: the server said so, or hosts were skipped (their batches after the waiting ones). */
+      const more = res.more || skipped.size > 0;
+      /** The entries to write now (`whole`: all of the page's, and no others), given the ids the file holds. */
+      const take = (written: ReadonlyMap<string, unknown> | null): { incoming: IncomingEntry[]; whole: boolean } => {
+        const incoming = wait.ready(page.incoming, page.seqs, (id) => written?.has(id) === true);
+        const whole = wait.size === 0 && incoming.length === page.incoming.length;
+        if (last) incoming.push(...wait.drain());
+        return { incoming, whole };
+      };
       result.skipped += page.skipped;
       result.problems.push(...problems);
       result.batches += res.batches.length;
@@ -245,9 +274,16 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
         // Local facts: the cwd here, and the parent's file here (pi's picker nests a fork under it by path).
         const header = await withLocalParent(ctx.sessionsRoot, { ...meta.header, cwd } as SessionHeader, piLayout(ctx.env));
         path = join(ctx.flat ? ctx.sessionsRoot : projectDir(ctx.sessionsRoot, cwd), sessionFileName(String(header.timestamp), session));
-        const fresh = page.fresh!;
+        // The session's one page as it came; else what of this page can be written before the later pages (the
+        // entries kept: those pages merge against them). Nothing may be ready (its parents on the next page): the
+        // file then starts as its header alone, as a file here that the next pages append to.
+        let fresh = page.fresh;
+        if (!fresh) {
+          const now = take(null);
+          fresh = newFileLines(now.whole ? page.decoded : null, now.incoming, true);
+        }
         unrecorded = true;
-        const tail = await createPulledFile(path, header, fresh, ctx.env, { more: res.more, deferFolderSync: ctx.state.deferFolderSync });
+        const tail = await createPulledFile(path, header, fresh, ctx.env, { more, deferFolderSync: ctx.state.deferFolderSync });
         // Written parents-first with the newest tip last: pi's leaf and sessync's agree unless the tip rule differs.
         leafAgrees = tail.lastId === tail.leafId;
         result.path = path;
@@ -270,20 +306,24 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
         // A file a killed pull created came from the server, meta and all (as a file created here above): its push
         // must not send the meta again in an empty first batch.
         if (st.pulling?.creating && !st.metaSent) st = { ...st, metaSent: true };
-        if (incoming.length > 0) {
+        if (page.incoming.length > 0 || wait.size > 0) {
           if (local === null) {
             // Appending needs the current format; pi migrates the same way on open.
             const mig = await ensureCurrent(path, ctx.env);
             if (mig?.changed) ctx.note?.(`migrated ${path}: format ${mig.fromVersion} -> ${mig.toVersion} (original kept as ${mig.backup})`);
             local = new Map((await readSession(path)).entries.map((e) => [e.id, e]));
           }
-          const m = mergeEntries(local, incoming);
+        }
+        const have = local;
+        const { incoming } = take(have);
+        if (have !== null && incoming.length > 0) {
+          const m = mergeEntries(have, incoming);
           if (m.toAppend.length > 0) {
             unrecorded = true;
             await appendEntries(path, m.toAppend, { texts: exactTexts(incoming), env: ctx.env }); // fsynced before it returns
             leafAgrees = false;
           }
-          for (const e of m.toAppend) local.set(e.id, e);
+          for (const e of m.toAppend) have.set(e.id, e);
           result.appended += m.toAppend.length;
           result.duplicates += m.duplicates;
           result.conflicts += await setAside(ctx, session, m.conflicts);
@@ -295,11 +335,13 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
           st = { ...st, skipIds: [...skip] };
         }
       }
-      if (ownToo) ownSeq = Math.max(ownSeq, ownValue(res.cursor, ctx.hostId) ?? 0);
-      const saved: Cursor = toNullRecord(res.cursor);
+      if (ownToo) ownSeq = Math.max(ownSeq, ownValue(cursor, ctx.hostId) ?? 0);
+      const saved: Cursor = toNullRecord(cursor);
+      // A host's entries waiting for their parent are not in the file: its saved cursor stays before their batch.
+      for (const [h, seq] of wait.lowestSeqs()) saved[h] = Math.min(saved[h] ?? 0, seq - 1);
       // Own batches still to come on later pages: this host stays in the saved cursor until the last page.
-      if (ownToo && res.more) saved[ctx.hostId] = ownValue(res.cursor, ctx.hostId) ?? 0;
-      else delete saved[ctx.hostId];
+      if (!(ownToo && more)) delete saved[ctx.hostId];
+      else saved[ctx.hostId] ??= 0;
       // Our own batches came with the file: the next one we push follows the highest of them. Damaged batches
       // are passed (the good ones after them are merged) and remembered in the state, reported once here.
       // The note of a pull under way goes with the last page's state: every entry the server has is in skipIds now.
@@ -310,9 +352,8 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
       await ctx.state.save(st); // after the fsync of the entries: a crash before this line only re-pulls
       unrecorded = false;
       ctx.onProgress?.({ entries: page.entries, bytes: page.bytes });
-      for (const h of Object.keys(res.cursor)) cursor[h] = res.cursor[h]!;
       if (!ownToo) cursor[ctx.hostId] = OWN_DONE;
-      if (!res.more) break;
+      if (!more) break;
     }
   } catch (e) {
     // Failed with every entry this call appended recorded, and no killed pull's note to resolve: the note of this
@@ -326,7 +367,10 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
     }
     throw e;
   }
-  if (result.appended > 0 && !leafAgrees) {
+  killPoint('pull-aligning'); // every page's entries in the file, the leaf not yet aligned with them
+  // A killed pull's note (`resumed`): it may have appended entries and died before this marker, and pulled again
+  // they are duplicates, nothing appended; the file's last line is still a pulled one, so the check is made anyway.
+  if ((result.appended > 0 || resumed) && !leafAgrees) {
     // Pulled entries went last, but the newest tip may be a local one: pi would resume the other branch.
     const m = await alignLeaf(result.path, 'merged', undefined, ctx.env);
     if (m) result.marker = m.id;
