@@ -136,10 +136,27 @@ async function readBytes(store: BlobStore, account: string, save = true): Promis
  * Adds `delta` (negative after a deletion) to the bytes counter of an account that has a quota. Runs once the batches
  * are stored (or deleted): a counter counted again now already holds them, and is saved as counted.
  */
-export async function addBytes(store: BlobStore, account: string, delta: number, change: CounterChange = noChange()): Promise<void> {
+export async function addBytes(store: BlobStore, account: string, delta: number, change: (pending: readonly Pending[]) => CounterChange = noChange): Promise<void> {
   const c = await readUsage(store, account, false);
-  const next = applyChange(c.recounted ? c : { bytes: c.bytes + delta, pending: c.pending }, change);
+  const next = applyChange(c.recounted ? c : { bytes: c.bytes + delta, pending: c.pending }, change(c.pending));
   await store.put(keys.usage(account), encodeCounter(next));
+}
+
+/**
+ * For a deletion of `session` whose heads were `heads` (null: unknown, every batch taken off): its batches the
+ * counter names as pending are settled, those the heads covered counted (the deletion takes their bytes off), the
+ * others dropped (never added, and not taken off).
+ */
+export function settleDeletedSession(session: string, heads: Map<string, number> | null): (pending: readonly Pending[]) => CounterChange {
+  return (pending) => {
+    const change = noChange();
+    for (const p of pending) {
+      if (p.session !== session) continue;
+      if (heads === null || p.seq <= (heads.get(p.host) ?? 0)) change.visible.set(batchName(p), p.bytes);
+      else change.drop.push(p);
+    }
+    return change;
+  };
 }
 
 export async function quotaReport(store: BlobStore, account: string): Promise<QuotaResponse> {
