@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { CLI_BIN, REPO_ROOT } from '../helpers/cli.js';
 import { Machine, startNodeServer, useServer } from '../sync/helpers.js';
-import { heads, until } from '../sync/kill-rig.js';
+import { killAsBatchesLand } from '../sync/kill-rig.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FsStore } from '../../worker/store/fs-store.js';
@@ -36,15 +36,7 @@ describe('kill -9 of the server with a byte quota', () => {
     child.stderr!.setEncoding('utf8').on('data', (d) => (err += d));
     child.stdout!.resume();
     const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-    let stored = 0;
-    for (let k = 0; k < KILLS; k++) {
-      const before = stored;
-      stored = await until(`more batches on the server (kill ${k + 1})`, 60_000, async () => {
-        const n = (await heads(rig.server)).reduce((sum, h) => sum + h.seq, 0);
-        return n > before ? n : undefined;
-      }, 20);
-      await rig.server.restart();
-    }
+    await killAsBatchesLand(rig.server, KILLS);
     expect(await exited, err).toBe(0);
     // A later push settles what the counter still names pending (one more session, one request or so).
     const extra = await a.newSession();
