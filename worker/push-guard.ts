@@ -1,7 +1,6 @@
 // Checks before a batch is stored: the session is not deleted (unless its host already pushes to it), and the quota's reads.
 import type { BlobStore } from './store/blob-store.js';
 import { readQuotaGate, type QuotaGate } from './quota.js';
-import type { RequestMark } from './quota-pending.js';
 import { findTombstone, goneSession } from './session-delete.js';
 
 /**
@@ -13,16 +12,14 @@ import { findTombstone, goneSession } from './session-delete.js';
  * when it listed only its host's): the quota's new-session question is then answered without another listing.
  * The tombstone and the quota are looked up together.
  */
-export async function guardPush(store: BlobStore, account: string, session: string, o: { host: string; seq: number; hostHasHead: boolean; sessionHosts: number | null; mark: RequestMark }): Promise<QuotaGate> {
+export async function guardPush(store: BlobStore, account: string, session: string, o: { hostHasHead: boolean; sessionHosts: number | null }): Promise<QuotaGate> {
   const [tomb, quota] = await Promise.allSettled([o.hostHasHead ? null : findTombstone(store, account, session), readQuotaGate(store, account, { session, ...o })]);
   // A deleted session answers 410 before any quota question, as when the two were looked up one after the other.
   if (tomb.status === 'rejected') throw tomb.reason;
   if (tomb.value) throw goneSession(tomb.value);
   if (quota.status === 'rejected') throw quota.reason;
-  return quota.value ?? noQuota(o.mark);
+  return quota.value ?? noQuota;
 }
 
 /** The gate of an account without a quota: every batch passes, and nothing is counted. */
-function noQuota(mark: RequestMark): QuotaGate {
-  return () => ({ beforeWrites: async () => mark.leave(), settle: async () => {} });
-}
+const noQuota: QuotaGate = () => async () => {};

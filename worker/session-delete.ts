@@ -1,11 +1,10 @@
 // Deleting a session everywhere: tombstone first, then its shares, heads, batches and meta, in bounded steps a retry resumes.
 import type { BlobStore } from './store/blob-store.js';
 import { SessyncError, isSessyncError } from '../shared/errors.js';
-import { keys, parseSeqPart } from '../shared/keys.js';
-import { z } from 'zod';
+import { keys } from '../shared/keys.js';
 import { NAME_RE, type DeleteSessionResponse, type Tombstone, type UnrevokedShare } from '../shared/wire.js';
-import { batchBytes, decodeJson, encodeJson, keyExists, listAll, notFoundSession, readBatch, sessionHeads } from './session-data.js';
-import { addBytes, readQuota, settleDeletedSession } from './quota.js';
+import { batchBytes, encodeJson, keyExists, listAll, notFoundSession, readBatch, sessionHeads } from './session-data.js';
+import { addBytes, readQuota } from './quota.js';
 import { CountedStore } from './store/counted-store.js';
 import { isDamagedRead, readSessionSharePointerKeepingBytes, readShareIndexKeepingBytes, readShareRecordKeepingBytes } from './share-records.js';
 import { datesIn, shareOfDamagedRecord, type SalvagedShare } from './share-salvage.js';
@@ -46,33 +45,8 @@ export async function listTombstones(store: BlobStore, account: string): Promise
 }
 
 export async function findTombstone(store: BlobStore, account: string, session: string): Promise<Tombstone | null> {
-  return (await findTombstoneKey(store, account, session))?.tomb ?? null;
-}
-
-async function findTombstoneKey(store: BlobStore, account: string, session: string): Promise<{ key: string; tomb: Tombstone | null } | null> {
   const page = await store.list({ prefix: `${keys.tombstone(account, session)}/`, limit: 1 });
-  return page.keys[0] === undefined ? null : { key: page.keys[0], tomb: parseTombstoneKey(account, page.keys[0]) };
-}
-
-/** The tombstone's record: who asked, and the session's heads when it was written (each host's top seq). */
-const TombstoneRecordSchema = z.object({ heads: z.record(z.string(), z.number().int().min(0)) }).passthrough();
-
-/**
- * The session's heads as the tombstone recorded them, or null when it holds none (written by an older server, or
- * damaged: logged): the batches they cover are the ones the quota counted, so the ones a deletion takes off.
- */
-async function tombstoneHeads(store: BlobStore, key: string): Promise<Map<string, number> | null> {
-  const obj = await store.get(key);
-  if (!obj) return null;
-  let parsed: unknown;
-  try {
-    parsed = decodeJson(key, obj.body);
-  } catch (e) {
-    console.error(`sessync: tombstone ${key} is damaged (${(e as Error).message}): the deletion takes off the bytes of every batch it deletes`);
-    return null;
-  }
-  const r = TombstoneRecordSchema.safeParse(parsed);
-  return r.success ? new Map(Object.entries(r.data.heads)) : null;
+  return page.keys[0] === undefined ? null : parseTombstoneKey(account, page.keys[0]);
 }
 
 /** The 410 a deleted session answers with; details let a client record the tombstone. */
@@ -192,20 +166,15 @@ async function inChunks(items: readonly string[], fn: (k: string) => Promise<voi
 export async function deleteSessionStep(inner: BlobStore, account: string, session: string, host: string, budget = DELETE_STEP_OPS): Promise<DeleteSessionResponse> {
   // Every call counted as it is made: what is left of the budget is what is really left.
   const store = new CountedStore(inner);
-  const found = await findTombstoneKey(store, account, session);
-  let tomb = found?.tomb ?? null;
-  let tombKey = found?.key ?? null;
+  let tomb = await findTombstone(store, account, session);
   if (!tomb) {
     // Only whether the meta exists: a session whose meta an older server stored damaged must still be deletable.
     const [meta, heads] = await Promise.all([keyExists(store, keys.sessionMeta(account, session)), sessionHeads(store, account, session)]);
     if (!meta && heads.size === 0) throw notFoundSession(session);
     const ms = Date.now();
-    // The heads go with it: once they are removed, it alone says which batches the quota counted.
-    await store.putIfAbsent(tombstoneKey(account, { session, ms, host }), encodeJson({ session, host, heads: Object.fromEntries(heads) }));
+    await store.putIfAbsent(tombstoneKey(account, { session, ms, host }), encodeJson({ session, host }));
     // Two deletions at once each write one; the first in key order is the one everybody reports.
-    const first = await findTombstoneKey(store, account, session);
-    tomb = first?.tomb ?? { session, deletedAt: new Date(ms).toISOString(), host };
-    tombKey = first?.key ?? tombstoneKey(account, { session, ms, host });
+    tomb = (await findTombstone(store, account, session)) ?? { session, deletedAt: new Date(ms).toISOString(), host };
   }
   let removed = 0;
   let sharesRevoked = 0;
@@ -220,18 +189,6 @@ export async function deleteSessionStep(inner: BlobStore, account: string, sessi
   const perObject = quotaOn ? 2 : 1;
   let freed = 0;
   const batchPrefix = `${keys.sessionPrefix(account, session)}b/`;
-  // Pushes count a batch once a head covers it: only those are taken off. One stored without a head (a push cut
-  // short before its head write) was never added, and taking it off would put the counter below what is stored.
-  const counted = quotaOn && tombKey ? await tombstoneHeads(store, tombKey) : null;
-  const isCounted = (k: string): boolean => {
-    if (!counted) return true; // a tombstone without heads (an older server's): every batch, as that server counted
-    const [batchHost, seqS, ...rest] = k.slice(batchPrefix.length).split('/');
-    const seq = rest.length || !batchHost || !seqS ? null : parseSeqPart(seqS);
-    return seq !== null && seq <= (counted.get(batchHost!) ?? 0);
-  };
-  // The session's batches the counter still names as pending are settled with what is taken off: one its heads
-  // covered is counted there (its bytes go with the batch), the others dropped (see settleDeletedSession).
-  const settle = (delta: number) => addBytes(store, account, delta, settleDeletedSession(session, counted));
   // Found by this call, as a server before the notes answered: a client that adds up every answer names each once.
   const sharesNotRevoked: UnrevokedShare[] = [];
   // Past the budget, the answer costs one list more (the unrevoked shares) and, after freed bytes, the usage's read and write.
@@ -241,7 +198,7 @@ export async function deleteSessionStep(inner: BlobStore, account: string, sessi
     // letting an account past its quota; setting the quota again recounts it.
     const toFree = freed;
     freed = 0;
-    if (toFree > 0) await settle(-toFree);
+    if (toFree > 0) await addBytes(store, account, -toFree);
     // From the notes, not from this call: a retry, or a call after the answer that said it was lost, says it again.
     const sharesStillUnrevoked = await unrevokedShares(store, account, session);
     return {
@@ -274,7 +231,7 @@ export async function deleteSessionStep(inner: BlobStore, account: string, sessi
       });
       const objects = left.objects.slice(0, Math.max(0, Math.floor((budget - store.ops) / perObject)));
       await inChunks(objects, async (k) => {
-        if (quotaOn && k.startsWith(batchPrefix) && isCounted(k)) {
+        if (quotaOn && k.startsWith(batchPrefix)) {
           const size = batchBytes(await readBatch(store, k));
           await store.delete(k);
           freed += size; // once deleted, and after the awaits: `freed += await ...` would read freed before it and lose parallel adds
@@ -290,7 +247,7 @@ export async function deleteSessionStep(inner: BlobStore, account: string, sessi
     // Batches this step deleted before the failure are gone for good: a retry cannot find their bytes again, so
     // they are taken off now, or the counter would keep them for ever.
     if (freed > 0) {
-      await settle(-freed).catch((counting: unknown) => {
+      await addBytes(store, account, -freed).catch((counting: unknown) => {
         console.error(`sessync: the usage counter of account ${account} keeps ${freed} bytes the deletion of session ${session} freed (setting the quota again recounts it): ${(counting as Error)?.message ?? String(counting)}`);
       });
     }

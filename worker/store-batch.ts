@@ -7,9 +7,7 @@ import type { StoredAccountKey } from './account-key.js';
 import { validateBatch, validateMeta, type BatchPush } from './batch-validate.js';
 import { checkPushEncryption, refuseOtherDataKey } from './encryption-policy.js';
 import { guardPush } from './push-guard.js';
-import { sharedRead } from './store/group-commit.js';
-import type { Admitted, HeadState, QuotaGate } from './quota.js';
-import { RequestMark } from './quota-pending.js';
+import type { QuotaGate } from './quota.js';
 import { batchBytes, batchRecordParts, encodeJson, isDamaged, listAll, rawSealedBytes, readBatch, type StoredBatchRecord, type StoredMeta } from './session-data.js';
 import { sha256Hex } from './sha256.js';
 
@@ -45,25 +43,9 @@ interface HeadKey {
  * Seq 1 lists the whole session (it answers the host limit and the quota's new-session question as well); a later
  * seq lists only this host's heads, as that is all it needs unless they turn out lagging.
  */
-export function listHeads(store: BlobStore, account: string, env: BatchEnvelope): Promise<{ host: HeadKey[]; hosts: number | null }> {
+async function listHeads(store: BlobStore, account: string, env: BatchEnvelope): Promise<{ host: HeadKey[]; hosts: number | null }> {
   const wide = env.seq === 1;
-  const prefix = wide ? keys.sessionHeadsPrefix(account, env.session) : keys.hostHeadsPrefix(account, env.session, env.host);
-  // Shared within a request: the route's check of its batches before they run (mayBeNewSession) reads the same.
-  return sharedRead(store, `heads ${prefix}`, () => headsUnder(store, account, env, prefix, wide));
-}
-
-/**
- * Whether the push may bring a new session to the account, from its heads listing (no other call): not when its host
- * has a head in the session, nor on seq 1 when another host has; else (a host whose heads were lost, or a session of
- * no heads) only the account's heads can tell.
- */
-export async function mayBeNewSession(store: BlobStore, account: string, env: BatchEnvelope): Promise<boolean> {
-  const listed = await listHeads(store, account, env);
-  return listed.host.length === 0 && (listed.hosts === null || listed.hosts === 0);
-}
-
-async function headsUnder(store: BlobStore, account: string, env: BatchEnvelope, prefix: string, wide: boolean): Promise<{ host: HeadKey[]; hosts: number | null }> {
-  const found = await listAll(store, prefix);
+  const found = await listAll(store, wide ? keys.sessionHeadsPrefix(account, env.session) : keys.hostHeadsPrefix(account, env.session, env.host));
   const host: HeadKey[] = [];
   const hosts = new Set<string>();
   for (const k of found) {
@@ -92,16 +74,16 @@ async function laggingBatches(store: BlobStore, account: string, session: string
 
 /**
  * Records `seq` as this host's head unless a newer head is already there, then removes older heads; `onHead` is
- * told where the head write left the head (`unknown` while it runs: a write that throws may have landed). Runs on
- * 'exists' too: it repairs a crash between the batch write and the head write.
+ * called once the head write made the head. Runs on 'exists' too: it repairs a crash between the batch write and
+ * the head write.
  */
-async function advanceHead(store: BlobStore, account: string, env: BatchEnvelope, existing: HeadKey[], onHead: (h: HeadState) => void): Promise<void> {
-  // The batch becomes visible here: the quota counts it once its head exists (made now, or found there: the
-  // resent write of one whose first try landed answers that the key exists).
+async function advanceHead(store: BlobStore, account: string, env: BatchEnvelope, existing: HeadKey[], onHead: () => void): Promise<void> {
+  // Whether this push's write made the head: the batch becomes visible here, and is counted by the push that did it.
+  let made = false;
   if (!existing.some((h) => h.seq >= env.seq)) {
-    onHead('unknown');
-    onHead((await store.putIfAbsent(keys.head(account, env.session, env.host, env.seq), encodeJson({ seq: env.seq, batchId: env.batchId }))) ? 'made' : 'found');
+    made = await store.putIfAbsent(keys.head(account, env.session, env.host, env.seq), encodeJson({ seq: env.seq, batchId: env.batchId }));
   }
+  if (made) onHead();
   const top = Math.max(env.seq, ...existing.map((h) => h.seq));
   // Older heads are redundant; a racing push of a newer seq only ever deletes keys below its own.
   await Promise.all(existing.filter((h) => h.seq < top).map((h) => store.delete(h.key)));
@@ -173,7 +155,7 @@ function putAllIfAbsent(store: BlobStore, writes: readonly BlobWrite[]): Promise
  * looked up then (one read, on the refusal path only) and admitted without the room check. `present`: the lagging
  * head's listing found it stored.
  */
-async function admitBatch(store: BlobStore, admit: QuotaGate, account: string, session: string, req: BatchPush, bytes: number, present: boolean): Promise<Admitted> {
+async function admitBatch(store: BlobStore, admit: QuotaGate, account: string, session: string, req: BatchPush, bytes: number, present: boolean): Promise<ReturnType<QuotaGate>> {
   try {
     return admit(bytes, { stored: present });
   } catch (e) {
@@ -189,20 +171,9 @@ async function admitBatch(store: BlobStore, admit: QuotaGate, account: string, s
  * Validates and stores one push for `account` (whose key record is `accountKey`, null for a plaintext account):
  * append-only, idempotent, gapless per host; the same batch retried is stored once. Everything is checked and
  * serialised before the first write: a refused or unserialisable part must not leave a batch behind with no head
- * and no meta. Throws a SessyncError for anything refused. `mark`: the request's point before its first write, shared
- * by the batches of one request (its own for a single push); this push arrives at it or leaves it, once.
+ * and no meta. Throws a SessyncError for anything refused.
  */
-export async function storeOneBatch(store: BlobStore, account: string, session: string, req: BatchPush, accountKey: StoredAccountKey | null, mark = new RequestMark(store, 1)): Promise<PushBatchResponse> {
-  const at = { mark, passed: false };
-  try {
-    return await checkAndStore(store, account, session, req, accountKey, at);
-  } finally {
-    // A push that ends before the mark (refused, failed) lets the request's other batches past it.
-    if (!at.passed) mark.leave();
-  }
-}
-
-async function checkAndStore(store: BlobStore, account: string, session: string, req: BatchPush, accountKey: StoredAccountKey | null, at: { mark: RequestMark; passed: boolean }): Promise<PushBatchResponse> {
+export async function storeOneBatch(store: BlobStore, account: string, session: string, req: BatchPush, accountKey: StoredAccountKey | null): Promise<PushBatchResponse> {
   const bodyBytes = await validateBatch(session, req);
   checkPushEncryption(accountKey, req);
   if (req.meta && !isSealedMetaInput(req.meta)) validateMeta(req.meta, session);
@@ -220,7 +191,7 @@ async function checkAndStore(store: BlobStore, account: string, session: string,
   checkMetaState(session, req, storedMeta);
   const heads = listed.host;
 
-  const admit = await guardPush(store, account, session, { host: env.host, seq: env.seq, hostHasHead: heads.length > 0, sessionHosts: listed.hosts, mark: at.mark });
+  const admit = await guardPush(store, account, session, { hostHasHead: heads.length > 0, sessionHosts: listed.hosts });
   // A host new to the session: every reader lists all hosts' heads (Workers allows ~50 list pages per request).
   if (heads.length === 0 && listed.hosts !== null && listed.hosts >= LIMITS.maxHostsPerSession) {
     throw new SessyncError('too_large', `session ${session} already has batches from ${listed.hosts} hosts, the limit; push from one of them or start a new session`);
@@ -234,22 +205,19 @@ async function checkAndStore(store: BlobStore, account: string, session: string,
   // was lost) is counted by the push that writes its head, so it is admitted like a new one, except that it is never
   // refused for room: it is on the disk already, and refusing its resend would free nothing.
   const covered = top >= env.seq;
-  const admitted = await admitBatch(store, admit, account, session, req, covered ? 0 : bodyBytes, present);
-  // What the push counts: the batch's bytes once its head exists (also if a later step throws), as the batch is
-  // stored (the stored record's size when the push found it stored).
-  const written: { head: HeadState; bytes: number } = { head: 'none', bytes: bodyBytes };
+  const settle = await admitBatch(store, admit, account, session, req, covered ? 0 : bodyBytes, present);
+  // What the push counts: the batch's bytes once its head write made the head (also if a later step throws), as the
+  // batch is stored (the stored record's size when the push found it stored), 0 when no head write of its made one.
+  const written = { head: false, bytes: bodyBytes };
   try {
-    at.passed = true;
-    await admitted.beforeWrites();
     const w = await writeBatch(store, account, session, req, { batchRecord, meta, storedMeta, present, heads, written });
-    await admitted.settle(written.head, written.bytes);
+    await settle(written.head ? 'created' : 'exists', written.bytes);
     const res: PushBatchResponse = { status: w.status, session, host: env.host, seq: env.seq };
     if (w.metaMismatch) res.metaMismatch = true;
     return res;
   } catch (e) {
-    // A batch whose head exists before the failure is counted: its retry finds the head, which adds nothing. One
-    // whose head write failed stays named in the counter, for a later request to count if the head landed.
-    await admitted.settle(written.head, written.bytes).catch((counting: unknown) => {
+    // A batch whose head this push made before the failure is counted: its retry finds the head, which adds nothing.
+    await settle(written.head ? 'created' : 'failed', written.bytes).catch((counting: unknown) => {
       console.error(`sessync: the usage counter of account ${account} could not be updated after a failed push of session ${session} (setting the quota again recounts it): ${(counting as Error)?.message ?? String(counting)}`);
     });
     throw e;
@@ -259,7 +227,7 @@ async function checkAndStore(store: BlobStore, account: string, session: string,
 /**
  * The writes of a checked push: the batch (unless `present`) and the meta (unless one was read), the stored batch
  * compared when one was there, then the head. Throws `conflict` for a different or damaged batch at the seq.
- * `written.head` says, also when a later step throws, where this push's head write left the head; `written.bytes` is
+ * `written.head` says, also when a later step throws, whether this push's write made the head; `written.bytes` is
  * the stored batch's size when the push found it stored.
  */
 async function writeBatch(
@@ -267,7 +235,7 @@ async function writeBatch(
   account: string,
   session: string,
   req: BatchPush,
-  o: { batchRecord: BlobBody; meta: Uint8Array | null; storedMeta: BlobObject | null; present: boolean; heads: HeadKey[]; written: { head: HeadState; bytes: number } },
+  o: { batchRecord: BlobBody; meta: Uint8Array | null; storedMeta: BlobObject | null; present: boolean; heads: HeadKey[]; written: { head: boolean; bytes: number } },
 ): Promise<{ status: PushBatchResponse['status']; metaMismatch: boolean }> {
   const env = req.envelope;
   const { meta, storedMeta, present } = o;
@@ -305,6 +273,6 @@ async function writeBatch(
     o.written.bytes = batchBytes(stored);
   }
   const metaMismatch = req.meta ? await metaMismatchOf(store, metaKey, storedMeta, req.meta, metaCreated) : false;
-  await advanceHead(store, account, env, o.heads, (h) => (o.written.head = h));
+  await advanceHead(store, account, env, o.heads, () => (o.written.head = true));
   return { status, metaMismatch };
 }

@@ -231,22 +231,6 @@ export async function until<T>(what: string, ms: number, f: () => Promise<T | un
   }
 }
 
-/**
- * Kills the server (SIGKILL, then the same port and data again) `kills` times, each once more batches have landed
- * than at the last kill: a push running meanwhile is then between requests or inside one.
- */
-export async function killAsBatchesLand(server: TestServer, kills: number): Promise<void> {
-  let stored = 0;
-  for (let k = 0; k < kills; k++) {
-    const before = stored;
-    stored = await until(`more batches on the server (kill ${k + 1})`, 60_000, async () => {
-      const n = (await heads(server)).reduce((sum, h) => sum + h.seq, 0);
-      return n > before ? n : undefined;
-    }, 20);
-    await server.restart();
-  }
-}
-
 /** Every entry id of the session as the server stores it, batch by batch (a pull from nothing, as a new machine would). */
 export async function storedIds(server: TestServer, session: string): Promise<string[]> {
   const ids: string[] = [];

@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { CLI_BIN, REPO_ROOT } from '../helpers/cli.js';
 import { Machine, entrySet, readLog, startNodeServer, useServer } from './helpers.js';
-import { killAsBatchesLand, storedIds } from './kill-rig.js';
+import { heads, storedIds, until } from './kill-rig.js';
 
 const SESSIONS = 10;
 const ENTRIES = 40;
@@ -31,7 +31,16 @@ describe('kill -9 of the server during multi-session pushes', () => {
     child.stdout!.setEncoding('utf8').on('data', (d) => (out += d));
     child.stderr!.setEncoding('utf8').on('data', (d) => (err += d));
     const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-    await killAsBatchesLand(rig.server, KILLS);
+    let stored = 0;
+    for (let k = 0; k < KILLS; k++) {
+      // Each kill once more batches have landed than at the last one: the push is then between requests or inside one.
+      const before = stored;
+      stored = await until(`more batches on the server (kill ${k + 1})`, 60_000, async () => {
+        const n = (await heads(rig.server)).reduce((sum, h) => sum + h.seq, 0);
+        return n > before ? n : undefined;
+      }, 20);
+      await rig.server.restart(); // SIGKILL of the server's process group, then the same port and data again
+    }
     expect(await exited, err).toBe(0);
     const summary = JSON.parse(out) as { pushedEntries: number; requests: number; sessions: { pushed?: { batches: number } }[] };
     expect(summary.pushedEntries).toBe(SESSIONS * ENTRIES);

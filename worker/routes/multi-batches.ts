@@ -2,30 +2,27 @@
 import { Hono } from 'hono';
 import type { AppEnv } from '../app-env.js';
 import { SessyncError } from '../../shared/errors.js';
-import { LIMITS, type BatchEnvelope, type PushBatchesItem, type PushBatchesResponse } from '../../shared/wire.js';
+import { LIMITS, type PushBatchesItem, type PushBatchesResponse } from '../../shared/wire.js';
 import { requireAccount } from '../auth.js';
 import type { BatchPush } from '../batch-validate.js';
 import { readPushItems } from '../push-items.js';
 import { withGroupCommit } from '../store/group-commit.js';
 import { itemError } from '../item-error.js';
 import { readAccountKey } from '../account-key.js';
-import { mayBeNewSession, storeOneBatch } from '../store-batch.js';
+import { storeOneBatch } from '../store-batch.js';
 import { TOKEN_MARK_MAX_OPS } from '../tokens.js';
 import { WORKERS_SUBREQUESTS } from '../store/counted-store.js';
 import type { BlobStore } from '../store/blob-store.js';
-import { readQuota, sessionListingPages } from '../quota.js';
-import { RequestMark, SETTLE_CHECKS_PER_REQUEST } from '../quota-pending.js';
+import { sessionListingPages } from '../quota.js';
 
 export const multiBatchesRoutes = new Hono<AppEnv>();
 
 /**
  * Store calls of a request of new sessions' first batches before and after its batches, at most: the token's read and
  * mark (TOKEN_MARK_MAX_OPS), the account key, the quota, the account's heads (the session quota), the usage counter
- * read for the checks, the heads of earlier requests' pending batches looked up (SETTLE_CHECKS_PER_REQUEST), the
- * counter naming this request's batches before their writes, and read and written once at the end
- * (test/worker/request-store-calls.test.ts).
+ * read for the checks, and read and written once at the end (test/worker/request-store-calls.test.ts).
  */
-const PER_REQUEST_OPS = 1 + TOKEN_MARK_MAX_OPS + 1 + 1 + 1 + 1 + SETTLE_CHECKS_PER_REQUEST + 1 + 2;
+const PER_REQUEST_OPS = 1 + TOKEN_MARK_MAX_OPS + 1 + 1 + 1 + 1 + 2;
 /**
  * Store calls of a batch at most: a new session's first batch with a sealed meta (the meta, the heads, the tombstone;
  * the batch, the meta, the head), or a retried batch behind a head a crash left lagging (the meta, the host's heads,
@@ -33,22 +30,16 @@ const PER_REQUEST_OPS = 1 + TOKEN_MARK_MAX_OPS + 1 + 1 + 1 + 1 + SETTLE_CHECKS_P
  */
 const PER_BATCH_OPS = 6;
 
-/** Batches per request on Workers: as many as keep the request inside the plan's WORKERS_SUBREQUESTS (6: 14 + 6 x 6 = 50). */
+/** Batches per request on Workers: as many as keep the request inside the plan's WORKERS_SUBREQUESTS (6: 12 + 6 x 6 = 48). */
 export const WORKERS_MAX_BATCHES = Math.floor((WORKERS_SUBREQUESTS - PER_REQUEST_OPS) / PER_BATCH_OPS);
 
 /**
  * On Workers, with a session quota: the account's heads are listed a thousand per call, and PER_REQUEST_OPS holds one
- * such call. They are listed only when a batch of the request may be of a new session (mayBeNewSession, from the
- * batch's own heads listing, which its push reuses): a push to existing sessions never lists them, however many the
- * account has. A request whose listing takes more holds fewer batches; it is refused whole, before anything is
- * stored, naming how many fit, and the client splits by that and sends again. The listing is shared with the
- * batches (read once). Past the point where not even one batch fits, the request is let through: no split would help it.
+ * such call. A request whose listing takes more holds fewer batches; it is refused whole, before anything is stored,
+ * naming how many fit, and the client splits by that and sends again. The listing is shared with the batches (read
+ * once). Past the point where not even one batch fits, the request is let through: no split would help it.
  */
-async function fitHeadsListing(store: BlobStore, account: string, envelopes: readonly BatchEnvelope[], count: number): Promise<void> {
-  const quota = await readQuota(store, account);
-  if (quota?.maxSessions === undefined) return;
-  const maybeNew = await Promise.all(envelopes.map((env) => mayBeNewSession(store, account, env)));
-  if (!maybeNew.includes(true)) return;
+async function fitHeadsListing(store: BlobStore, account: string, count: number): Promise<void> {
   const pages = await sessionListingPages(store, account);
   if (pages <= 1) return;
   const fit = Math.floor((WORKERS_SUBREQUESTS - PER_REQUEST_OPS - (pages - 1)) / PER_BATCH_OPS);
@@ -92,15 +83,12 @@ multiBatchesRoutes.post('/v1/batches', requireAccount, async (c) => {
   const account = c.var.account;
   // Read once for the request: every batch of it is held to the same encryption rules, as the single route holds one.
   const accountKey = await readAccountKey(store, account);
-  // No batch of the request writes before all have passed this point (or ended): the quota's counter names the
-  // batches about to become visible there, in one write on the store itself.
-  const mark = new RequestMark(store, ready.length);
   // Each batch validates in full before its first write, as on the single route; with a group commit no write of
   // any of them reaches the store before every one is validated (a task still validating holds the group).
   const settled = await withGroupCommit(
     store,
-    ready.map((r) => (s) => storeOneBatch(s, account, r.req.envelope.session, r.req, accountKey, mark)),
-    c.env?.BUCKET ? (s) => fitHeadsListing(s, account, ready.map((r) => r.req.envelope), items.length) : undefined,
+    ready.map((r) => (s) => storeOneBatch(s, account, r.req.envelope.session, r.req, accountKey)),
+    c.env?.BUCKET ? (s) => fitHeadsListing(s, account, items.length) : undefined,
   );
   settled.forEach((s, k) => {
     const { index, req: item } = ready[k]!;
