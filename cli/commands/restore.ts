@@ -17,6 +17,7 @@ const command: Command = {
     if (!ref || ctx.args.length > 1) throw new SessyncError('bad_input', 'usage: sessync restore <ref>');
     const done: RunSummary[] = [];
     let missing: unknown;
+    let stoppedBy: NodeJS.Signals | null = null;
     const agents = await chosenAgents(ctx.opts.agent, ctx.env);
     // Ctrl-C / SIGTERM from here on: the pull stops before its next request with its state saved (exit 130 / 143),
     // as push and pull do; the session stays restorable, by the same command.
@@ -26,6 +27,12 @@ const command: Command = {
         try {
           done.push(await runAgentSync(agent, { mode: 'pull', ref, cwd: ctx.cwd, env: ctx.env, maps: mapsOf(ctx), restore: true, note: (t) => ctx.info(t), interrupt }));
         } catch (e) {
+          // A signal after an earlier agent's run restored the session ends the loop there: what was asked is done, and
+          // the same command again would find nothing deleted to restore (not_found), so it is not an interruption.
+          if (isSessyncError(e, 'interrupted') && restoredOf(done).length > 0) {
+            stoppedBy = interrupt.signal ?? 'SIGINT';
+            break;
+          }
           if (!isSessyncError(e, 'not_found')) throw e;
           missing = e;
         }
@@ -33,7 +40,7 @@ const command: Command = {
     } finally {
       interrupt.dispose();
     }
-    const restored = done.flatMap((s) => s.sessions).filter((s) => s.pulled && s.path);
+    const restored = restoredOf(done);
     if (restored.length === 0) {
       // A restore that failed says why (the server unreachable, a refusal), not that nothing matched: the session stays
       // deleted here, and the same command tries again.
@@ -46,8 +53,13 @@ const command: Command = {
       throw new SessyncError('not_found', `no deleted session matches "${ref}" on the server`);
     }
     const failed = restored.filter((s) => s.error).length + done.reduce((n, s) => n + s.failed, 0);
-    ctx.print(restored.map((s) => `restored ${s.session} (${s.pulled!.entries} entries) to ${s.path}`).join('\n'), { restored });
+    if (stoppedBy) ctx.info(`stopped by ${stoppedBy} before the other agents' sessions were looked at; what is listed is restored`);
+    ctx.print(restored.map((s) => `restored ${s.session} (${s.pulled!.entries} entries) to ${s.path}`).join('\n'), stoppedBy ? { restored, stopped: stoppedBy } : { restored });
     return failed ? 1 : 0;
   },
 };
 export default command;
+
+function restoredOf(done: readonly RunSummary[]) {
+  return done.flatMap((s) => s.sessions).filter((s) => s.pulled && s.path);
+}

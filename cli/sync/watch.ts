@@ -1,10 +1,10 @@
 // `sessync sync --watch`: checks for appended entries every half second and pushes them, pulls every 3 s, rides out outages.
-import { isSessyncError } from '../../shared/errors.js';
+import { isSessyncError, SessyncError } from '../../shared/errors.js';
 import { ApiClient } from '../api-client.js';
 import { requireLogin } from '../login-store.js';
 import { runSync, type RunOptions, type RunSummary } from './sync-run.js';
 import { takeCacheNotes } from '../store/cache-save.js';
-import { interruptedError, type Interrupt } from './interrupt.js';
+import type { Interrupt } from './interrupt.js';
 
 export interface WatchOptions {
   ref?: string;
@@ -129,6 +129,8 @@ export async function watchSync(o: WatchOptions): Promise<never> {
     await sleep(Math.max(0, pushEvery - (Date.now() - started)), stopped);
   }
   o.report('stopped', { event: 'stop', failedRounds: failures, signal: o.interrupt.signal });
-  // Only a signal ends the loop, so there is one.
-  throw interruptedError(o.interrupt.signal ?? 'SIGINT');
+  // Only a signal ends the loop, so there is one. Exit 130 / 143 as for any sync stopped by a signal, but said as what
+  // it is: a watcher has nothing left to finish, and a retry would only start it again.
+  const signal = o.interrupt.signal ?? 'SIGINT';
+  throw new SessyncError('interrupted', `sync --watch stopped (${signal}); the last round's state is saved`, { retryable: false, details: { signal } });
 }

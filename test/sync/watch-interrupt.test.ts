@@ -76,6 +76,9 @@ describe('sync --watch stopped by a signal', () => {
     expect([r.code, r.signal], r.err).toEqual([143, null]);
     expect(errorOf(r.err).code).toBe('interrupted');
     expect(errorOf(r.err).message).toContain('SIGTERM');
+    // A watcher has nothing left to finish: not told to run again, and not retryable.
+    expect(errorOf(r.err).message).toContain('sync --watch stopped');
+    expect(errorOf(r.err).retryable).toBe(false);
     expect(r.events.at(-1)?.event).toBe('stop');
   }, 60_000);
 });
