@@ -31,7 +31,7 @@ export async function otherProjects(ctx: SyncContext, o: { heads: readonly Head[
   for (const s of onServer) if (o.local.has(s) || o.here.has(o.keys.get(s) ?? '')) thisProject++;
   let others = [...o.keys].filter(([s, k]) => onServer.has(s) && !o.local.has(s) && !o.here.has(k));
   if (o.agent !== undefined && others.length > 0) {
-    const agentOf = await remoteAgents(ctx, others.map(([s]) => s));
+    const agentOf = await remoteAgents(ctx, others.map(([s]) => s), o.heads);
     others = others.filter(([s]) => (agentOf.get(s) ?? 'pi') === o.agent);
   }
   return { projectKey: o.projectKey, folder: o.folder, thisProject, sessions: others.length, keys: countKeys(others.map(([, k]) => k)) };

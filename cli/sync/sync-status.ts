@@ -185,7 +185,7 @@ export async function syncStatus(o: StatusOptions): Promise<StatusReport> {
     const remoteOnly = diffs.filter((d) => !d.local).map((d) => d.session);
     try {
       const keys = await projectKeysHere(ctx, rc, o.maps ?? {});
-      for (const [s, k] of await remoteProjectKeys(ctx, remoteOnly)) if (keys.has(k)) mine.add(s);
+      for (const [s, k] of await remoteProjectKeys(ctx, remoteOnly, heads)) if (keys.has(k)) mine.add(s);
     } catch (e) {
       if (!isSessyncError(e)) throw e;
       report.serverError = { code: e.code, message: e.message };
@@ -194,7 +194,7 @@ export async function syncStatus(o: StatusOptions): Promise<StatusReport> {
   let agentOf: Map<string, string> | null = null;
   if (o.agent !== undefined) {
     try {
-      agentOf = await remoteAgents(ctx, diffs.filter((d) => !d.local && (o.all || mine.has(d.session))).map((d) => d.session));
+      agentOf = await remoteAgents(ctx, diffs.filter((d) => !d.local && (o.all || mine.has(d.session))).map((d) => d.session), heads);
     } catch (e) {
       if (!isSessyncError(e)) throw e;
       report.serverError ??= { code: e.code, message: e.message };
