@@ -427,7 +427,8 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
       pushedSessions: sessions.filter((s) => (s.pushed?.entries ?? 0) > 0).length,
       pushedEntries: sum(sessions, (s) => s.pushed?.entries ?? 0),
       pushedBytes: sum(sessions, (s) => s.pushed?.bytes ?? 0),
-      pulledSessions: sessions.filter((s) => (s.pulled?.entries ?? 0) > 0).length,
+      // Sessions the pull wrote into: a new one counts even with only its header, so "N new here" is never more than N.
+      pulledSessions: sessions.filter((s) => (s.pulled?.entries ?? 0) > 0 || s.pulled?.created).length,
       pulledEntries: sum(sessions, (s) => s.pulled?.entries ?? 0),
       createdSessions: sessions.filter((s) => s.pulled?.created).length,
       conflicts: sum(sessions, (s) => s.conflicts ?? 0),
