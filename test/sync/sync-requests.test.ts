@@ -55,6 +55,15 @@ describe('sync of a small project while the account holds many sessions of anoth
     expect(after.requests).toBeLessThanOrEqual(1 + Math.ceil(50 / LIMITS.maxSessionsPerPull));
     expect((await c.ok(['sync', '--agent', 'pi', '--json'])).requests).toBe(1);
     expect(c.sessionFiles()).toHaveLength(MINE);
+
+    // Every project's sessions onto another fresh machine: their agents (metas) and their pages, a page of sessions a
+    // request each.
+    const d = new Machine(rig.root, 'd', { remote: APP });
+    await d.login(rig.server);
+    const every = await d.ok(['pull', '--all', '--agent', 'pi', '--json']);
+    const total = MINE + OTHERS + 50;
+    expect(every).toMatchObject({ failed: 0, createdSessions: total });
+    expect(every.requests).toBeLessThanOrEqual(FIXED + 2 * Math.ceil(total / LIMITS.maxSessionsPerPull));
   }, 180_000);
 });
 
