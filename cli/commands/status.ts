@@ -5,7 +5,7 @@ import { codexForkList } from '../agents/codex-state.js';
 import { AGENT_OPTION, agentEnv, agentPaths, chosenAgents, projectScope, refreshMirror, whenPi } from '../agents/agent-run.js';
 import { sessionsRoot } from '../store/paths.js';
 import { scopeOf } from '../sync/run-command.js';
-import { syncStatus, type StatusReport, type StatusRow } from '../sync/sync-status.js';
+import { syncStatus, type ServerReach, type StatusReport, type StatusRow } from '../sync/sync-status.js';
 import { statusCounts, toPullCount, toPushCount } from '../sync/status-counts.js';
 import { ApiClient } from '../api-client.js';
 
@@ -68,6 +68,7 @@ const command: Command = {
     const perAgent: Record<string, { sessions: number; toPush: number; toPull: number; serverChecked: boolean; serverError?: StatusReport['serverError'] }> = {};
     const named = agents.length > 1;
     let notFound: unknown;
+    const reach: ServerReach = {}; // a server unreachable for one agent's report is not asked again for the next
     for (const agent of agents) {
       await refreshMirror(agent, ctx.env, (t) => ctx.info(t), projectScope({ ...scope, cwd: ctx.cwd }));
       const env = agentEnv(agent, ctx.env);
@@ -88,6 +89,7 @@ const command: Command = {
           env,
           root: sessionsRoot(env),
           agent,
+          reach,
           wait: (t, d) => ctx.waiting(t, d),
           // The local half goes out before the server is asked: with the server away it is the whole answer.
           ...(ctx.json ? {} : { onLocal: (local: StatusReport) => ctx.print(localLines(label(local), named).join('\n')) }),

@@ -4,8 +4,9 @@ import type { Head } from '../../shared/wire.js';
 import { remoteAgents } from './remote-keys.js';
 import type { SyncContext } from './sync-context.js';
 
-/** Keys listed in --json; the text names fewer. */
+/** Keys listed in --json; the text names them all up to KEYS_ALL, else the first KEYS_NAMED. */
 const KEYS_LISTED = 20;
+const KEYS_ALL = 6;
 const KEYS_NAMED = 3;
 
 export interface OtherProjects {
@@ -16,7 +17,11 @@ export interface OtherProjects {
   thisProject: number;
   /** Sessions on the server of other projects (this run's agent's), which this run left alone. */
   sessions: number;
-  /** Their project keys, most sessions first (the first 20). */
+  /**
+   * Their project keys (the first 20), the likeliest to be this folder's project first: a key named like this folder
+   * (its last path part, a git remote's repository name), then path: keys (a project without git is the one a
+   * mapping is for: a git one is found by its remote), then most sessions first.
+   */
   keys: { key: string; sessions: number }[];
 }
 
@@ -31,15 +36,31 @@ export async function otherProjects(ctx: SyncContext, o: { heads: readonly Head[
   for (const s of onServer) if (o.local.has(s) || o.here.has(o.keys.get(s) ?? '')) thisProject++;
   let others = [...o.keys].filter(([s, k]) => onServer.has(s) && !o.local.has(s) && !o.here.has(k));
   if (o.agent !== undefined && others.length > 0) {
-    const agentOf = await remoteAgents(ctx, others.map(([s]) => s));
+    const agentOf = await remoteAgents(ctx, others.map(([s]) => s), o.heads);
     others = others.filter(([s]) => (agentOf.get(s) ?? 'pi') === o.agent);
   }
-  return { projectKey: o.projectKey, folder: o.folder, thisProject, sessions: others.length, keys: countKeys(others.map(([, k]) => k)) };
+  return { projectKey: o.projectKey, folder: o.folder, thisProject, sessions: others.length, keys: countKeys(o.folder, others.map(([, k]) => k)) };
 }
 
-function countKeys(keys: Iterable<string>, add: Map<string, number> = new Map()): { key: string; sessions: number }[] {
+/** The last part of a path: key's path or of a git remote key (`host/owner/repo`); none for a root-commit key. */
+function lastPart(s: string): string {
+  if (s.startsWith('git-root:')) return '';
+  return (s.startsWith('path:') ? s.slice('path:'.length) : s).replace(/[\\/]+$/, '').split(/[\\/]/).pop() ?? '';
+}
+
+/** Lower first: 0 named like the folder, 1 a path: key, 2 any other. */
+function rank(key: string, folderName: string): number {
+  if (folderName !== '' && lastPart(key) === folderName) return 0;
+  return key.startsWith('path:') ? 1 : 2;
+}
+
+function countKeys(folder: string, keys: Iterable<string>, add: Map<string, number> = new Map()): { key: string; sessions: number }[] {
   for (const k of keys) add.set(k, (add.get(k) ?? 0) + 1);
-  return [...add].map(([key, sessions]) => ({ key, sessions })).sort((a, b) => b.sessions - a.sessions || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)).slice(0, KEYS_LISTED);
+  const name = lastPart(folder);
+  return [...add]
+    .map(([key, sessions]) => ({ key, sessions }))
+    .sort((a, b) => rank(a.key, name) - rank(b.key, name) || b.sessions - a.sessions || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+    .slice(0, KEYS_LISTED);
 }
 
 /** Several agents' figures as one: their sessions add up (each counted its own), this project's is the same for all. */
@@ -48,7 +69,7 @@ export function mergeOtherProjects(all: readonly (OtherProjects | undefined)[]):
   if (xs.length === 0) return undefined;
   const add = new Map<string, number>();
   for (const x of xs) for (const k of x.keys) add.set(k.key, (add.get(k.key) ?? 0) + k.sessions);
-  return { ...xs[0]!, thisProject: Math.max(...xs.map((x) => x.thisProject)), sessions: xs.reduce((n, x) => n + x.sessions, 0), keys: countKeys([], add) };
+  return { ...xs[0]!, thisProject: Math.max(...xs.map((x) => x.thisProject)), sessions: xs.reduce((n, x) => n + x.sessions, 0), keys: countKeys(xs[0]!.folder, [], add) };
 }
 
 /** A word for a shell: quoted when it holds anything a shell would read. */
@@ -62,8 +83,11 @@ function shellWord(s: string): string {
  */
 export function otherProjectsNote(x: OtherProjects | undefined, mode: 'pull' | 'sync'): string | null {
   if (!x || x.sessions === 0 || x.thisProject > 0) return null;
-  const named = x.keys.slice(0, KEYS_NAMED).map((k) => `${k.key} (${k.sessions})`);
-  const more = x.keys.length > KEYS_NAMED ? `, and ${x.keys.length - KEYS_NAMED} more project(s)` : '';
+  // Few: every key, so the one needed is never hidden behind "and 2 more"; many: the likeliest first (see keys).
+  const shown = x.keys.length <= KEYS_ALL ? x.keys.length : KEYS_NAMED;
+  const named = x.keys.slice(0, shown).map((k) => `${k.key} (${k.sessions})`);
+  const rest = x.keys.length - shown;
+  const more = rest > 0 ? `, and ${x.keys.length >= KEYS_LISTED ? 'at least ' : ''}${rest} more project(s) (\`sessync ${mode} --json\` lists them under otherProjects)` : '';
   const first = x.keys[0]!.key;
   return [
     `${mode}: the server has no session of this project (key ${x.projectKey}), and ${x.sessions} session(s) of other projects: ${named.join(', ')}${more}.`,

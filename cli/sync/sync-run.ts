@@ -245,7 +245,7 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
       // This project's sessions that only the server has: matched by project key, not by path.
       const remoteOnly = [...new Set(heads.map((h) => h.session))].filter((s) => !byId.has(s));
       const here = rc ? await projectKeysHere(ctx, rc, maps) : new Set([cwdKey]);
-      const keys = await remoteProjectKeys(ctx, remoteOnly);
+      const keys = await remoteProjectKeys(ctx, remoteOnly, heads);
       for (const [s, k] of keys) if (here.has(k)) only.add(s);
       // The other projects' sessions, said so a pull that takes none of this project's is not read as a failure.
       others = await otherProjects(ctx, { heads, local: new Set(byId.keys()), keys, here, projectKey: cwdKey, folder: rc ?? o.cwd, ...(o.agent !== undefined ? { agent: o.agent } : {}) });
@@ -257,7 +257,7 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
     // Asked too of the project's sessions only the server has and nothing to pull (their metas are cached by now):
     // each counts among the sessions checked by its own agent's run only.
     const fresh = [...new Set([...planned.filter((x) => x.kind !== 'push' && !byId.has(x.session)).map((x) => x.session), ...[...(only ?? [])].filter((s) => !byId.has(s))])];
-    const agentOf = o.agent !== undefined && fresh.length > 0 ? await remoteAgents(ctx, fresh) : null;
+    const agentOf = o.agent !== undefined && fresh.length > 0 ? await remoteAgents(ctx, fresh, heads) : null;
     // A session synced here and then deleted here stays deleted; `restore` brings it back.
     let dropped = await droppedSessions(states, new Set(byId.keys()), heads, ctx.hostId);
     // Only the named ones, each fetched whole from the start (its own batches too); the others stay deleted here.
@@ -427,7 +427,8 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
       pushedSessions: sessions.filter((s) => (s.pushed?.entries ?? 0) > 0).length,
       pushedEntries: sum(sessions, (s) => s.pushed?.entries ?? 0),
       pushedBytes: sum(sessions, (s) => s.pushed?.bytes ?? 0),
-      pulledSessions: sessions.filter((s) => (s.pulled?.entries ?? 0) > 0).length,
+      // Sessions the pull wrote into: a new one counts even with only its header, so "N new here" is never more than N.
+      pulledSessions: sessions.filter((s) => (s.pulled?.entries ?? 0) > 0 || s.pulled?.created).length,
       pulledEntries: sum(sessions, (s) => s.pulled?.entries ?? 0),
       createdSessions: sessions.filter((s) => s.pulled?.created).length,
       conflicts: sum(sessions, (s) => s.conflicts ?? 0),

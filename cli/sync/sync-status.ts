@@ -8,7 +8,7 @@ import { listSessions, type SessionSummary } from '../store/session-index.js';
 import { resolveSession } from '../store/resolve.js';
 import { piLayout } from '../store/pi-folders.js';
 import { loadLogin } from '../login-store.js';
-import type { WaitReport } from '../api-client.js';
+import { ApiClient, reportRetries, type WaitReport } from '../api-client.js';
 import { openSync } from './sync-run.js';
 import { projectKeysHere } from './project-scope.js';
 import { remoteAgents, remoteProjectKeys } from './remote-keys.js';
@@ -117,7 +117,17 @@ export interface StatusOptions {
   wait?: WaitReport;
   /** Sessions only the server has are shown when their meta names this agent (none: pi), as sync pulls them. */
   agent?: string;
+  /** Shared by the reports of one `status` run (one per agent): a server found unreachable is not asked again. */
+  reach?: ServerReach;
 }
+
+/** What one `status` run learnt of reaching the server: unreachable once is the answer for the rest of the run. */
+export interface ServerReach {
+  unreachable?: { url: string };
+}
+
+/** The server part of a report whose run found the server unreachable before (its first report says why). */
+const NOT_ASKED_AGAIN = 'not asked again: the server could not be reached earlier in this run';
 
 export async function syncStatus(o: StatusOptions): Promise<StatusReport> {
   let locals: SessionSummary[];
@@ -129,7 +139,11 @@ export async function syncStatus(o: StatusOptions): Promise<StatusReport> {
   else locals = await listSessions({ root: o.root, realCwd: (rc = await toRealCwd(o.cwd)), skipped: skippedFiles, ...layout });
 
   const login = await loadLogin(o.env);
-  const ctx = await openSync(o.env, o.wait ? { wait: o.wait } : {}).catch((e) => {
+  // Nothing listening is the answer at once (no retry within a second, as push and pull make): status is offline-first,
+  // its local half is already out. A server that answers and fails still gets the client's usual retries.
+  const wait = o.wait;
+  const api = login ? ApiClient.forLogin(login, { unreachableRetryMs: 0, ...(wait ? { onRetry: reportRetries(wait) } : {}) }) : undefined;
+  const ctx = await openSync(o.env, api ? { api } : {}).catch((e) => {
     if (isSessyncError(e, 'unauthorized')) return null;
     throw e;
   });
@@ -162,6 +176,10 @@ export async function syncStatus(o: StatusOptions): Promise<StatusReport> {
   o.onLocal?.(report);
   if (!ctx) return report;
 
+  if (o.reach?.unreachable?.url === ctx.api.url) {
+    report.serverError = { code: 'unavailable', message: NOT_ASKED_AGAIN };
+    return report;
+  }
   let heads: Head[];
   try {
     heads = await ctx.api.allHeads();
@@ -169,6 +187,7 @@ export async function syncStatus(o: StatusOptions): Promise<StatusReport> {
   } catch (e) {
     if (!isSessyncError(e)) throw e;
     report.serverError = { code: e.code, message: e.message }; // the local figures stand
+    if (o.reach && isSessyncError(e, 'unavailable')) o.reach.unreachable = { url: ctx.api.url };
     return report;
   }
   report.serverChecked = true;
@@ -185,7 +204,7 @@ export async function syncStatus(o: StatusOptions): Promise<StatusReport> {
     const remoteOnly = diffs.filter((d) => !d.local).map((d) => d.session);
     try {
       const keys = await projectKeysHere(ctx, rc, o.maps ?? {});
-      for (const [s, k] of await remoteProjectKeys(ctx, remoteOnly)) if (keys.has(k)) mine.add(s);
+      for (const [s, k] of await remoteProjectKeys(ctx, remoteOnly, heads)) if (keys.has(k)) mine.add(s);
     } catch (e) {
       if (!isSessyncError(e)) throw e;
       report.serverError = { code: e.code, message: e.message };
@@ -194,7 +213,7 @@ export async function syncStatus(o: StatusOptions): Promise<StatusReport> {
   let agentOf: Map<string, string> | null = null;
   if (o.agent !== undefined) {
     try {
-      agentOf = await remoteAgents(ctx, diffs.filter((d) => !d.local && (o.all || mine.has(d.session))).map((d) => d.session));
+      agentOf = await remoteAgents(ctx, diffs.filter((d) => !d.local && (o.all || mine.has(d.session))).map((d) => d.session), heads);
     } catch (e) {
       if (!isSessyncError(e)) throw e;
       report.serverError ??= { code: e.code, message: e.message };

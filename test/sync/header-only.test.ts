@@ -25,12 +25,16 @@ describe('a session with only a header', () => {
     expect((await a.ok(['sync', '--json'])).requests).toBe(1);
     expect((await a.ok(['status', '--json'])).sessions[0].notOnServer).toBeUndefined();
 
+    // Counters that add up: the new session counts among those the pull wrote into (no more new than pulled into).
     const pulled = await b.ok(['sync', '--json']);
-    expect(pulled.createdSessions).toBe(1);
+    expect(pulled).toMatchObject({ createdSessions: 1, pulledSessions: 1, pulledEntries: 0 });
     const bFile = b.fileOf(id);
     expect(readLog(bFile).header).toEqual({ ...readLog(a.fileOf(id)).header, cwd: b.project });
     expect(readLog(bFile).ids).toEqual([]);
     expect((await b.ok(['list', '--json'])).map((s: { id: string }) => s.id)).toEqual([id]);
+    const c = new Machine(rig.root, 'c', { remote: R });
+    await c.login(rig.server);
+    expect(await c.ok(['pull'])).toMatch(/^pull: 1 session checked; pulled 0 entries into 1 session \(1 new here\); \d+ requests\n$/);
 
     // Its first entry, written later on A, reaches B's copy; and B's reply reaches A.
     await a.say(id, 'first words');

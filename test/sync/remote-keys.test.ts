@@ -33,10 +33,10 @@ describe('remoteProjectKeys', () => {
     const state = new SyncState(home, 'k');
     const mock = olderServerMock(['', 'git:github.com/acme/app']);
     const ctx = { api: mock.api, state, hostId: 'me', sessionsRoot: join(home, 'sessions'), env: {} } as SyncContext;
-    expect([...(await remoteProjectKeys(ctx, ['s1']))]).toEqual([]);
+    expect([...(await remoteProjectKeys(ctx, ['s1'], []))]).toEqual([]);
     expect(await state.remoteMeta()).toEqual({});
-    expect([...(await remoteProjectKeys(ctx, ['s1']))]).toEqual([['s1', 'git:github.com/acme/app']]);
-    expect([...(await remoteProjectKeys(ctx, ['s1']))]).toEqual([['s1', 'git:github.com/acme/app']]);
+    expect([...(await remoteProjectKeys(ctx, ['s1'], []))]).toEqual([['s1', 'git:github.com/acme/app']]);
+    expect([...(await remoteProjectKeys(ctx, ['s1'], []))]).toEqual([['s1', 'git:github.com/acme/app']]);
     expect(mock.calls()).toBe(2); // cached once known
   });
 
@@ -46,6 +46,6 @@ describe('remoteProjectKeys', () => {
     const state = new SyncState(home, 'k');
     await state.saveRemoteMeta({ s1: { projectKey: '' } });
     const ctx = { api: olderServerMock(['git:x']).api, state, hostId: 'me', sessionsRoot: join(home, 'sessions'), env: {} } as SyncContext;
-    expect([...(await remoteProjectKeys(ctx, ['s1']))]).toEqual([['s1', 'git:x']]);
+    expect([...(await remoteProjectKeys(ctx, ['s1'], []))]).toEqual([['s1', 'git:x']]);
   });
 });
