@@ -18,7 +18,7 @@ import { readFirst, readSlice, tailHash, type FirstRead, type Slice } from './re
 import { recycleRead } from './read-buffers.js';
 import { leafAgrees } from './first-leaf.js';
 import type { SyncContext } from './sync-context.js';
-import { ownValue } from '../../shared/own-keys.js';
+import { ownValue, toNullRecord } from '../../shared/own-keys.js';
 import { adoptStoredKey, sessionKey, type E2eKeys } from '../keys/sync-keys.js';
 import { resealFrom, resealedBytes, sealedBytes, sealedMeta } from '../keys/seal-push.js';
 import { killPoint } from './kill-point.js';
@@ -43,6 +43,8 @@ export interface PushResult {
   /** Lines not pushed as they are: left out, or (`sent`) sent changed. */
   skipped: { offset: number; reason: string; sent?: true }[];
   migrated?: string;
+  /** The file changed below the pushed offset: its pull cursors were reset, so a pull now brings back what it lost. */
+  pullAgain?: true;
 }
 
 function sha256Hex(s: string | Uint8Array): string {
@@ -169,9 +171,14 @@ async function pushHolding(ctx: SyncContext, target: PushTarget, turn: ReadTurn)
     // the other machines merge by id, so nothing is duplicated.
     const h = await tailHash(path, st.pushedOffset);
     if (h === null || (st.tail?.offset === st.pushedOffset && st.tail.hash !== h)) {
-      ctx.note?.(`session ${session}: ${path} changed below the pushed offset (rewritten?); pushing it again from the start`);
+      ctx.note?.(`session ${session}: ${path} changed below the pushed offset (rewritten, or lines lost); pushing it again from the start, and pulling every batch of it again so that entries the file lost come back`);
       const { tail: _, ...rest } = st;
-      st = { ...rest, pushedOffset: 0, skipIds: [] };
+      // The cursors said which entries the file holds; it may hold fewer now (cut short, a torn last line). Every
+      // host's batches are pulled again, this host's too (naming it in the cursor does that, as a restore's mark does),
+      // and the merge by id appends only the entries missing here. Saved now, so a push alone leaves it to the next pull.
+      st = { ...rest, pushedOffset: 0, skipIds: [], cursor: toNullRecord({ [ctx.hostId]: 0 }) };
+      await ctx.state.save(st);
+      result.pullAgain = true;
     }
   }
   const e2e: E2eKeys | null = (await ctx.e2e?.()) ?? null;

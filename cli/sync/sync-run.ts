@@ -284,6 +284,8 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
     o.progress?.start(new Set(ops.map((x) => x.session)).size);
     /** Ops of each session still to run in this run: the bar counts a session once its last one is done. */
     const opsLeft = new Map<string, number>();
+    /** Sessions whose push found entries lost from the file (see PushResult.pullAgain), pulled after the pushes. */
+    const pullAgain: SyncOp[] = [];
     const runOp = async (op: SyncOp) => {
       try {
         await runOneOp(op);
@@ -302,6 +304,12 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
           const l = byId.get(op.session)!;
           const r = await pushSession(ctx, { session: l.id, path: l.path, ...(l.name ? { name: l.name } : {}), ...(op.resetTo !== undefined ? { resetTo: op.resetTo } : {}) });
           out.path = l.path;
+          if (r.pullAgain && wantsPull && !ops.some((x) => x.kind !== 'push' && x.session === l.id)) {
+            // Its file lost entries it had (cut, torn): its batches are pulled again in this run's pull phase, and
+            // the session is counted done after that pull.
+            pullAgain.push({ kind: 'pull', session: l.id, batches: 0 });
+            opsLeft.set(l.id, (opsLeft.get(l.id) ?? 0) + 1);
+          }
           // Added to, not set: a session pulled again first (a killed pull's note) may have pushed its leaf marker then.
           out.pushed = { batches: (out.pushed?.batches ?? 0) + r.batches, entries: (out.pushed?.entries ?? 0) + r.entries, bytes: (out.pushed?.bytes ?? 0) + r.bytes };
           if (r.skipped.length) {
@@ -410,7 +418,7 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
         }
       } else await inParallel(pushes, PUSH_PARALLEL, runOp);
       // A session pulled again above is up to date with the heads this run read: not pulled twice.
-      await pullPhase(ops.filter((x) => x.kind !== 'push' && !replayed.has(x.session)));
+      await pullPhase([...ops.filter((x) => x.kind !== 'push' && !replayed.has(x.session)), ...pullAgain]);
     } finally {
       o.progress?.stop();
       if (mapDirty) await ctx.state.saveProjectMap(projectMap);
