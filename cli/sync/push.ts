@@ -12,13 +12,13 @@ import { migrateFile } from '../store/migrate-file.js';
 import { CURRENT_VERSION } from '../../shared/entry.js';
 import { readHeader, readHeaderSync, type HeaderRead } from '../store/session-reader.js';
 import { alignLeaf } from '../store/leaf-marker.js';
-import { bodyFileOf, newSessionState, type PendingBatch, type SessionSyncState } from './session-sync-state.js';
+import { bodyFileOf, lostLinesReset, newSessionState, type PendingBatch, type SessionSyncState } from './session-sync-state.js';
 import { sessionProjectKey } from './project-key.js';
 import { readFirst, readSlice, tailHash, type FirstRead, type Slice } from './read-slice.js';
 import { recycleRead } from './read-buffers.js';
 import { leafAgrees } from './first-leaf.js';
 import type { SyncContext } from './sync-context.js';
-import { ownValue, toNullRecord } from '../../shared/own-keys.js';
+import { ownValue } from '../../shared/own-keys.js';
 import { adoptStoredKey, sessionKey, type E2eKeys } from '../keys/sync-keys.js';
 import { resealFrom, resealedBytes, sealedBytes, sealedMeta } from '../keys/seal-push.js';
 import { killPoint } from './kill-point.js';
@@ -172,11 +172,8 @@ async function pushHolding(ctx: SyncContext, target: PushTarget, turn: ReadTurn)
     const h = await tailHash(path, st.pushedOffset);
     if (h === null || (st.tail?.offset === st.pushedOffset && st.tail.hash !== h)) {
       ctx.note?.(`session ${session}: ${path} changed below the pushed offset (rewritten, or lines lost); pushing it again from the start, and pulling every batch of it again so that entries the file lost come back`);
-      const { tail: _, ...rest } = st;
-      // The cursors said which entries the file holds; it may hold fewer now (cut short, a torn last line). Every
-      // host's batches are pulled again, this host's too (naming it in the cursor does that, as a restore's mark does),
-      // and the merge by id appends only the entries missing here. Saved now, so a push alone leaves it to the next pull.
-      st = { ...rest, pushedOffset: 0, skipIds: [], cursor: toNullRecord({ [ctx.hostId]: 0 }) };
+      // Saved now: a push alone leaves the pull again to the next pull or sync.
+      st = lostLinesReset(st, ctx.hostId);
       await ctx.state.save(st);
       result.pullAgain = true;
     }

@@ -26,7 +26,7 @@ import { pullSession } from './pull.js';
 import { saveQueuedSummaries } from '../store/summary-pending.js';
 import { withPullJournal } from './pull-journal.js';
 import { SyncState } from './sync-state.js';
-import { serverKey, type BatchProblem } from './session-sync-state.js';
+import { lostLinesReset, serverKey, type BatchProblem } from './session-sync-state.js';
 import { applyTombstones, onPullGone, onPushGone, undelete, type DeletedNote } from './tombstones.js';
 import { e2eLoader } from '../keys/sync-keys.js';
 import type { SyncContext } from './sync-context.js';
@@ -222,6 +222,18 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
       if (await undelete(ctx, locals[0]!.id, locals[0]!.path)) o.note?.(`session ${locals[0]!.id}: undeleted on the server; pushing it again`);
     }
     const states = await ctx.state.all();
+    if (!wantsPush) {
+      // A file now shorter than what was pushed of it lost entries (cut short, a torn last line): a pull alone brings
+      // them back, as a push that notices it makes the pull do (lostLinesReset), so it is not left to the next push.
+      for (const l of locals) {
+        const st = states.get(l.id);
+        if (!st || st.deleted || st.pulling !== undefined || st.pushedOffset <= l.size) continue;
+        o.note?.(`session ${l.id}: ${l.path} is shorter than what was pushed of it (cut short?); pulling every batch of it again so that entries it lost come back`);
+        const reset = lostLinesReset(st, ctx.hostId);
+        await ctx.state.save(reset);
+        states.set(l.id, reset);
+      }
+    }
     const byId = new Map(locals.map((l) => [l.id, l]));
     const status: LocalStatus[] = locals.map((l) => {
       const st = states.get(l.id);

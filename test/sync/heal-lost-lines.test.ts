@@ -96,4 +96,19 @@ describe('lines lost here after a sync are healed from the server (pi)', () => {
     noDoubles(a.fileOf(id));
     noDoubles(bFile);
   }, 120_000);
+  it('a file cut short and then only pulled (no push first): the pull brings the lost entries back', async () => {
+    const a = new Machine(rig.root, 'pull-a', { remote: REMOTE });
+    await a.login(rig.server);
+    const id = await a.newSession();
+    await a.say(id, 'first', 'second', 'third');
+    await a.ok(['push', '--json']);
+    const file = a.fileOf(id);
+    truncateSync(file, statSync(file).size - 20);
+    expect(await a.ok(['pull', id, '--json'])).toMatchObject({ pulledEntries: 1, failed: 0 });
+    expect(contents(file)).toEqual(['first', 'second', 'third']);
+    noDoubles(file);
+    await a.ok(['sync', '--json']);
+    expect(await a.ok(['sync', '--json'])).toMatchObject({ pushedEntries: 0, pulledEntries: 0 });
+    noDoubles(file);
+  }, 120_000);
 });
