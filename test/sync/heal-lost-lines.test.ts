@@ -112,3 +112,31 @@ describe('lines lost here after a sync are healed from the server (pi)', () => {
     noDoubles(file);
   }, 120_000);
 });
+
+describe('lines lost here after a sync are healed on an end-to-end encrypted account', () => {
+  const rig = useServer(undefined, 'sessync-heal-e2e-');
+
+  it('a torn last line: the sealed batches, this machine\'s own among them, are opened and the lost entry comes back once', async () => {
+    const a = new Machine(rig.root, 'a', { remote: REMOTE });
+    const b = new Machine(rig.root, 'b', { remote: REMOTE });
+    const login = await a.login(rig.server, { encrypt: true });
+    expect(login).toMatchObject({ encrypted: true });
+    await b.login(rig.server, { encrypt: true });
+    await b.ok(['key', 'import', '--json'], login.key as string);
+    const id = await a.newSession();
+    await a.say(id, 'sealed 1', 'sealed 2', 'sealed 3');
+    await a.ok(['sync', '--json']);
+    const file = a.fileOf(id);
+    const third = entries(file).at(-1)!;
+    truncateSync(file, statSync(file).size - 20);
+    expect(await a.ok(['sync', '--json'])).toMatchObject({ failed: 0 });
+    expect(contents(file)).toEqual(['sealed 1', 'sealed 2', 'sealed 3']);
+    noDoubles(file);
+    await a.say(id, 'sealed 4');
+    expect(entries(file).at(-1)!.parentId).toBe(third.id);
+    await a.ok(['sync', '--json']);
+    expect(await b.ok(['sync', '--json'])).toMatchObject({ createdSessions: 1, failed: 0 });
+    expect(contents(b.fileOf(id))).toEqual(['sealed 1', 'sealed 2', 'sealed 3', 'sealed 4']);
+    noDoubles(b.fileOf(id));
+  }, 120_000);
+});
