@@ -44,10 +44,11 @@ interface HeadKey {
  * Seq 1 lists the whole session (it answers the host limit and the quota's new-session question as well); a later
  * seq lists only this host's heads, as that is all it needs unless they turn out lagging.
  */
-export function listHeads(store: BlobStore, account: string, env: BatchEnvelope): Promise<{ host: HeadKey[]; hosts: number | null }> {
+function listHeads(store: BlobStore, account: string, env: BatchEnvelope): Promise<{ host: HeadKey[]; hosts: number | null }> {
   const wide = env.seq === 1;
   const prefix = wide ? keys.sessionHeadsPrefix(account, env.session) : keys.hostHeadsPrefix(account, env.session, env.host);
   // Shared within a request: the route's check of its batches before they run (mayBeNewSession) reads the same.
+  // Keyed by the prefix alone although `host` is this env's: a request holds one batch per session (routes/multi-batches.ts).
   return sharedRead(store, `heads ${prefix}`, () => headsUnder(store, account, env, prefix, wide));
 }
 
