@@ -60,6 +60,7 @@ function requestSessions(store: BlobStore, account: string): Promise<{ listed: S
 /**
  * List calls the session quota's listing of the account's heads takes in this request (0 without a session quota):
  * read once, and shared with the request's batches, so a caller can fit its batches around them before any is stored.
+ * Only for a request with a batch that may be of a new session: the batches of existing ones never need it.
  */
 export async function sessionListingPages(store: BlobStore, account: string): Promise<number> {
   const quota = await readQuota(store, account);

@@ -7,6 +7,7 @@ import type { StoredAccountKey } from './account-key.js';
 import { validateBatch, validateMeta, type BatchPush } from './batch-validate.js';
 import { checkPushEncryption, refuseOtherDataKey } from './encryption-policy.js';
 import { guardPush } from './push-guard.js';
+import { sharedRead } from './store/group-commit.js';
 import type { QuotaGate } from './quota.js';
 import { batchBytes, batchRecordParts, encodeJson, isDamaged, listAll, rawSealedBytes, readBatch, type StoredBatchRecord, type StoredMeta } from './session-data.js';
 import { sha256Hex } from './sha256.js';
@@ -43,9 +44,26 @@ interface HeadKey {
  * Seq 1 lists the whole session (it answers the host limit and the quota's new-session question as well); a later
  * seq lists only this host's heads, as that is all it needs unless they turn out lagging.
  */
-async function listHeads(store: BlobStore, account: string, env: BatchEnvelope): Promise<{ host: HeadKey[]; hosts: number | null }> {
+function listHeads(store: BlobStore, account: string, env: BatchEnvelope): Promise<{ host: HeadKey[]; hosts: number | null }> {
   const wide = env.seq === 1;
-  const found = await listAll(store, wide ? keys.sessionHeadsPrefix(account, env.session) : keys.hostHeadsPrefix(account, env.session, env.host));
+  const prefix = wide ? keys.sessionHeadsPrefix(account, env.session) : keys.hostHeadsPrefix(account, env.session, env.host);
+  // Shared within a request: the route's check of its batches before they run (mayBeNewSession) reads the same.
+  // Keyed by the prefix alone although `host` is this env's: a request holds one batch per session (routes/multi-batches.ts).
+  return sharedRead(store, `heads ${prefix}`, () => headsUnder(store, account, env, prefix, wide));
+}
+
+/**
+ * Whether the push may bring a new session to the account, from its heads listing (no other call): not when its host
+ * has a head in the session, nor on seq 1 when another host has; else (a host whose heads were lost, or a session of
+ * no heads) only the account's heads can tell.
+ */
+export async function mayBeNewSession(store: BlobStore, account: string, env: BatchEnvelope): Promise<boolean> {
+  const listed = await listHeads(store, account, env);
+  return listed.host.length === 0 && (listed.hosts === null || listed.hosts === 0);
+}
+
+async function headsUnder(store: BlobStore, account: string, env: BatchEnvelope, prefix: string, wide: boolean): Promise<{ host: HeadKey[]; hosts: number | null }> {
+  const found = await listAll(store, prefix);
   const host: HeadKey[] = [];
   const hosts = new Set<string>();
   for (const k of found) {

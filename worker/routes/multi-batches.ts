@@ -2,18 +2,18 @@
 import { Hono } from 'hono';
 import type { AppEnv } from '../app-env.js';
 import { SessyncError } from '../../shared/errors.js';
-import { LIMITS, type PushBatchesItem, type PushBatchesResponse } from '../../shared/wire.js';
+import { LIMITS, type BatchEnvelope, type PushBatchesItem, type PushBatchesResponse } from '../../shared/wire.js';
 import { requireAccount } from '../auth.js';
 import type { BatchPush } from '../batch-validate.js';
 import { readPushItems } from '../push-items.js';
 import { withGroupCommit } from '../store/group-commit.js';
 import { itemError } from '../item-error.js';
 import { readAccountKey } from '../account-key.js';
-import { storeOneBatch } from '../store-batch.js';
+import { mayBeNewSession, storeOneBatch } from '../store-batch.js';
 import { TOKEN_MARK_MAX_OPS } from '../tokens.js';
 import { WORKERS_SUBREQUESTS } from '../store/counted-store.js';
 import type { BlobStore } from '../store/blob-store.js';
-import { sessionListingPages } from '../quota.js';
+import { readQuota, sessionListingPages } from '../quota.js';
 
 export const multiBatchesRoutes = new Hono<AppEnv>();
 
@@ -35,11 +35,17 @@ export const WORKERS_MAX_BATCHES = Math.floor((WORKERS_SUBREQUESTS - PER_REQUEST
 
 /**
  * On Workers, with a session quota: the account's heads are listed a thousand per call, and PER_REQUEST_OPS holds one
- * such call. A request whose listing takes more holds fewer batches; it is refused whole, before anything is stored,
- * naming how many fit, and the client splits by that and sends again. The listing is shared with the batches (read
- * once). Past the point where not even one batch fits, the request is let through: no split would help it.
+ * such call. They are listed only when a batch of the request may be of a new session (mayBeNewSession, from the
+ * batch's own heads listing, which its push reuses): a push to existing sessions never lists them, however many the
+ * account has. A request whose listing takes more holds fewer batches; it is refused whole, before anything is
+ * stored, naming how many fit, and the client splits by that and sends again. The listing is shared with the
+ * batches (read once). Past the point where not even one batch fits, the request is let through: no split would help it.
  */
-async function fitHeadsListing(store: BlobStore, account: string, count: number): Promise<void> {
+async function fitHeadsListing(store: BlobStore, account: string, envelopes: readonly BatchEnvelope[], count: number): Promise<void> {
+  const quota = await readQuota(store, account);
+  if (quota?.maxSessions === undefined) return;
+  const maybeNew = await Promise.all(envelopes.map((env) => mayBeNewSession(store, account, env)));
+  if (!maybeNew.includes(true)) return;
   const pages = await sessionListingPages(store, account);
   if (pages <= 1) return;
   const fit = Math.floor((WORKERS_SUBREQUESTS - PER_REQUEST_OPS - (pages - 1)) / PER_BATCH_OPS);
@@ -88,7 +94,7 @@ multiBatchesRoutes.post('/v1/batches', requireAccount, async (c) => {
   const settled = await withGroupCommit(
     store,
     ready.map((r) => (s) => storeOneBatch(s, account, r.req.envelope.session, r.req, accountKey)),
-    c.env?.BUCKET ? (s) => fitHeadsListing(s, account, items.length) : undefined,
+    c.env?.BUCKET ? (s) => fitHeadsListing(s, account, ready.map((r) => r.req.envelope), items.length) : undefined,
   );
   settled.forEach((s, k) => {
     const { index, req: item } = ready[k]!;

@@ -22,7 +22,8 @@ const scopes = new WeakMap<BlobStore, RequestScope>();
  * `load()`, run once under `key` for all the tasks of one request when `store` is a view withGroupCommit gave out,
  * and every time otherwise. Only for account-wide reads a request takes as one snapshot anyway (the quota, the
  * account's session count): the N batches of a request then cost one read of it, as one batch does, not N. The
- * tasks run side by side, so without the memo each would read the same thing at about the same moment.
+ * tasks run side by side, so without the memo each would read the same thing at about the same moment. Also for a
+ * read that `before` makes for a task (a batch's heads listing), which the task then reuses instead of a second call.
  */
 export function sharedRead<T>(store: BlobStore, key: string, load: () => Promise<T>): Promise<T> {
   const scope = scopes.get(store);
