@@ -31,6 +31,8 @@ export async function agentSessionOf(ctx: CommandContext, ref: string): Promise<
   }
   const place = await locate(ctx);
   const hits: AgentSession[] = [];
+  /** Sessions of an agent whose own lookup was ambiguous: listed with the others. */
+  const several: { agent: AgentName; id: string; path: string; cwd: string }[] = [];
   let notFound: unknown;
   for (const agent of await chosenAgents(ctx.opts.agent, ctx.env)) {
     let session: SessionSummary;
@@ -42,17 +44,24 @@ export async function agentSessionOf(ctx: CommandContext, ref: string): Promise<
         session = await resolveSession(ref, { root: sessionsRoot(agentEnv(agent, ctx.env)), realCwd: place.realCwd, cwd: ctx.cwd, env: ctx.env });
       }
     } catch (e) {
+      if (isSessyncError(e, 'ambiguous')) {
+        const own = await agentPaths(agent, ctx.env);
+        for (const c of (e.details as { candidates?: { id: string; path: string; cwd: string }[] } | undefined)?.candidates ?? []) several.push({ agent, id: c.id, path: own(c.id, c.path), cwd: c.cwd });
+        continue;
+      }
       if (!isSessyncError(e, 'not_found')) throw e;
       notFound ??= e;
       continue;
     }
     hits.push({ agent, session, file: (await agentPaths(agent, ctx.env))(session.id, session.path) });
   }
-  if (hits.length === 1) return hits[0]!;
-  if (hits.length === 0) throw notFound ?? new SessyncError('not_found', `no session matches "${ref}". Run \`sessync list --all --agent all\`.`);
-  const lines = hits.map((h) => `  ${shortId(h.session.id)}  ${h.session.id}  (${h.agent})  ${h.session.cwd}  ${h.file}`);
-  throw new SessyncError('ambiguous', [`session "${ref}" is ambiguous; it matches ${hits.length}:`, ...lines, 'Give more characters, or --agent.'].join('\n'), {
-    details: { candidates: hits.map((h) => ({ id: h.session.id, agent: h.agent, path: h.file, cwd: h.session.cwd })) },
+  if (hits.length === 1 && several.length === 0) return hits[0]!;
+  if (hits.length === 0 && several.length === 0) throw notFound ?? new SessyncError('not_found', `no session matches "${ref}". Run \`sessync list --all --agent all\`.`);
+  const all = [...hits.map((h) => ({ agent: h.agent, id: h.session.id, path: h.file, cwd: h.session.cwd })), ...several];
+  const shown = all.slice(0, 20).map((c) => `  ${shortId(c.id)}  ${c.id}  (${c.agent})  ${c.cwd}  ${c.path}`);
+  const more = all.length > shown.length ? [`  ... and ${all.length - shown.length} more`] : [];
+  throw new SessyncError('ambiguous', [`session "${ref}" is ambiguous; it matches ${all.length}:`, ...shown, ...more, 'Give more characters, or --agent.'].join('\n'), {
+    details: { candidates: all },
   });
 }
 

@@ -58,5 +58,16 @@ describe('short ids of Claude Code and Codex sessions as refs', () => {
     expect(both.code).toBe(2);
     expect(both.stderr).toContain(pi);
     expect(both.stderr).toContain(`${c}  (claude-code)`);
+
+    // Several pi sessions and a Claude Code one under one ref: all of them are listed, not only pi's.
+    const pi2 = await m.newSession();
+    const c2 = `${pi.slice(0, 8)}-1111-4222-8333-555555555555`;
+    m.write(`${c2}.jsonl`, turn(c2, realpathSync(m.project), null, 'hello again', ['c2c2c2c2-0000-4000-8000-000000000001', 'c2c2c2c2-0000-4000-8000-000000000002'], '2026-01-01T00:00:03.000Z'));
+    const prefix = pi.slice(0, 4); // a v7 id's first characters are its time: both pi sessions share them
+    expect(pi2.startsWith(prefix)).toBe(true);
+    const three = await m.run(['resume', prefix]);
+    expect(three.code).toBe(2);
+    expect(three.stderr).toContain('it matches 3');
+    for (const id of [pi, pi2, c2]) expect(three.stderr).toContain(id);
   });
 });
