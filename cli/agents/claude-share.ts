@@ -103,6 +103,26 @@ export function isClaudeShare(payload: SharePayload): boolean {
   return payload.header.agent === 'claude-code';
 }
 
+/**
+ * A shared line as Claude Code would have written it in the new session: its `cwd` is the importing project's path (the
+ * share's is the sharer's, redacted to `~/...`, which would file the session under a project of that name), and a
+ * `sessionId` naming the shared session names the new one. Other fields keep their order and values.
+ */
+function asImported(text: string, shared: string, id: string, cwd: string): string {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return text; // not JSON (no field to set): it is written as the share holds it, like any other line
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return text;
+  const v = value as Record<string, unknown>;
+  if (typeof v.cwd !== 'string' && v.sessionId !== shared) return text;
+  if (typeof v.cwd === 'string') v.cwd = cwd;
+  if (v.sessionId === shared) v.sessionId = id;
+  return JSON.stringify(v);
+}
+
 /** Writes a shared Claude Code branch as a new session of `cwd` in Claude Code's folder: `claude --resume <id>` opens it. */
 export async function writeClaudeImport(payload: SharePayload, env: NodeJS.ProcessEnv, cwd: string): Promise<{ id: string; path: string; entryCount: number }> {
   const id = randomUUID();
@@ -117,7 +137,7 @@ export async function writeClaudeImport(payload: SharePayload, env: NodeJS.Proce
     if (back === null || rel === null) throw new SessyncError('corrupt', `the share's entry ${e.id} is not a line of a Claude Code session or its subagents; nothing was written`);
     let list = files.get(rel);
     if (!list) files.set(rel, (list = []));
-    list.push(back.text);
+    list.push(back.whole === true ? back.text : asImported(back.text, payload.header.id, id, cwd));
   }
   const folder = join(claudeProjectsRoot(env), claudeProjectFolder(cwd));
   const main = `${id}.jsonl`;

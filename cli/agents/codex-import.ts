@@ -1,5 +1,5 @@
 // Import of a shared Codex rollout: a new rollout of this machine (new session id, its own session_meta) that
-// `codex resume <id>` opens, with the shared lines after it byte for byte as the share holds them.
+// `codex resume <id>` opens, with the shared lines after it byte for byte as the share holds them (but a turn's cwd).
 import { join } from 'node:path';
 import { v7 as uuidv7 } from 'uuid';
 import type { SessionEntry } from '../../shared/entry.js';
@@ -60,6 +60,15 @@ function newMeta(shared: Obj | undefined, id: string, now: string, cwd: string):
   return JSON.stringify({ timestamp: now, type: 'session_meta', payload: p });
 }
 
+/**
+ * A shared line as Codex would have written it in this project: a turn_context's `cwd` (the sharer's path, redacted to
+ * `~/...`) is the importing project's, as the session_meta's is. Every other line is the share's text as it is.
+ */
+function asImported(l: { text: string; value: Obj }, cwd: string): string {
+  if (l.value.type !== 'turn_context' || !isObj(l.value.payload) || typeof l.value.payload.cwd !== 'string') return l.text;
+  return JSON.stringify({ ...l.value, payload: { ...l.value.payload, cwd } });
+}
+
 /** Writes a shared Codex rollout as a new session of `cwd` in this machine's Codex sessions folder. */
 export async function writeCodexImport(payload: SharePayload, env: NodeJS.ProcessEnv, cwd: string, now = new Date()): Promise<{ id: string; path: string; entryCount: number }> {
   const lines: { text: string; value: Obj }[] = [];
@@ -72,7 +81,7 @@ export async function writeCodexImport(payload: SharePayload, env: NodeJS.Proces
   const at = now.toISOString();
   const metaAt = lines.findIndex((l) => l.value.type === 'session_meta');
   // The rollout's first line is its session_meta (Codex reads the session from it); the shared one is replaced.
-  const rest = lines.filter((_, i) => i !== metaAt).map((l) => l.text);
+  const rest = lines.filter((_, i) => i !== metaAt).map((l) => asImported(l, cwd));
   const out = [newMeta(metaAt >= 0 ? lines[metaAt]!.value : undefined, id, at, cwd), ...rest];
   // Named and foldered by local start time, as Codex names its own rollouts.
   const path = join(codexSessionsRoot(env), codex.mainFile(id, at));

@@ -7,6 +7,7 @@ import { SessyncError } from '../../shared/errors.js';
 import { codex } from '../../shared/agents/codex.js';
 import type { AgentLine } from '../../shared/agents/agent.js';
 import { codexSessionsRoot } from './codex-export.js';
+import { idMatches } from '../format/short-id.js';
 import { leftOutNotes, type ShareSource } from './claude-share.js';
 
 type Obj = Record<string, unknown>;
@@ -31,16 +32,16 @@ async function rollouts(root: string): Promise<string[]> {
   return names.filter((n) => rolloutSession(basename(n)) !== null).map((n) => join(root, n));
 }
 
-/** The rollout `ref` names: a path to one, or a session id or its prefix; null when no rollout matches. */
+/** The rollout `ref` names: a path to one, or a session id, its short form, or a prefix of either; null when no rollout matches. */
 async function findRollout(env: NodeJS.ProcessEnv, ref: string, cwd: string): Promise<{ path: string; session: string } | null> {
   if (ref.endsWith('.jsonl') || ref.includes('/')) {
     const path = resolvePath(cwd, ref);
     const session = rolloutSession(basename(path));
     return session === null ? null : { path, session };
   }
-  const want = ref.toLowerCase();
   const root = codexSessionsRoot(env);
-  const hits = (await rollouts(root)).filter((p) => rolloutSession(basename(p))!.startsWith(want));
+  // The same rule as every other ref: a prefix of the id or of the short form `list` shows (a v7 id's last 8).
+  const hits = (await rollouts(root)).filter((p) => idMatches(rolloutSession(basename(p))!, ref));
   if (hits.length === 0) return null;
   if (hits.length > 1) {
     const list = hits.map((p) => `  ${relative(root, p)}`).join('\n');

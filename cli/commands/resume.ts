@@ -1,15 +1,21 @@
 // `sessync resume <ref>`: opens a session by id prefix or path and reports where it continues (leaf, model, context size).
 import type { Command, CommandContext } from '../command.js';
-import { positionals, sessionOf, unlessPathRef } from '../store/locate.js';
+import { positionals, unlessPathRef } from '../store/locate.js';
+import { agentResumeCommand, agentSessionOf, type AgentSession } from '../agents/agent-ref.js';
+import { shortId } from '../format/short-id.js';
 import { resumeSession } from '../store/resume-session.js';
 import { migrationNote, resumeText } from '../format/resume-text.js';
 import { SessyncError, isSessyncError } from '../../shared/errors.js';
 import { loadLogin } from '../login-store.js';
 
-/** The local file for `ref`; a session that exists only on the server (when logged in) is pulled first. */
-async function locate(ctx: CommandContext, ref: string): Promise<string> {
+/**
+ * The local file for `ref` (or another agent's session it names); a session that exists only on the server (when
+ * logged in) is pulled first.
+ */
+async function locate(ctx: CommandContext, ref: string): Promise<string | AgentSession> {
   try {
-    return (await sessionOf(ctx, ref)).session.path;
+    const found = await agentSessionOf(ctx, ref);
+    return found.agent === 'pi' ? found.session.path : found;
   } catch (e) {
     const looksLikePath = ref.includes('/') || ref.endsWith('.jsonl');
     if (!isSessyncError(e, 'not_found') || looksLikePath || !(await loadLogin(ctx.env))) throw e;
@@ -33,6 +39,13 @@ const command: Command = {
   async run(ctx) {
     const [ref] = positionals(ctx, ['<ref>'], 'sessync resume <ref>');
     const path = await locate(ctx, ref!);
+    if (typeof path !== 'string') {
+      // Another agent's session: that agent continues it, in the session's project.
+      const agent = path.agent as Exclude<typeof path.agent, 'pi'>;
+      const command = agentResumeCommand(agent, path.session.id);
+      ctx.print(`${shortId(path.session.id)} is a ${agent} session (${path.file}); continue it with:\n  cd ${path.session.cwd} && ${command}`, { id: path.session.id, agent, path: path.file, cwd: path.session.cwd, command });
+      return;
+    }
     const { info, migrated } = await resumeSession(path, ctx.env);
     if (migrated?.changed) ctx.info(migrationNote(migrated));
     ctx.print(resumeText(info), info);

@@ -1,7 +1,9 @@
 // `sessync rm <ref> [--remote] [--keep-local] [--force]`: removes a session's local file; with --remote deletes it from the server first, everywhere.
 import type { Command, CommandContext } from '../command.js';
 import { SessyncError, isSessyncError } from '../../shared/errors.js';
-import { positionals, sessionOf } from '../store/locate.js';
+import { positionals } from '../store/locate.js';
+import { agentSessionOf } from '../agents/agent-ref.js';
+import { shortId } from '../format/short-id.js';
 import type { SessionSummary } from '../store/session-index.js';
 import { matchRemote, openSync, withSyncLock } from '../sync/sync-run.js';
 import { markDeleted, removeLocal } from '../sync/tombstones.js';
@@ -17,7 +19,14 @@ const USAGE = 'sessync rm <ref> [--remote] [--keep-local] [--force]';
 /** The local session, or null when only the server has it (allowed with --remote). */
 async function localOf(ctx: CommandContext, ref: string, remote: boolean): Promise<SessionSummary | null> {
   try {
-    return (await sessionOf(ctx, ref)).session;
+    const found = await agentSessionOf(ctx, ref);
+    if (found.agent === 'pi') return found.session;
+    // Its files are the agent's: removing sessync's mirror of them would only have the next sync mirror them again.
+    throw new SessyncError(
+      'bad_input',
+      `${shortId(found.session.id)} is a ${found.agent} session (${found.file}); sessync rm removes pi sessions only. Delete that file to remove it here: sync then leaves it deleted, and \`sessync restore ${shortId(found.session.id)}\` brings it back.`,
+      { details: { id: found.session.id, agent: found.agent, path: found.file } },
+    );
   } catch (e) {
     if (remote && isSessyncError(e, 'not_found')) return null;
     throw e;

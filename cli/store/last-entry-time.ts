@@ -60,9 +60,16 @@ export function readHeadAndTailSync(path: string, size: number, mtimeMs: number,
     const header = parseHeaderPrefix(headBuf, n);
     if (!header.ok) return { header, lastEntryAt: null };
     if (t !== null && t.size === size && t.mtimeMs === mtimeMs) {
+      // A tip without a time (Claude Code ends its files with last-prompt and cost-state lines, which have none) says
+      // nothing of the lines before it: then the tail below is read, as for a file without tail state.
       let best: string | null = null;
-      for (const id in t.tips) if (best === null || timeOf(t.tips[id]) > timeOf(best)) best = t.tips[id]!;
-      return { header, lastEntryAt: best };
+      let timeless = false;
+      for (const id in t.tips) {
+        const ts = t.tips[id]!;
+        if (Number.isNaN(timeOf(ts))) timeless = true;
+        else if (best === null || timeOf(ts) > timeOf(best)) best = ts;
+      }
+      if (!timeless) return { header, lastEntryAt: best };
     }
     if (size <= HEADER_PREFIX_BYTES) return { header, lastEntryAt: newestIn(headBuf.subarray(0, n), 0) };
     for (let want = TAIL_BYTES; ; want *= 4) {

@@ -4,8 +4,11 @@ import { readJsonOrNull, writeJsonAtomic } from './atomic-json.js';
 import { cacheDir, cacheKey } from './paths.js';
 import { saveCache } from './cache-save.js';
 
-/** 5: rows of 4 said 0 messages for every Claude Code and Codex session; their files are read again once. */
-const FORMAT = 5;
+/**
+ * 5: rows of 4 said 0 messages for every Claude Code and Codex session; 6: rows of 5 said "" as the newest entry time of
+ * Claude Code files ending in lines without a time (last-prompt, cost-state). Their files are read again once.
+ */
+const FORMAT = 6;
 
 /**
  * One file's row. A list of tuples rather than an object keyed by file name: list parses 10,000

@@ -45,6 +45,8 @@ describe.skipIf(!present)('share of a 2.0.x session with its subagent file besid
     mkdirSync(out, { recursive: true });
     const imported = await writeClaudeImport(buildSharePayload(src!.header, src!.branch), { CLAUDE_CONFIG_DIR: join(t.dir, 'claude-b') }, out);
     const sub = join(imported.path.replace(/\.jsonl$/, ''), 'subagents', 'agent-0c4c3cf8.jsonl');
-    expect(readFileSync(sub, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l))).toEqual(agent.split('\n').filter(Boolean).map((l) => JSON.parse(l)));
+    // As Claude Code writes a subagent of the new session: its cwd is this project's, its sessionId the new session's.
+    const want = agent.split('\n').filter(Boolean).map((l) => ({ ...JSON.parse(l), cwd: out, sessionId: imported.id }));
+    expect(readFileSync(sub, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l))).toEqual(want);
   });
 });

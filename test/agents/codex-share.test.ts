@@ -96,11 +96,14 @@ describe('sharing a Codex session', () => {
       expect(meta.payload.id).toBe(imported.id);
       expect(meta.payload.cwd).toBe(realpathSync(b.project));
       expect(readFileSync(imported.path, 'utf8')).not.toContain(SECRET);
-      // Every line redaction did not touch lands byte for byte; only the lines that held the secret differ.
+      // Every line redaction did not touch lands byte for byte; only the lines that held the secret differ, and the
+      // turn_context lines, whose cwd is this project's (as the session_meta's).
       for (let i = 1; i < got.length; i++) {
         let d = 0;
         while (d < got[i]!.length && got[i]![d] === original[i]![d]) d++;
-        expect(got[i] === original[i], `line ${i + 1}: ${original[i]!.slice(d - 80, d + 80)} -> ${got[i]!.slice(d - 80, d + 80)}`).toBe(!original[i]!.includes(SECRET));
+        const turn = (JSON.parse(original[i]!) as { type: string }).type === 'turn_context';
+        if (turn) expect((JSON.parse(got[i]!) as { payload: { cwd: string } }).payload.cwd).toBe(realpathSync(b.project));
+        expect(got[i] === original[i], `line ${i + 1}: ${original[i]!.slice(d - 80, d + 80)} -> ${got[i]!.slice(d - 80, d + 80)}`).toBe(!original[i]!.includes(SECRET) && !turn);
       }
 
       api.replies.push('answer after the import');
@@ -165,8 +168,11 @@ describe('sharing a Codex session', () => {
       const imported = await b.ok(['import', early.url, '--json']);
       const got = lines(readFileSync(imported.path, 'utf8'));
       expect(got).toHaveLength(20);
-      // Line 20 is the last one shared (its home path redacted, the rest as it was).
-      expect(got[19]).toBe(lines(readFileSync(FIXTURE, 'utf8'))[19]!.replaceAll('/Users/test_user', '~'));
+      // Line 20 is the last one shared (its home path redacted, the rest as it was), a turn_context: its cwd is the
+      // importing project's, as the session_meta's is.
+      const last = JSON.parse(lines(readFileSync(FIXTURE, 'utf8'))[19]!.replaceAll('/Users/test_user', '~')) as { type: string; payload: object };
+      expect(last.type).toBe('turn_context');
+      expect(got[19]).toBe(JSON.stringify({ ...last, payload: { ...last.payload, cwd: realpathSync(b.project) } }));
       const bad = await a.run(['share', FIXTURE_ID, '--at', '9999']);
       expect(bad.code).not.toBe(0);
       expect(bad.stderr).toContain('--at 9999: line 9999 of the rollout is not a usable line');

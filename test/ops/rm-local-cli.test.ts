@@ -101,15 +101,18 @@ describe('rm without --remote (real sessync serve)', () => {
     expect((await a.ok(['status', '--json'])).sessions).toEqual([expect.objectContaining({ session: id, deletedHere: true })]);
   });
 
-  it('a Claude Code session is not removed by rm (it names pi sessions only): not_found, its file untouched', async () => {
+  it('a Claude Code session is not removed by rm (it removes pi sessions only): named, refused, its file untouched', async () => {
     const { a } = await claudePair(rig.root, 'RmCC', rig.server);
     const id = '77777777-3333-4444-8555-000000000001';
     const cwd = realpathSync(a.project);
     const path = a.write(`${id}.jsonl`, turn(id, cwd, null, 'one', ['abababab-0000-4000-8000-0000000000c1', 'abababab-0000-4000-8000-0000000000c2'], '2026-01-06T00:00:00.000Z'));
     await a.ok(['sync', '--json']);
-    const r = await a.run(['rm', id, '--json']);
-    expect(r.code).toBe(1);
-    expect(JSON.parse(r.stderr.trim().split('\n').pop()!)).toMatchObject({ error: { code: 'not_found' } });
+    const r = await a.run(['rm', id.slice(0, 8), '--json']);
+    expect(r.code).not.toBe(0);
+    // The ref resolves (as list shows it) and rm says what to do instead, rather than "no session matches".
+    const err = (JSON.parse(r.stderr.trim().split('\n').pop()!) as { error: { code: string; message: string } }).error;
+    expect(err.code).toBe('bad_input');
+    expect(err.message).toContain(`is a claude-code session (${path})`);
     expect(existsSync(path)).toBe(true);
   });
 });
