@@ -149,6 +149,10 @@ export class ApiClient {
   private answered = false;
   /** The server refused a pull's `withMeta` (it predates the flag): pulls go without it. */
   private metaRefused = false;
+  /** Whether the server refused a pull's `withMeta`: it sends no metas in pages, so they are asked one session at a time. */
+  get refusesMeta(): boolean {
+    return this.metaRefused;
+  }
 
   constructor(opts: ApiClientOptions) {
     this.url = normaliseUrl(opts.url);

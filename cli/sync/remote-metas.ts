@@ -32,8 +32,10 @@ export async function fetchMetas(ctx: SyncContext, sessions: readonly string[], 
   const groups = chunk([...cursors].map(([session, cursor]): PullItem => ({ session, cursor, withMeta: true })));
   let next = 0;
   let single = false;
+  /** One group failed: the run reports it, so the other worker sends no more (it would go on after the lock is let go). */
+  let failed = false;
   const worker = async () => {
-    while (!single && next < groups.length) {
+    while (!single && !failed && next < groups.length) {
       const group = groups[next++]!;
       let results;
       try {
@@ -44,18 +46,18 @@ export async function fetchMetas(ctx: SyncContext, sessions: readonly string[], 
           single = true;
           return;
         }
+        failed = true;
         throw e;
       }
-      let served = 0;
       for (const r of results) {
         // Only a session asked for, and only its own meta: a server that answers another's is not believed.
-        if (r.ok && r.meta?.session === r.session && cursors.has(r.session)) {
-          out.set(r.session, r.meta);
-          served++;
-        }
+        if (r.ok && r.meta?.session === r.session && cursors.has(r.session)) out.set(r.session, r.meta);
       }
-      // A server from before `withMeta` sends pages without metas: asking it in groups only adds requests.
-      if (served === 0) single = true;
+      // A server from before `withMeta` refuses the flag (the client then asks without it): pages bring no metas, and
+      // asking it in groups only adds requests. A group with no meta served is not that sign: a current server leaves
+      // out a meta that is missing or damaged (legacy sessions, asked alone then, as always), and the next group may
+      // have every one.
+      if (ctx.api.refusesMeta) single = true;
     }
   };
   await Promise.all(Array.from({ length: Math.min(IN_FLIGHT, groups.length) }, worker));
