@@ -97,8 +97,7 @@ function row(session: string, l: LocalStatus | undefined, r: ReadonlyMap<string,
   const waiting = nullRecord<number>();
   let waitingBatches = 0;
   for (const [host, seq] of r ?? []) {
-    // This host's batches are in the file already, unless the cursor names this host: a restore cut short left it
-    // there, or the file lost entries since they were synced (lostLinesReset), so its own batches are pulled again too.
+    // This host's batches are in the file already, unless a restore cut short left this host in the cursor.
     if (host === ownHost && !(l && Object.hasOwn(l.cursor, ownHost))) continue;
     const have = l ? cursorSeq(l.cursor, host) : 0;
     if (seq > have) {

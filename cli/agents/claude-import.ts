@@ -139,12 +139,7 @@ export async function importClaude(env: NodeJS.ProcessEnv, state: MirrorState, n
       }
       // The read points first: bookkeeping saved ahead of them finds them disagreeing and reads those files whole.
       for (const r of reads) if (r.point) await saveReadPoint(claudeReadPoint(env, join(found.folder, r.file.rel)), r.point);
-      // A file changed below what was read may have lost lines the mirror holds (cut short, lines removed by another
-      // program): the export writes back the ones it lacks (by id, so none twice; byte-exact, appended). No mirror
-      // size is kept, so the read after that export checks those lines against the mirror's ids instead of adding them.
-      const lost = mirrored && reads.some((r) => r.rewritten);
-      if (lost && !state.pendingExport.includes(mirror)) state.pendingExport.push(mirror);
-      state.sessions[found.session] = { mirror, folder: found.folder, ...(lost ? {} : { mirrorSize: (await stat(mirror)).size }) };
+      state.sessions[found.session] = { mirror, folder: found.folder, mirrorSize: (await stat(mirror)).size };
       for (const r of reads) state.files[join(found.folder, r.file.rel)] = r.mark;
       for (const [path, mark] of unreadable) state.files[path] = mark;
     } catch (e) {

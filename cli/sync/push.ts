@@ -12,7 +12,7 @@ import { migrateFile } from '../store/migrate-file.js';
 import { CURRENT_VERSION } from '../../shared/entry.js';
 import { readHeader, readHeaderSync, type HeaderRead } from '../store/session-reader.js';
 import { alignLeaf } from '../store/leaf-marker.js';
-import { bodyFileOf, lostLinesReset, newSessionState, type PendingBatch, type SessionSyncState } from './session-sync-state.js';
+import { bodyFileOf, newSessionState, type PendingBatch, type SessionSyncState } from './session-sync-state.js';
 import { sessionProjectKey } from './project-key.js';
 import { readFirst, readSlice, tailHash, type FirstRead, type Slice } from './read-slice.js';
 import { recycleRead } from './read-buffers.js';
@@ -43,8 +43,6 @@ export interface PushResult {
   /** Lines not pushed as they are: left out, or (`sent`) sent changed. */
   skipped: { offset: number; reason: string; sent?: true }[];
   migrated?: string;
-  /** The file changed below the pushed offset: its pull cursors were reset, so a pull now brings back what it lost. */
-  pullAgain?: true;
 }
 
 function sha256Hex(s: string | Uint8Array): string {
@@ -171,11 +169,9 @@ async function pushHolding(ctx: SyncContext, target: PushTarget, turn: ReadTurn)
     // the other machines merge by id, so nothing is duplicated.
     const h = await tailHash(path, st.pushedOffset);
     if (h === null || (st.tail?.offset === st.pushedOffset && st.tail.hash !== h)) {
-      ctx.note?.(`session ${session}: ${path} changed below the pushed offset (rewritten, or lines lost); pushing it again from the start, and pulling every batch of it again so that entries the file lost come back`);
-      // Saved now: a push alone leaves the pull again to the next pull or sync.
-      st = lostLinesReset(st, ctx.hostId);
-      await ctx.state.save(st);
-      result.pullAgain = true;
+      ctx.note?.(`session ${session}: ${path} changed below the pushed offset (rewritten?); pushing it again from the start`);
+      const { tail: _, ...rest } = st;
+      st = { ...rest, pushedOffset: 0, skipIds: [] };
     }
   }
   const e2e: E2eKeys | null = (await ctx.e2e?.()) ?? null;

@@ -1,6 +1,6 @@
 // One session's sync state as it is stored (offsets, seqs, cursors, its pending batch) and the pure helpers on it.
 import { createHash } from 'node:crypto';
-import { nullRecord, toNullRecord } from '../../shared/own-keys.js';
+import { nullRecord } from '../../shared/own-keys.js';
 import type { Cursor } from '../../shared/wire.js';
 
 /** A batch written down before it is sent: after a crash the SAME batch (seq, batchId, body) is resent. */
@@ -113,15 +113,4 @@ export function newSessionState(session: string, path: string): SessionSyncState
  */
 export function serverKey(url: string, account: string | undefined): string {
   return createHash('sha256').update(`${url}\n${account ?? ''}`, 'utf8').digest('hex').slice(0, 24);
-}
-
-/**
- * The state of a session whose file changed below its pushed offset (cut short, a torn last line, rewritten): what it
- * says was pushed and pulled no longer describes the file. The file is pushed again from the start, and every host's
- * batches are pulled again, this host's too (naming it in the cursor does that, as a restore's mark does): the merge by
- * id appends only the entries the file lacks, and the server and the other machines merge the push by id.
- */
-export function lostLinesReset(st: SessionSyncState, ownHost: string): SessionSyncState {
-  const { tail: _, ...rest } = st;
-  return { ...rest, pushedOffset: 0, skipIds: [], cursor: toNullRecord({ [ownHost]: 0 }) };
 }

@@ -26,7 +26,7 @@ import { pullSession } from './pull.js';
 import { saveQueuedSummaries } from '../store/summary-pending.js';
 import { withPullJournal } from './pull-journal.js';
 import { SyncState } from './sync-state.js';
-import { lostLinesReset, serverKey, type BatchProblem } from './session-sync-state.js';
+import { serverKey, type BatchProblem } from './session-sync-state.js';
 import { applyTombstones, onPullGone, onPushGone, undelete, type DeletedNote } from './tombstones.js';
 import { e2eLoader } from '../keys/sync-keys.js';
 import type { SyncContext } from './sync-context.js';
@@ -222,18 +222,6 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
       if (await undelete(ctx, locals[0]!.id, locals[0]!.path)) o.note?.(`session ${locals[0]!.id}: undeleted on the server; pushing it again`);
     }
     const states = await ctx.state.all();
-    if (!wantsPush) {
-      // A file now shorter than what was pushed of it lost entries (cut short, a torn last line): a pull alone brings
-      // them back, as a push that notices it makes the pull do (lostLinesReset), so it is not left to the next push.
-      for (const l of locals) {
-        const st = states.get(l.id);
-        if (!st || st.deleted || st.pulling !== undefined || st.pushedOffset <= l.size) continue;
-        o.note?.(`session ${l.id}: ${l.path} is shorter than what was pushed of it (cut short?); pulling every batch of it again so that entries it lost come back`);
-        const reset = lostLinesReset(st, ctx.hostId);
-        await ctx.state.save(reset);
-        states.set(l.id, reset);
-      }
-    }
     const byId = new Map(locals.map((l) => [l.id, l]));
     const status: LocalStatus[] = locals.map((l) => {
       const st = states.get(l.id);
@@ -296,8 +284,6 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
     o.progress?.start(new Set(ops.map((x) => x.session)).size);
     /** Ops of each session still to run in this run: the bar counts a session once its last one is done. */
     const opsLeft = new Map<string, number>();
-    /** Sessions whose push found entries lost from the file (see PushResult.pullAgain), pulled after the pushes. */
-    const pullAgain: SyncOp[] = [];
     const runOp = async (op: SyncOp) => {
       try {
         await runOneOp(op);
@@ -316,12 +302,6 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
           const l = byId.get(op.session)!;
           const r = await pushSession(ctx, { session: l.id, path: l.path, ...(l.name ? { name: l.name } : {}), ...(op.resetTo !== undefined ? { resetTo: op.resetTo } : {}) });
           out.path = l.path;
-          if (r.pullAgain && wantsPull && !ops.some((x) => x.kind !== 'push' && x.session === l.id)) {
-            // Its file lost entries it had (cut, torn): its batches are pulled again in this run's pull phase, and
-            // the session is counted done after that pull.
-            pullAgain.push({ kind: 'pull', session: l.id, batches: 0 });
-            opsLeft.set(l.id, (opsLeft.get(l.id) ?? 0) + 1);
-          }
           // Added to, not set: a session pulled again first (a killed pull's note) may have pushed its leaf marker then.
           out.pushed = { batches: (out.pushed?.batches ?? 0) + r.batches, entries: (out.pushed?.entries ?? 0) + r.entries, bytes: (out.pushed?.bytes ?? 0) + r.bytes };
           if (r.skipped.length) {
@@ -430,7 +410,7 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
         }
       } else await inParallel(pushes, PUSH_PARALLEL, runOp);
       // A session pulled again above is up to date with the heads this run read: not pulled twice.
-      await pullPhase([...ops.filter((x) => x.kind !== 'push' && !replayed.has(x.session)), ...pullAgain]);
+      await pullPhase(ops.filter((x) => x.kind !== 'push' && !replayed.has(x.session)));
     } finally {
       o.progress?.stop();
       if (mapDirty) await ctx.state.saveProjectMap(projectMap);
