@@ -41,3 +41,10 @@ export function startedOver(st: SessionSyncState): SessionSyncState {
 export function restoreMark(st: SessionSyncState, ownHost: string): SessionSyncState {
   return { ...st, cursor: toNullRecord({ [ownHost]: 0 }) };
 }
+
+/** Batches a restore of `session` fetches: every host's, this machine's own too (what `status` shows as restoreBatches). */
+export function restoreBatchCount(heads: readonly Head[], session: string): number {
+  let n = 0;
+  for (const h of heads) if (h.session === session) n += h.seq;
+  return n;
+}

@@ -13,6 +13,7 @@ import { openSync } from './sync-run.js';
 import { projectKeysHere } from './project-scope.js';
 import { remoteAgents, remoteProjectKeys } from './remote-keys.js';
 import { droppedSessions } from './dropped.js';
+import { restoreBatchCount } from './restore-plan.js';
 import type { BadBatchRecord, SessionSyncState } from './session-sync-state.js';
 import { idsToPullAgain } from './pull.js';
 
@@ -230,8 +231,8 @@ export async function syncStatus(o: StatusOptions): Promise<StatusReport> {
     if (o.ref || (!o.all && !mine.has(d.session))) continue;
     if (agentOf && agentOf.get(d.session) !== o.agent) continue;
     const row: StatusRow = { session: d.session, unpushedEntries: 0, unpushedBytes: 0, pendingBatch: false, waitingBatches: d.waitingBatches, remoteOnly: true };
-    // Deleted here: sync pulls none of it, so nothing waits; what `restore` would fetch is said apart.
-    if (dropped.has(d.session)) Object.assign(row, { deletedHere: true, waitingBatches: 0, restoreBatches: d.waitingBatches });
+    // Deleted here: sync pulls none of it, so nothing waits; what `restore` would fetch (its own batches too) is said apart.
+    if (dropped.has(d.session)) Object.assign(row, { deletedHere: true, waitingBatches: 0, restoreBatches: restoreBatchCount(heads, d.session) });
     report.sessions.push(row);
   }
   return report;
