@@ -611,7 +611,8 @@ function mayHaveActed(err: SessyncError, once: OnceOnly): SessyncError {
   });
 }
 
-function isUnreachable(err: SessyncError): boolean {
+/** Whether the error is of no connection at all (refused, no such host, no route, timed out connecting): not of an answer. */
+export function isUnreachable(err: SessyncError): boolean {
   const reason = (err.details as { reason?: unknown } | undefined)?.reason;
   return typeof reason === 'string' && UNREACHABLE.has(reason);
 }

@@ -8,7 +8,7 @@ import { listSessions, type SessionSummary } from '../store/session-index.js';
 import { resolveSession } from '../store/resolve.js';
 import { piLayout } from '../store/pi-folders.js';
 import { loadLogin } from '../login-store.js';
-import { ApiClient, reportRetries, type WaitReport } from '../api-client.js';
+import { ApiClient, isUnreachable, reportRetries, type WaitReport } from '../api-client.js';
 import { openSync } from './sync-run.js';
 import { projectKeysHere } from './project-scope.js';
 import { remoteAgents, remoteProjectKeys } from './remote-keys.js';
@@ -188,7 +188,9 @@ export async function syncStatus(o: StatusOptions): Promise<StatusReport> {
   } catch (e) {
     if (!isSessyncError(e)) throw e;
     report.serverError = { code: e.code, message: e.message }; // the local figures stand
-    if (o.reach && isSessyncError(e, 'unavailable')) o.reach.unreachable = { url: ctx.api.url };
+    // Only a server that never answered is not asked again: one that answered 503 or dropped a reply may answer the
+    // next agent's request, and "could not be reached" would be false of it.
+    if (o.reach && isSessyncError(e, 'unavailable') && isUnreachable(e)) o.reach.unreachable = { url: ctx.api.url };
     return report;
   }
   report.serverChecked = true;

@@ -1,6 +1,8 @@
 // Offline `status` over several agents (pi, Claude Code, Codex): the server is tried once for the whole run, with no
 // wait, and said to be unreachable once; the other agents' blocks say they did not ask again. A closed port.
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/cli.js';
@@ -43,4 +45,40 @@ describe('offline status with three agents', () => {
     expect(doc).toMatchObject({ serverChecked: false, serverError: { code: 'unavailable' }, toPull: null });
     for (const a of ['pi', 'claude-code', 'codex']) expect(doc.agents[a]).toMatchObject({ serverChecked: false, serverError: { code: 'unavailable' } });
   });
+});
+
+describe('status with three agents against a server that answers 503', () => {
+  let root: { dir: string; cleanup(): void };
+  let m: Machine;
+  let server: Server;
+  let requests = 0;
+  beforeAll(async () => {
+    root = tempDir('sessync-503-agents-');
+    const claude = join(root.dir, 'claude');
+    mkdirSync(join(claude, 'projects'), { recursive: true });
+    m = new Machine(root.dir, 'm', { env: { CLAUDE_CONFIG_DIR: claude } });
+    await m.say(await m.newSession(), 'written while the server fails');
+    // A real HTTP server on loopback that answers every request 503: it is reachable, only failing.
+    server = createServer((_req, res) => {
+      requests++;
+      res.writeHead(503, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { code: 'unavailable', message: 'down for maintenance', retryable: true } }));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as AddressInfo).port;
+    writeFileSync(join(m.home, 'login.json'), JSON.stringify({ url: `http://127.0.0.1:${port}`, token: 'sst_503-test', account: 'acct-503' }));
+  });
+  afterAll(async () => {
+    await new Promise((r) => server.close(r));
+    root.cleanup();
+  });
+
+  it('the next agent asks again, and no block says the server could not be reached', async () => {
+    const r = await m.run(['status', '--agent', 'all']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).not.toContain('not asked again');
+    const before = requests;
+    expect(before).toBeGreaterThan(1);
+    const lines = r.stdout.split('\n').filter((l) => l.startsWith('server'));
+    expect(lines.length).toBeGreaterThanOrEqual(2);
+  }, 120_000);
 });
