@@ -3,7 +3,7 @@
 // Real parts: a real `sessync serve` and the real CLI; the note's text for many keys from its own function.
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { otherProjectsNote } from '../../cli/sync/other-projects.js';
+import { mergeOtherProjects, otherProjectsNote } from '../../cli/sync/other-projects.js';
 import { Machine, plantSession, readLog, useServer } from './helpers.js';
 
 describe('the hint of a pull that finds none of this project on the server', () => {
@@ -45,5 +45,22 @@ describe('the hint of a pull that finds none of this project on the server', () 
     expect(note.split('\n')[0]).toBe('sync: the server has no session of this project (key path:/here/notes), and 36 session(s) of other projects: example.test/p0 (8), example.test/p1 (7), example.test/p2 (6), and 5 more project(s) (`sessync sync --json` lists them under otherProjects).');
     const capped = otherProjectsNote({ ...x, keys: Array.from({ length: 20 }, (_, i) => ({ key: `k${i}`, sessions: 1 })) }, 'pull')!;
     expect(capped).toContain(', and at least 17 more project(s)');
+  });
+  it('a folder with git (a renamed repository): the big git project comes first and is the --map advice, not scratch path: keys', () => {
+    const scratch = Array.from({ length: 25 }, (_, i) => ({ key: `path:/tmp/scratch${i}`, sessions: 1 }));
+    const x = mergeOtherProjects([{ projectKey: 'github.com/me/app2', folder: '/src/app2', thisProject: 0, sessions: 325, keys: [...scratch, { key: 'github.com/me/app', sessions: 300 }] }])!;
+    expect(x.keys[0]).toEqual({ key: 'github.com/me/app', sessions: 300 });
+    expect(x.keys).toHaveLength(20);
+    const note = otherProjectsNote(x, 'pull')!;
+    expect(note).toContain('`sessync pull --map github.com/me/app=/src/app2`');
+    expect(note).toContain('lists the first 20 under otherProjects');
+  });
+
+  it('a folder without git: path: keys first, yet the project of most sessions is still listed, and the advice is it', () => {
+    const paths = Array.from({ length: 25 }, (_, i) => ({ key: `path:/tmp/scratch${i}`, sessions: 1 }));
+    const x = mergeOtherProjects([{ projectKey: 'path:/here/notes', folder: '/here/notes', thisProject: 0, sessions: 325, keys: [{ key: 'github.com/me/big', sessions: 300 }, ...paths] }])!;
+    expect(x.keys[0]!.key.startsWith('path:')).toBe(true);
+    expect(x.keys).toContainEqual({ key: 'github.com/me/big', sessions: 300 });
+    expect(otherProjectsNote(x, 'pull')).toContain('--map github.com/me/big=/here/notes');
   });
 });
