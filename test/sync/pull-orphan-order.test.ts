@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LIMITS } from '../../shared/wire.js';
 import { piView, plain, sessyncView } from '../pi/pi-view.js';
-import { Machine, readLog, useServer } from './helpers.js';
+import { Machine, childrenBeforeParents, readLog, useServer } from './helpers.js';
 import { runUntilKilled } from './kill-rig.js';
 
 const env = { SESSYNC_SYNC_BATCH_BYTES: '1' }; // one entry a batch
@@ -19,18 +19,6 @@ function machineWithHost(root: string, name: string, hostId: string, o: Construc
   mkdirSync(join(m.home, 'sync'), { recursive: true, mode: 0o700 });
   writeFileSync(join(m.home, 'sync', 'host.json'), JSON.stringify({ hostId }) + '\n', { mode: 0o600 });
   return m;
-}
-
-/** The ids of entries whose parent is not on a line before them (a root's null parent is fine). */
-function childrenBeforeParents(path: string): string[] {
-  const seen = new Set<string>();
-  const bad: string[] = [];
-  for (const e of readLog(path).entries) {
-    const p = e.parentId as string | null;
-    if (p !== null && !seen.has(p)) bad.push(String(e.id));
-    seen.add(String(e.id));
-  }
-  return bad;
 }
 
 const texts = (path: string) => readLog(path).entries.map((e) => (e.message as { content?: string } | undefined)?.content ?? e.type);
