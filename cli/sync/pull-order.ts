@@ -15,7 +15,9 @@ interface Waiting {
  * the parent, come first. Batches are pushed whole and an entry can only name a parent its writer had, so some host's
  * next batch can always be written: the entries waiting are at most one page per host (a host waits, and is not
  * asked for more, from the page that brought them). Entries whose parent never comes (a damaged batch, a file that
- * named a missing parent) are written when no request can bring anything more, as roots of their own, as before.
+ * named a missing parent) break that: they are written, as roots of their own as before, once no other host that
+ * could bring the parent is unread (unreachable). Until then the entries under them wait, and when every host left
+ * unread waits (two hosts' chains hang from such a one), the pull asks those hosts on, holding more than a page.
  */
 export class ParentWait {
   private waiting: Waiting[] = [];
@@ -47,15 +49,34 @@ export class ParentWait {
   ready(page: readonly IncomingEntry[], seqs: readonly number[], written: (id: string) => boolean): IncomingEntry[] {
     const all: Waiting[] = [...this.waiting];
     for (const [i, x] of page.entries()) all.push({ x, seq: seqs[i]! });
+    return this.take(all, ({ entry: e }) => e.parentId === null || e.parentId === undefined || e.parentId === e.id || written(e.parentId));
+  }
+
+  /**
+   * The entries waiting whose parent no request can bring, taken out in the order they came, once the server has
+   * nothing more for the hosts asked: `unread` are the hosts that may still have batches not read (skipped ones whose
+   * end was never reached). A waiting entry whose parent is not waiting either came in host h's batch; its parent was
+   * pushed before it, so by h in a batch read already (the parent would be here) or by another host: with no other
+   * host unread, the parent never comes, and the entry is written as a root of its own (as a pull always did with a
+   * missing parent), with every entry waiting under it. The rest wait for the unread hosts. With none, all go.
+   */
+  unreachable(unread: ReadonlySet<string>): IncomingEntry[] {
+    const ids = new Set(this.waiting.map((w) => w.x.entry.id));
+    const lost = ({ entry, host }: IncomingEntry) => unread.size === 0 || (unread.size === 1 && unread.has(host ?? '') && !ids.has(entry.parentId!));
+    return this.take([...this.waiting], lost);
+  }
+
+  /** Of `all`, those `free` lets go and every one under them, returned in order; the others wait. */
+  private take(all: Waiting[], free: (x: IncomingEntry) => boolean): IncomingEntry[] {
     const ok: boolean[] = all.map(() => false);
     const byParent = new Map<string, number[]>();
     const queue: number[] = [];
     for (const [i, { x }] of all.entries()) {
-      const p = x.entry.parentId;
-      if (p === null || p === undefined || p === x.entry.id || written(p)) {
+      if (free(x)) {
         ok[i] = true;
         queue.push(i);
       } else {
+        const p = x.entry.parentId!;
         const list = byParent.get(p);
         if (list) list.push(i);
         else byParent.set(p, [i]);
@@ -79,13 +100,6 @@ export class ParentWait {
       if (ok[i]) out.push(w.x);
       else this.waiting.push(w);
     }
-    return out;
-  }
-
-  /** Every entry waiting, taken out: nothing more can bring their parents. */
-  drain(): IncomingEntry[] {
-    const out = this.waiting.map((w) => w.x);
-    this.waiting = [];
     return out;
   }
 }

@@ -211,6 +211,10 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
   let unrecorded = false;
   /** Entries that came before their parent, held until it is written (pull-order.ts); their hosts are not asked meanwhile. */
   const wait = new ParentWait();
+  /** Hosts whose every batch is read: asked, not skipped, by a request the server had nothing more for. */
+  const done = new Set<string>();
+  /** Hosts asked although entries of theirs wait: every host still unread waits, so only they can bring the parents. */
+  let unskip = new Set<string>();
   try {
     for (;;) {
       // Before the request leaves (the journal's flush before it makes this durable): the entries it brings may be in
@@ -227,7 +231,8 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
       // A session new here asks for its meta with the page (header, cwd, sealed key): one request, not two.
       const ask = path === undefined ? { withMeta: true } : {};
       // A host with entries waiting for their parent is told it is done, so the page brings the other hosts' batches.
-      const skipped = wait.hosts();
+      const waiting = wait.hosts();
+      const skipped = new Set([...waiting].filter((h) => !unskip.has(h)));
       const sent: Cursor = toNullRecord(cursor);
       for (const h of skipped) sent[h] = OWN_DONE;
       const res = await (ctx.pull ? ctx.pull(session, sent, ask) : ctx.api.pullPage(session, sent, ask));
@@ -236,16 +241,18 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
       const page = await readPage(ctx, e2e, session, res, served, path === undefined);
       const { problems } = page;
       for (const h of Object.keys(res.cursor)) if (!skipped.has(h)) cursor[h] = res.cursor[h]!;
-      // Nothing more for the hosts asked: with none skipped, or none of them brought anything, no page can bring the
-      // parents of what still waits (see ParentWait), so it is written now; else the skipped hosts are asked next.
-      const last = !res.more && (skipped.size === 0 || res.batches.length === 0);
-      /** More pages to ask for: the server said so, or hosts were skipped (their batches after the waiting ones). */
-      const more = res.more || skipped.size > 0;
+      if (!res.more) for (const h of [...Object.keys(sent), ...waiting]) if (!skipped.has(h)) done.add(h);
+      // Nothing more for the hosts asked: only the skipped hosts not read to their end can bring what still waits.
+      const unread = res.more ? null : new Set([...skipped].filter((h) => !done.has(h)));
+      /** More pages to ask for: the server said so, or skipped hosts have batches after the waiting ones. */
+      const more = res.more || unread!.size > 0;
       /** The entries to write now (`whole`: all of the page's, and no others), given the ids the file holds. */
       const take = (written: ReadonlyMap<string, unknown> | null): { incoming: IncomingEntry[]; whole: boolean } => {
         const incoming = wait.ready(page.incoming, page.seqs, (id) => written?.has(id) === true);
         const whole = wait.size === 0 && incoming.length === page.incoming.length;
-        if (last) incoming.push(...wait.drain());
+        // What no unread host can bring (see ParentWait.unreachable); the rest waits for their next pages, not drained
+        // now: an entry waiting for a skipped host's later batch would come before its parent.
+        if (unread) incoming.push(...wait.unreachable(unread));
         return { incoming, whole };
       };
       result.skipped += page.skipped;
@@ -353,6 +360,8 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
       unrecorded = false;
       ctx.onProgress?.({ entries: page.entries, bytes: page.bytes });
       if (!ownToo) cursor[ctx.hostId] = OWN_DONE;
+      // Every unread host has entries waiting: skipped, none would be asked; asked on, each is read to its end.
+      if (unread) unskip = [...unread].every((h) => wait.hosts().has(h)) ? unread : new Set();
       if (!more) break;
     }
   } catch (e) {

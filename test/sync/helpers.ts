@@ -267,6 +267,18 @@ export function readLog(path: string): { header: Record<string, unknown>; entrie
   return { header: h!, entries: rest, ids: rest.map((e) => String(e.id)) };
 }
 
+/** The ids of entries whose parent is not on a line before them (a root's null parent is fine). */
+export function childrenBeforeParents(path: string): string[] {
+  const seen = new Set<string>();
+  const bad: string[] = [];
+  for (const e of readLog(path).entries) {
+    const p = e.parentId as string | null;
+    if (p !== null && !seen.has(p)) bad.push(String(e.id));
+    seen.add(String(e.id));
+  }
+  return bad;
+}
+
 /** Entry set by id -> canonical content, for cross-machine equality. */
 export function entrySet(path: string): Map<string, string> {
   const m = new Map<string, string>();

@@ -32,7 +32,7 @@ describe('ParentWait', () => {
     const page = [inc('c2', 'c1', 'c'), inc('c1', null, 'c'), inc('o1', 'gone', 'c'), inc('o2', 'o1', 'c')];
     expect(ids(w.ready(page, [5, 5, 6, 7], () => false))).toEqual(['c2', 'c1']);
     expect(w.lowestSeqs()).toEqual(new Map([['c', 6]]));
-    expect(ids(w.drain())).toEqual(['o1', 'o2']);
+    expect(ids(w.unreachable(new Set()))).toEqual(['o1', 'o2']);
     expect(w.size).toBe(0);
   });
 
@@ -40,6 +40,26 @@ describe('ParentWait', () => {
     const w = new ParentWait();
     const page = [inc('s', 's', 'h'), inc('x', 'y', 'h'), inc('y', 'x', 'h')];
     expect(ids(w.ready(page, [1, 1, 1], () => false))).toEqual(['s']);
-    expect(ids(w.drain())).toEqual(['x', 'y']);
+    expect(ids(w.unreachable(new Set()))).toEqual(['x', 'y']);
+  });
+
+  it('once the server has nothing more for the hosts asked, lets go only what no unread host can bring', () => {
+    const w = new ParentWait();
+    const file = new Set(['a0']);
+    // Host a's page: an entry naming a parent no one pushed, and a chain on it; host b's: a chain on a's later batch.
+    const page = [inc('a1', 'ghost', 'a'), inc('a2', 'a1', 'a'), inc('b0', 'a9', 'b'), inc('b1', 'b0', 'b'), inc('b2', 'x', 'b'), inc('b3', 'b2', 'b')];
+    expect(ids(w.ready(page, [2, 3, 1, 2, 3, 4], (id) => file.has(id)))).toEqual([]);
+    // Both unread: either may hold the other's missing parent, so everything waits.
+    expect(ids(w.unreachable(new Set(['a', 'b'])))).toEqual([]);
+    // Only a unread (b read to its end): a's orphan and its chain go (a's own later batches cannot hold a parent of
+    // an earlier one); b's entries wait for a's later batches.
+    expect(ids(w.unreachable(new Set(['a'])))).toEqual(['a1', 'a2']);
+    expect([...w.hosts()]).toEqual(['b']);
+    expect(w.lowestSeqs()).toEqual(new Map([['b', 1]]));
+    // a's later batch brings b0's parent; b2's never comes, and goes once no host is unread.
+    expect(ids(w.ready([inc('a9', 'a2', 'a')], [9], (id) => file.has(id) || ['a1', 'a2'].includes(id)))).toEqual(['b0', 'b1', 'a9']);
+    expect(ids(w.unreachable(new Set(['a'])))).toEqual([]);
+    expect(ids(w.unreachable(new Set()))).toEqual(['b2', 'b3']);
+    expect(w.size).toBe(0);
   });
 });

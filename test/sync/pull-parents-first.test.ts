@@ -7,24 +7,12 @@ import { LIMITS } from '../../shared/wire.js';
 import { chatText, startFakeModelApi, type FakeModelApi } from '../pi/fake-model-api.js';
 import { PI_CLI, PiAgent } from '../pi/pi-cli.js';
 import { piView, plain, sessyncView } from '../pi/pi-view.js';
-import { Machine, readLog, useServer } from './helpers.js';
+import { Machine, childrenBeforeParents, readLog, useServer } from './helpers.js';
 import { runUntilKilled } from './kill-rig.js';
 
 const REMOTE = 'git@github.com:acme/parents-first.git';
 /** More one-entry batches per host than a pull page carries: every page ends inside some host's chain. */
 const RUN = LIMITS.maxBatchesPerPull + 5;
-
-/** The ids of entries whose parent is not on a line before them (a root's null parent is fine). */
-function childrenBeforeParents(path: string): string[] {
-  const seen = new Set<string>();
-  const bad: string[] = [];
-  for (const e of readLog(path).entries) {
-    const p = e.parentId as string | null;
-    if (p !== null && !seen.has(p)) bad.push(String(e.id));
-    seen.add(String(e.id));
-  }
-  return bad;
-}
 
 /** Parents first, each entry once, the newest tip last, and pi (its own SessionManager) resumes it where sessync does. */
 async function expectWrittenInOrder(m: Machine, id: string, count: number, what: string, root?: string): Promise<void> {
