@@ -24,7 +24,7 @@ export interface AgentSession {
  * The one session `ref` names among the chosen agents' sessions (each agent's: this project first, then all). A ref
  * matching sessions of several agents is ambiguous, and the error lists them all; a path is a pi session file.
  */
-export async function agentSessionOf(ctx: CommandContext, ref: string): Promise<AgentSession> {
+export async function agentSessionOf(ctx: CommandContext, ref: string, o: { agents?: readonly AgentName[] } = {}): Promise<AgentSession> {
   if (looksLikePath(ref)) {
     const { session } = await sessionOf(ctx, ref);
     return { agent: 'pi', session, file: session.path };
@@ -34,7 +34,7 @@ export async function agentSessionOf(ctx: CommandContext, ref: string): Promise<
   /** Sessions of an agent whose own lookup was ambiguous: listed with the others. */
   const several: { agent: AgentName; id: string; path: string; cwd: string }[] = [];
   let notFound: unknown;
-  for (const agent of await chosenAgents(ctx.opts.agent, ctx.env)) {
+  for (const agent of o.agents ?? (await presentAgents(ctx.env))) {
     let session: SessionSummary;
     try {
       if (agent === 'pi') session = await resolveSession(ref, place);
@@ -64,9 +64,19 @@ export async function agentSessionOf(ctx: CommandContext, ref: string): Promise<
   const all = [...hits.map((h) => ({ agent: h.agent, id: h.session.id, path: h.file, cwd: h.session.cwd })), ...several];
   const shown = all.slice(0, 20).map((c) => `  ${shortId(c.id)}  ${c.id}  (${c.agent})  ${c.cwd}  ${c.path}`);
   const more = all.length > shown.length ? [`  ... and ${all.length - shown.length} more`] : [];
-  throw new SessyncError('ambiguous', [`session "${ref}" is ambiguous; it matches ${all.length}:`, ...shown, ...more, 'Give more characters, or --agent.'].join('\n'), {
+  throw new SessyncError('ambiguous', [`session "${ref}" is ambiguous; it matches ${all.length}:`, ...shown, ...more, 'Give more characters.'].join('\n'), {
     details: { candidates: all },
   });
+}
+
+/**
+ * Every agent whose sessions are on this machine, whatever SESSYNC_AGENT says: a command without --agent (log,
+ * resume, rm) finds a session by its ref wherever it is, as before other agents' refs resolved (SESSYNC_AGENT=claude-code
+ * made `log <pi id>` fail).
+ */
+async function presentAgents(env: NodeJS.ProcessEnv): Promise<AgentName[]> {
+  const { SESSYNC_AGENT: _, ...rest } = env;
+  return chosenAgents(undefined, rest);
 }
 
 /** The command that continues another agent's session `id` (sessync opens only pi's itself). */

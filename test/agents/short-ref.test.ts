@@ -2,7 +2,7 @@
 // README: a ref may be a prefix of the short form), and a ref matching sessions of several agents lists them all.
 import { realpathSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { useServer } from '../sync/helpers.js';
+import { runCli, useServer } from '../sync/helpers.js';
 import { ClaudeMachine, turn } from './claude-rig.js';
 import { CodexMachine, msg, startRollout } from './codex-rig.js';
 
@@ -58,6 +58,14 @@ describe('short ids of Claude Code and Codex sessions as refs', () => {
     expect(both.code).toBe(2);
     expect(both.stderr).toContain(pi);
     expect(both.stderr).toContain(`${c}  (claude-code)`);
+    // share takes the same rule: the ref is ambiguous, not the pi session uploaded in silence.
+    const shared = await m.run(['share', pi.slice(-8, -7)]);
+    expect(shared.code, shared.stdout).toBe(2);
+    expect(shared.stderr).toContain(`${c}  (claude-code)`);
+    // SESSYNC_AGENT names what sync and list work on; a ref of log/resume (no --agent) is found wherever it is.
+    const envLog = await runCli(['log', pi.slice(-8), '--json', '--cwd', m.project], { env: { ...m.env, SESSYNC_AGENT: 'claude-code' } });
+    expect(envLog.code, envLog.stderr).toBe(0);
+    expect(JSON.parse(envLog.stdout)).toMatchObject({ id: pi });
 
     // Several pi sessions and a Claude Code one under one ref: all of them are listed, not only pi's.
     const pi2 = await m.newSession();
