@@ -39,8 +39,15 @@ export async function agentSessionOf(ctx: CommandContext, ref: string, o: { agen
     try {
       if (agent === 'pi') session = await resolveSession(ref, place);
       else {
-        // The mirror must know sessions the agent wrote since the last sync, as `list` does before it lists them.
-        await refreshMirror(agent, ctx.env, (t) => ctx.info(t));
+        // The mirror must know sessions the agent wrote since the last sync, as `list` does before it lists them. One
+        // that cannot be brought up to date now (its lock held by a sync, a file unreadable) is searched as it is, with
+        // a note: a ref of another agent's session must not fail on it.
+        try {
+          await refreshMirror(agent, ctx.env, (t) => ctx.info(t));
+        } catch (e) {
+          if (!isSessyncError(e)) throw e;
+          ctx.info(`note: ${agent}'s sessions were not brought up to date before looking for "${ref}" (${e.message}); sessions it wrote since the last sync may be missed`);
+        }
         session = await resolveSession(ref, { root: sessionsRoot(agentEnv(agent, ctx.env)), realCwd: place.realCwd, cwd: ctx.cwd, env: ctx.env });
       }
     } catch (e) {

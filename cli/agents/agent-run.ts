@@ -64,7 +64,8 @@ export function agentEnv(agent: AgentName, env: NodeJS.ProcessEnv): NodeJS.Proce
 /** Runs fn holding the Claude Code mirror's lock: two sessync processes never mirror the same lines twice. */
 async function withMirrorLock<T>(env: NodeJS.ProcessEnv, fn: () => Promise<T>): Promise<T> {
   await mkdirPrivate(dirname(claudeMirrorState(env)));
-  return withFileLock(claudeMirrorState(env), fn, { timeoutMs: 60_000 });
+  // A minute by default (a sync may hold it while it mirrors a large folder); SESSYNC_LOCK_TIMEOUT_MS, when set, as for every lock.
+  return withFileLock(claudeMirrorState(env), fn, { timeoutMs: Number(env.SESSYNC_LOCK_TIMEOUT_MS) > 0 ? Number(env.SESSYNC_LOCK_TIMEOUT_MS) : 60_000 });
 }
 
 /**

@@ -3,6 +3,7 @@ import type { Command, CommandContext } from '../command.js';
 import { positionals, unlessPathRef } from '../store/locate.js';
 import { agentResumeCommand, agentSessionOf, type AgentSession } from '../agents/agent-ref.js';
 import { shortId } from '../format/short-id.js';
+import { shellWord } from '../format/shell-word.js';
 import { resumeSession } from '../store/resume-session.js';
 import { migrationNote, resumeText } from '../format/resume-text.js';
 import { SessyncError, isSessyncError } from '../../shared/errors.js';
@@ -43,7 +44,7 @@ const command: Command = {
       // Another agent's session: that agent continues it, in the session's project.
       const agent = path.agent as Exclude<typeof path.agent, 'pi'>;
       const command = agentResumeCommand(agent, path.session.id);
-      ctx.print(`${shortId(path.session.id)} is a ${agent} session (${path.file}); continue it with:\n  cd ${path.session.cwd} && ${command}`, { id: path.session.id, agent, path: path.file, cwd: path.session.cwd, command });
+      ctx.print(`${shortId(path.session.id)} is a ${agent} session (${path.file}); continue it with:\n  cd ${shellWord(path.session.cwd)} && ${command}`, { id: path.session.id, agent, path: path.file, cwd: path.session.cwd, command });
       return;
     }
     const { info, migrated } = await resumeSession(path, ctx.env);

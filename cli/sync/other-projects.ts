@@ -3,6 +3,7 @@
 import type { Head } from '../../shared/wire.js';
 import { remoteAgents } from './remote-keys.js';
 import type { SyncContext } from './sync-context.js';
+import { shellWord } from '../format/shell-word.js';
 
 /** Keys listed in --json; the text names them all up to KEYS_ALL, else the first KEYS_NAMED. */
 const KEYS_LISTED = 20;
@@ -86,11 +87,6 @@ export function mergeOtherProjects(all: readonly (OtherProjects | undefined)[]):
   const add = new Map<string, number>();
   for (const x of xs) for (const k of x.keys) add.set(k.key, (add.get(k.key) ?? 0) + k.sessions);
   return { ...xs[0]!, thisProject: Math.max(...xs.map((x) => x.thisProject)), sessions: xs.reduce((n, x) => n + x.sessions, 0), keys: countKeys(xs[0]!.folder, xs[0]!.projectKey, [], add) };
-}
-
-/** A word for a shell: quoted when it holds anything a shell would read. */
-function shellWord(s: string): string {
-  return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
 /**

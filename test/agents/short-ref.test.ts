@@ -1,6 +1,8 @@
 // The short ids `list` shows for Claude Code and Codex sessions resolve in share, log, resume and rm as pi's do (the
 // README: a ref may be a prefix of the short form), and a ref matching sessions of several agents lists them all.
-import { realpathSync } from 'node:fs';
+import { realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli, useServer } from '../sync/helpers.js';
 import { ClaudeMachine, turn } from './claude-rig.js';
@@ -66,6 +68,17 @@ describe('short ids of Claude Code and Codex sessions as refs', () => {
     const envLog = await runCli(['log', pi.slice(-8), '--json', '--cwd', m.project], { env: { ...m.env, SESSYNC_AGENT: 'claude-code' } });
     expect(envLog.code, envLog.stderr).toBe(0);
     expect(JSON.parse(envLog.stdout)).toMatchObject({ id: pi });
+    // Claude Code's mirror held by another live sessync (a sync mirroring a large folder): a pi ref still resolves,
+    // with a note, where it failed `locked` once the wait ran out.
+    const lock = join(m.home, 'agents', 'claude-code', 'mirror.json.lock');
+    writeFileSync(lock, JSON.stringify({ pid: process.pid, host: hostname(), at: new Date().toISOString() }));
+    try {
+      const held = await runCli(['log', pi.slice(-8), '--json', '--cwd', m.project], { env: { ...m.env, SESSYNC_LOCK_TIMEOUT_MS: '300' } });
+      expect(held.code, held.stderr).toBe(0);
+      expect(JSON.parse(held.stdout)).toMatchObject({ id: pi });
+    } finally {
+      rmSync(lock, { force: true });
+    }
 
     // Several pi sessions and a Claude Code one under one ref: all of them are listed, not only pi's.
     const pi2 = await m.newSession();
