@@ -26,7 +26,11 @@ export function watchSignals(): Interrupt {
   let signal: NodeJS.Signals | null = null;
   const stopped = new AbortController();
   const handler = (sig: NodeJS.Signals) => {
-    if (signal !== null) process.exit(EXIT[sig] ?? 1);
+    if (signal !== null) {
+      // Said, so a user is not left with an empty screen: the state is what a kill leaves, which the next run takes up.
+      process.stderr.write(`sessync: ${sig} again: stopped at once, before the run's state was compacted; nothing is lost, and the same command again finishes it\n`);
+      process.exit(EXIT[sig] ?? 1);
+    }
     signal = sig;
     stopped.abort();
   };

@@ -8,5 +8,8 @@ let passed = 0;
  * half compacted). Unset, it costs one comparison; the tests use it to land a kill exactly there, every time.
  */
 export function killPoint(name: string): void {
-  if (want && want[1] === name && ++passed === Number(want[2])) process.kill(process.pid, (process.env.SESSYNC_KILL_SIGNAL as NodeJS.Signals | undefined) || 'SIGKILL');
+  if (!want || want[1] !== name || ++passed !== Number(want[2])) return;
+  // $SESSYNC_KILL_SIGNAL_TIMES=2: the signal twice in a row (a user's double Ctrl-C).
+  const times = Math.max(1, Number(process.env.SESSYNC_KILL_SIGNAL_TIMES) || 1);
+  for (let i = 0; i < times; i++) process.kill(process.pid, (process.env.SESSYNC_KILL_SIGNAL as NodeJS.Signals | undefined) || 'SIGKILL');
 }

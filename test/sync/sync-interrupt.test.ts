@@ -13,10 +13,10 @@ import { heads, storedIds } from './kill-rig.js';
  * `sessync <args> --json` that sends itself `signal` (a real signal, through process.kill) the n-th time it passes
  * the kill point `point` ($SESSYNC_KILL_SIGNAL): the moment lands at the same step every time, not after a delay.
  */
-function runSignalled(m: Machine, args: string[], point: string, signal: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null; out: string; err: string }> {
+function runSignalled(m: Machine, args: string[], point: string, signal: NodeJS.Signals, times = 1): Promise<{ code: number | null; signal: NodeJS.Signals | null; out: string; err: string }> {
   const child = spawn(process.execPath, [CLI_BIN, ...args, '--json', '--cwd', m.project], {
     cwd: REPO_ROOT,
-    env: { ...process.env, ...m.env, SESSYNC_KILL_POINT: point, SESSYNC_KILL_SIGNAL: signal },
+    env: { ...process.env, ...m.env, SESSYNC_KILL_POINT: point, SESSYNC_KILL_SIGNAL: signal, SESSYNC_KILL_SIGNAL_TIMES: String(times) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -81,6 +81,23 @@ describe('a sync stopped by Ctrl-C or SIGTERM', () => {
       expect(new Set(stored).size, `session ${id}: an entry stored twice`).toBe(stored.length);
       expect([...stored].sort(), `session ${id}: every entry on the server`).toEqual([...readLog(a.fileOf(id)).ids].sort());
       expect([...readLog(c.fileOf(id)).ids].sort(), `session ${id} on another machine`).toEqual([...stored].sort());
+    }
+  }, 120_000);
+  it('a double Ctrl-C during a push: exit 130 at once with a line that says so; push again sends every entry once', async () => {
+    const remote = 'git@github.com:acme/push-double-interrupt.git';
+    const a = new Machine(rig.root, 'push2-a', { remote, env: { SESSYNC_SYNC_BATCH_BYTES: '400' } });
+    await a.login(rig.server);
+    const ids = Array.from({ length: 10 }, (_, n) => plantSession(a, 400 + n, 90));
+    const r = await runSignalled(a, ['push', '--all'], 'journal-synced:2', 'SIGINT', 2);
+    expect([r.code, r.signal], r.err).toEqual([130, null]);
+    // Not an empty screen: the second signal says what it did and what to do.
+    expect(r.err).toMatch(/SIGINT again: stopped at once.*nothing is lost.*same command again/);
+    const p = (await a.ok(['push', '--all', '--json'])) as { failed: number };
+    expect(p.failed).toBe(0);
+    for (const id of ids) {
+      const stored = await storedIds(rig.server, id);
+      expect(new Set(stored).size, `session ${id}: an entry stored twice`).toBe(stored.length);
+      expect([...stored].sort(), `session ${id}: every entry on the server`).toEqual([...readLog(a.fileOf(id)).ids].sort());
     }
   }, 120_000);
 });
