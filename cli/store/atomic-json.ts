@@ -62,14 +62,16 @@ export async function readJsonOrNull<T>(file: string): Promise<T | null> {
  * with no file of its session never reads as deleted here while the session's id is found on disk (droppedSessions).
  * host.json: a new host id, which the server and the other machines take as one more machine, losing nothing.
  */
-export async function writeFileAtomic(path: string, data: string | Uint8Array): Promise<void> {
+export async function writeFileAtomic(path: string, data: string | Uint8Array, o: { durable?: boolean } = {}): Promise<void> {
   await mkdirPrivate(dirname(path));
   const tmp = `${path}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
   const fh = await open(tmp, 'w', PRIVATE_FILE);
   await tempRemovedOnFailure(tmp, async () => {
     try {
       await fh.writeFile(data);
-      await fh.sync();
+      // durable: false, for a cache whose loss only costs asking again: the rename still makes it whole or absent to
+      // a reader while the machine runs; after a crash it may read as empty or damaged, which its reader takes as none.
+      if (o.durable !== false) await fh.sync();
     } finally {
       await fh.close();
     }

@@ -364,10 +364,19 @@ export class SyncState {
 
   /** Cache of remote sessions' project keys and headers (immutable once pushed): spares a request per sync. */
   async remoteMeta(): Promise<Record<string, { projectKey: string; cwd?: string; name?: string; timestamp?: string; agent?: string }>> {
-    return toNullRecord(await readStateJson(join(this.serverDir, 'remote-meta.json')));
+    const path = join(this.serverDir, 'remote-meta.json');
+    try {
+      return toNullRecord(await readStateJson(path));
+    } catch (e) {
+      // A cache of the server's metas (project keys), written without an fsync: damaged by a crash, it is rebuilt by
+      // asking the server again; nothing of the user's is in it.
+      if (isSessyncError(e, 'corrupt')) return toNullRecord(null);
+      throw e;
+    }
   }
 
   async saveRemoteMeta(m: Record<string, { projectKey: string; cwd?: string; name?: string; timestamp?: string; agent?: string }>): Promise<void> {
-    await writeFileAtomic(join(this.serverDir, 'remote-meta.json'), JSON.stringify(m) + '\n');
+    // Not made durable: a cache (see remoteMeta), so a pull's metas request costs no fsync of client state.
+    await writeFileAtomic(join(this.serverDir, 'remote-meta.json'), JSON.stringify(m) + '\n', { durable: false });
   }
 }
