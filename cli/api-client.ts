@@ -509,7 +509,7 @@ export class ApiClient {
     }
     const errBody = isJson ? ErrorBodySchema.safeParse(json) : null;
     if (errBody?.success) {
-      const { code, message, retryable, details } = errBody.data.error;
+      const { code, message, details } = errBody.data.error;
       if (code === 'unauthorized') {
         throw new SessyncError('unauthorized', `the server at ${this.url} refused the token (${message}): run \`sessync login ${this.url} --token <token>\` with a valid token`);
       }

@@ -3,7 +3,7 @@ import type { Command } from '../command.js';
 import { ApiClient } from '../api-client.js';
 import { loadLogin } from '../login-store.js';
 import { SessyncError } from '../../shared/errors.js';
-import type { DamagedShareInfo, ShareInfo } from '../../shared/wire.js';
+import type { DamagedShareInfo } from '../../shared/wire.js';
 
 function status(s: { revoked?: boolean; expiresAt?: string }, now: number): string {
   if (s.revoked) return 'revoked';

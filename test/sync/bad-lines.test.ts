@@ -2,7 +2,6 @@
 // and a pending batch the server refuses are reported and left behind; the entries after them are pushed.
 import { appendFileSync, statSync } from 'node:fs';
 import { createHash, randomUUID } from 'node:crypto';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Machine, readLog, useServer } from './helpers.js';
 

@@ -1,6 +1,6 @@
 // Pieces shared by the kill -9 and restart tests: kill a CLI run at a random point, a slow proxy, server heads.
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -219,6 +219,16 @@ export async function heads(server: TestServer): Promise<{ session: string; host
   const r = await fetch(`${server.url}/v1/changes`, { headers: { authorization: `Bearer ${server.token}` } });
   if (!r.ok) throw new Error(`GET /v1/changes: ${r.status}`);
   return ((await r.json()) as { heads: { session: string; host: string; seq: number }[] }).heads;
+}
+
+/** Every head of the account as `session/host/seq`, sorted: compared before and after a run that must push nothing. */
+export async function headKey(server: TestServer): Promise<string[]> {
+  return (await heads(server)).map((h) => `${h.session}/${h.host}/${h.seq}`).sort();
+}
+
+/** The error of a `--json` run that failed: its last stderr line. */
+export function errorOf(stderr: string): { code: string; message: string; retryable: boolean } {
+  return (JSON.parse(stderr.trim().split('\n').at(-1)!) as { error: { code: string; message: string; retryable: boolean } }).error;
 }
 
 export async function until<T>(what: string, ms: number, f: () => Promise<T | undefined | false>, everyMs = 100): Promise<T> {

@@ -5,10 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { CHECKOUT_CUSTOM_TYPE } from '../../shared/entry.js';
 import { Machine, plantSession, readLog, startNodeServer, useServer } from './helpers.js';
 import { startRefusingProxy } from './refusing-proxy.js';
-import { heads, runUntilKilled, storedIds } from './kill-rig.js';
-
-/** Every head as `session/host/seq`, sorted. */
-const headKey = async (rig: { server: Parameters<typeof heads>[0] }) => (await heads(rig.server)).map((h) => `${h.session}/${h.host}/${h.seq}`).sort();
+import { headKey, heads, runUntilKilled, storedIds } from './kill-rig.js';
 
 describe('a killed pull\'s session that the next run cannot pull again', () => {
   const rig = useServer(startNodeServer, 'sessync-pull-held-');
@@ -26,7 +23,7 @@ describe('a killed pull\'s session that the next run cannot pull again', () => {
     expect(k.signal, k.err).toBe('SIGKILL');
     await b.say(id, 'written on b after the kill');
     const added = readLog(b.fileOf(id)).ids.at(-1)!;
-    const before = await headKey(rig);
+    const before = await headKey(rig.server);
     // No file may grow past its size now (EFBIG, SIGXFSZ ignored): the re-pull's append fails, run after run.
     const kib = Math.floor(statSync(b.fileOf(id)).size / 1024);
     const limited = (argv: string[]) => ['bash', '-c', `trap "" XFSZ; ulimit -f ${kib}; exec "$@"`, 'limited', ...argv];
@@ -39,7 +36,7 @@ describe('a killed pull\'s session that the next run cannot pull again', () => {
       expect(row.pushHeld, cmd).toBe(true);
       expect(row.error?.code, cmd).toBe('fs_error');
       expect(row.error?.message, cmd).toMatch(/EFBIG.*cut short.*push waits until a pull of it succeeds/s);
-      expect(await headKey(rig), `${cmd}: nothing pushed`).toEqual(before);
+      expect(await headKey(rig.server), `${cmd}: nothing pushed`).toEqual(before);
     }
     // For a person: the session's note on stderr, the summary line says it.
     const human = await b.run(['sync', '--all'], { wrap: limited });

@@ -1,7 +1,7 @@
 // A pull killed (kill -9) mid-way, then status / sync / push / pull in any order: the pulled entries are never pushed back as this machine's own.
 import { describe, expect, it } from 'vitest';
 import { Machine, plantSession, readLog, startNodeServer, useServer } from './helpers.js';
-import { heads, runUntilKilled, storedIds } from './kill-rig.js';
+import { headKey, runUntilKilled, storedIds } from './kill-rig.js';
 import { CHECKOUT_CUSTOM_TYPE } from '../../shared/entry.js';
 
 const SESSIONS = 20;
@@ -15,8 +15,6 @@ const POINTS = ['pull-merged:10', 'pull-merged:30', 'journal-synced:2'];
 /** What the next run after the kill is: status, then each order of runs a user may take. */
 const NEXT: string[][] = [['sync'], ['push'], ['pull', 'push']];
 
-type Head = { session: string; host: string; seq: number };
-const headKey = (hs: Head[]) => hs.map((h) => `${h.session}/${h.host}/${h.seq}`).sort();
 
 describe('an interrupted pull, then the next run', () => {
   const rig = useServer(startNodeServer, 'sessync-pull-interrupt-');
@@ -27,7 +25,7 @@ describe('an interrupted pull, then the next run', () => {
     await a.login(rig.server);
     const ids = Array.from({ length: SESSIONS }, (_, n) => plantSession(a, n, ENTRIES));
     await a.ok(['push', '--all', '--json']);
-    const before = headKey(await heads(rig.server));
+    const before = await headKey(rig.server);
     const stored = new Map<string, string[]>();
     for (const id of ids) stored.set(id, (await storedIds(rig.server, id)).sort());
 
@@ -47,7 +45,7 @@ describe('an interrupted pull, then the next run', () => {
           expect(r.failed, `${what}: ${cmd}`).toBe(0);
           if (cmd !== 'pull') expect(r.pushedEntries, `${what}: entries pushed by ${cmd}`).toBe(0);
         }
-        expect(headKey(await heads(rig.server)), `${what}: the server's batches`).toEqual(before);
+        expect(await headKey(rig.server), `${what}: the server's batches`).toEqual(before);
         const pulled = next.includes('pull') || next.includes('sync');
         for (const id of ids) {
           // A push alone does not fetch: a file the kill came before is not there yet.
@@ -72,7 +70,7 @@ describe('an interrupted pull, then the next run', () => {
     // After the journal's second flush (states of the first pages durable, later pages' entries appended with no
     // durable record), and at a page's cursor later on.
     for (const point of ['journal-synced:2', 'pull-merged:12']) {
-      const before = headKey(await heads(rig.server));
+      const before = await headKey(rig.server);
       const b = new Machine(rig.root, `sync-b${n}`, { remote });
       await b.login(rig.server);
       const run = await runUntilKilled(b, ['pull', '--all'], point);
@@ -94,7 +92,7 @@ describe('an interrupted pull, then the next run', () => {
       expect(r.failed, `killed at ${point}: sync`).toBe(0);
       // What b pushed as its own: the entry written there, and the leaf marker a merge may append after it (pi's
       // leaf back on b's entry, below the pulled ones). No pulled entry, no session but that one.
-      const now = headKey(await heads(rig.server));
+      const now = await headKey(rig.server);
       const gained = now.filter((h) => !before.includes(h));
       expect(gained.map((h) => h.split('/')[0]), `killed at ${point}: the sessions b pushed to`).toEqual([grown]);
       const onServer = await storedIds(rig.server, grown);
@@ -133,7 +131,7 @@ describe('an interrupted pull, then the next run', () => {
     // More on the server: b's file exists, and its pull of them spans pages.
     plantSession(a, 100, 200, { from: 200 });
     await a.ok(['push', '--all', '--json']);
-    const before = headKey(await heads(rig.server));
+    const before = await headKey(rig.server);
     for (const point of ['pull-merged:2', 'pull-merged:4']) {
       const run = await runUntilKilled(b, ['pull', id], point);
       expect(run.signal, `pull with ${point}: ${run.err}`).toBe('SIGKILL');
@@ -142,10 +140,10 @@ describe('an interrupted pull, then the next run', () => {
     }
     const r = (await b.ok(['push', id, '--json'])) as { pushedEntries: number };
     expect(r.pushedEntries).toBe(0);
-    expect(headKey(await heads(rig.server))).toEqual(before);
+    expect(await headKey(rig.server)).toEqual(before);
     const s = (await b.ok(['sync', id, '--json'])) as { pushedEntries: number };
     expect(s.pushedEntries).toBe(0);
-    expect(headKey(await heads(rig.server))).toEqual(before);
+    expect(await headKey(rig.server)).toEqual(before);
     const got = readLog(b.fileOf(id)).ids;
     expect([...got].sort()).toEqual((await storedIds(rig.server, id)).sort());
   }, 120_000);

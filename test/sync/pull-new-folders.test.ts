@@ -19,8 +19,6 @@ export interface NameOrder {
   uncovered: string[];
 }
 
-const esc = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-
 /**
  * Reads a `strace -f -y` trace of mkdir, link, fsync and write calls. A call cut by another thread's
  * (`<unfinished ...>`, then `<... x resumed>`) begins at its first half and completes at its second. An fsync of a

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CLI_BIN, REPO_ROOT } from '../helpers/cli.js';
 import { Machine, plantSession, readLog, startNodeServer, useServer } from './helpers.js';
-import { heads, storedIds } from './kill-rig.js';
+import { errorOf, headKey, storedIds } from './kill-rig.js';
 
 /**
  * `sessync <args> --json` that sends itself `signal` (a real signal, through process.kill) the n-th time it passes
@@ -26,8 +26,6 @@ function runSignalled(m: Machine, args: string[], point: string, signal: NodeJS.
   return new Promise((resolve) => child.once('exit', (code, sig) => resolve({ code, signal: sig, out, err })));
 }
 
-const headKey = async (server: Parameters<typeof heads>[0]) => (await heads(server)).map((h) => `${h.session}/${h.host}/${h.seq}`).sort();
-const errorOf = (stderr: string) => (JSON.parse(stderr.trim().split('\n').at(-1)!) as { error: { code: string; message: string; retryable: boolean } }).error;
 
 describe('a sync stopped by Ctrl-C or SIGTERM', () => {
   const rig = useServer(startNodeServer, 'sessync-sync-interrupt-');

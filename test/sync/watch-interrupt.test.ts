@@ -7,7 +7,7 @@ import { createInterface } from 'node:readline';
 import { describe, expect, it } from 'vitest';
 import { CLI_BIN, REPO_ROOT } from '../helpers/cli.js';
 import { Machine, plantSession, readLog, useServer } from './helpers.js';
-import { heads, storedIds, until } from './kill-rig.js';
+import { errorOf, headKey, storedIds, until } from './kill-rig.js';
 
 type WatchEvent = { event: string; message: string };
 
@@ -33,8 +33,6 @@ async function watch(m: Machine, env: Record<string, string>, stop: (events: Wat
   return { code, signal, events, err };
 }
 
-const errorOf = (stderr: string) => (JSON.parse(stderr.trim().split('\n').at(-1)!) as { error: { code: string; message: string; retryable: boolean } }).error;
-const headKey = async (server: Parameters<typeof heads>[0]) => (await heads(server)).map((h) => `${h.session}/${h.host}/${h.seq}`).sort();
 
 describe('sync --watch stopped by a signal', () => {
   const rig = useServer(undefined, 'sessync-watch-interrupt-');

@@ -66,7 +66,7 @@ multiPullRoutes.post('/v1/pulls', requireAccount, async (c) => {
     try {
       const p = plans[i]!;
       if ('error' in p) throw p.error;
-      const page = await readPage(c.var.store, c.var.account, p.plan, budget, reads);
+      const page = await readPage(c.var.account, p.plan, budget, reads);
       for (const b of page.batches) if (!('damaged' in b)) budget -= b.body.byteLength;
       items.push({ page });
     } catch (e) {

@@ -106,7 +106,7 @@ export interface PagePlan {
  * answers it, when it can be served (see pageMeta). POST /v1/pulls runs the two steps itself (planPage, readPage).
  */
 export async function pullPage(store: BlobStore, account: string, session: string, sent: Cursor, maxBytes: number, withMeta = false): Promise<ServedPage> {
-  return readPage(store, account, await planPage(store, account, session, sent, withMeta), maxBytes, new BatchReads(store));
+  return readPage(account, await planPage(store, account, session, sent, withMeta), maxBytes, new BatchReads(store));
 }
 
 export async function planPage(store: BlobStore, account: string, session: string, sent: Cursor, withMeta: boolean): Promise<PagePlan> {
@@ -152,7 +152,7 @@ export class BatchReads {
 }
 
 /** Reads a planned page within `maxBytes`, the reads in flight at once capped (Workers' subrequest limits). */
-export async function readPage(store: BlobStore, account: string, plan: PagePlan, maxBytes: number, reads: BatchReads): Promise<ServedPage> {
+export async function readPage(account: string, plan: PagePlan, maxBytes: number, reads: BatchReads): Promise<ServedPage> {
   const { session, heads, wanted } = plan;
   const batches: ServedPage['batches'] = [];
   const next = new Map(plan.cursor);

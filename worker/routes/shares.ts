@@ -6,7 +6,7 @@ import { requireAccount } from '../auth.js';
 import { findTombstone, goneSession } from '../session-delete.js';
 import { readJson } from '../request-body.js';
 import { sha256Hex } from '../sha256.js';
-import { SessyncError, isSessyncError } from '../../shared/errors.js';
+import { SessyncError } from '../../shared/errors.js';
 import { keys } from '../../shared/keys.js';
 import { SHARE_ID_RE, SHARE_TOKEN_RE, newShareId, newShareToken } from '../../shared/share-crypto.js';
 import {
