@@ -260,6 +260,14 @@ export class Machine {
   }
 }
 
+/** A machine whose host id is `hostId` (a host.json as an older sessync wrote it, adopted): the hosts' sort order is the test's. */
+export function machineWithHost(root: string, name: string, hostId: string, o: ConstructorParameters<typeof Machine>[2] = {}): Machine {
+  const m = new Machine(root, name, o);
+  mkdirSync(join(m.home, 'sync'), { recursive: true, mode: 0o700 });
+  writeFileSync(join(m.home, 'sync', 'host.json'), JSON.stringify({ hostId }) + '\n', { mode: 0o600 });
+  return m;
+}
+
 /** Parsed lines of a session file: header, entries, and the ids in file order (duplicates visible). */
 export function readLog(path: string): { header: Record<string, unknown>; entries: Record<string, unknown>[]; ids: string[] } {
   const lines = readFileSync(path, 'utf8').split('\n').filter((l) => l.trim() !== '');

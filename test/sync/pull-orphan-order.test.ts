@@ -1,25 +1,17 @@
 // A fresh machine pulls a session whose first host's chain hangs from a parent the server never had, over several
 // pull pages: the orphan's chain is written once, and the second host's entries after their parent on it.
 import { randomUUID } from 'node:crypto';
-import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LIMITS } from '../../shared/wire.js';
 import { piView, plain, sessyncView } from '../pi/pi-view.js';
-import { Machine, childrenBeforeParents, readLog, useServer } from './helpers.js';
+import { Machine, childrenBeforeParents, machineWithHost, readLog, useServer } from './helpers.js';
 import { runUntilKilled } from './kill-rig.js';
 
 const env = { SESSYNC_SYNC_BATCH_BYTES: '1' }; // one entry a batch
 /** Entries on the orphan after it: its chain ends on the second page of host a's batches. */
 const ON_ORPHAN = LIMITS.maxBatchesPerPull + 5;
-
-/** A machine whose host id is `hostId` (a host.json as an older sessync wrote it, adopted): the hosts' sort order is the test's. */
-function machineWithHost(root: string, name: string, hostId: string, o: ConstructorParameters<typeof Machine>[2] = {}): Machine {
-  const m = new Machine(root, name, o);
-  mkdirSync(join(m.home, 'sync'), { recursive: true, mode: 0o700 });
-  writeFileSync(join(m.home, 'sync', 'host.json'), JSON.stringify({ hostId }) + '\n', { mode: 0o600 });
-  return m;
-}
 
 const texts = (path: string) => readLog(path).entries.map((e) => (e.message as { content?: string } | undefined)?.content ?? e.type);
 
