@@ -241,7 +241,8 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
       const page = await readPage(ctx, e2e, session, res, served, path === undefined);
       const { problems } = page;
       for (const h of Object.keys(res.cursor)) if (!skipped.has(h)) cursor[h] = res.cursor[h]!;
-      if (!res.more) for (const h of [...Object.keys(sent), ...waiting]) if (!skipped.has(h)) done.add(h);
+      // The answer's cursor too: a host the cursor sent did not name yet (no heads passed, or new since) was served.
+      if (!res.more) for (const h of [...Object.keys(sent), ...Object.keys(res.cursor), ...waiting]) if (!skipped.has(h)) done.add(h);
       // Nothing more for the hosts asked: only the skipped hosts not read to their end can bring what still waits.
       const unread = res.more ? null : new Set([...skipped].filter((h) => !done.has(h)));
       /** More pages to ask for: the server said so, or skipped hosts have batches after the waiting ones. */
