@@ -215,6 +215,8 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
   const done = new Set<string>();
   /** Hosts asked although entries of theirs wait: every host still unread waits, so only they can bring the parents. */
   let unskip = new Set<string>();
+  /** The leaf is being aligned with what this pull wrote: a failure there keeps the note, so the next run aligns. */
+  let aligning = false;
   try {
     for (;;) {
       // Before the request leaves (the journal's flush before it makes this durable): the entries it brings may be in
@@ -357,6 +359,15 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
       const { pulling: _done, ...kept } = st;
       st = { ...kept, path, cursor: saved, nextSeq: Math.max(st.nextSeq, ownSeq + 1), ...rememberBadBatches(st, problems) };
       killPoint('pull-merged'); // the page's entries are durable in the file, its cursor not yet saved
+      // The leaf is aligned before the last page's state, which takes the note away, is saved: that state can be
+      // durable at once (another session's request flushes the journal), and a run stopped before the marker (a kill,
+      // a full disk) must leave the note, so that the next run pulls again and aligns, as it would have.
+      if (!more) {
+        aligning = true;
+        const marker = await alignAfterPull(ctx, result, resumed, leafAgrees);
+        if (marker) result.marker = marker;
+        aligning = false;
+      }
       await ctx.state.save(st); // after the fsync of the entries: a crash before this line only re-pulls
       unrecorded = false;
       ctx.onProgress?.({ entries: page.entries, bytes: page.bytes });
@@ -366,26 +377,28 @@ export async function pullSession(ctx: SyncContext, session: string, opts: PullO
       if (!more) break;
     }
   } catch (e) {
-    // Failed with every entry this call appended recorded, and no killed pull's note to resolve: the note of this
-    // pull is taken back, so the session's push is not held for a pull that brought nothing unrecorded. Else it
-    // stays, and the next run pulls again before it pushes.
+    // Failed with every entry this call appended recorded, not while aligning the leaf with them, and no killed pull's
+    // note to resolve: the note of this pull is taken back, so the session's push is not held for a pull that brought
+    // nothing unrecorded. Else it stays, and the next run pulls again (and aligns) before it pushes.
     if (restoring && path === undefined) {
       // Nothing written: the restore's marked note stays as saved, so the session is still deleted here and restore can run again.
-    } else if (!unrecorded && !resumed) {
+    } else if (!unrecorded && !resumed && !aligning) {
       if (st) await ctx.state.save(st);
       else await ctx.state.forget(session);
     }
     throw e;
   }
+  return result;
+}
+
+/** The checkout marker's id when the pull's last line is not the newest tip (which pi would then not resume). */
+async function alignAfterPull(ctx: SyncContext, result: PullResult, resumed: boolean, leafAgrees: boolean): Promise<string | undefined> {
   killPoint('pull-aligning'); // every page's entries in the file, the leaf not yet aligned with them
   // A killed pull's note (`resumed`): it may have appended entries and died before this marker, and pulled again
   // they are duplicates, nothing appended; the file's last line is still a pulled one, so the check is made anyway.
-  if ((result.appended > 0 || resumed) && !leafAgrees) {
-    // Pulled entries went last, but the newest tip may be a local one: pi would resume the other branch.
-    const m = await alignLeaf(result.path, 'merged', undefined, ctx.env);
-    if (m) result.marker = m.id;
-  }
-  return result;
+  if ((result.appended === 0 && !resumed) || leafAgrees) return undefined;
+  // Pulled entries went last, but the newest tip may be a local one: pi would resume the other branch.
+  return (await alignLeaf(result.path, 'merged', undefined, ctx.env))?.id;
 }
 
 /**
