@@ -1,11 +1,11 @@
 // The file store's layout on disk: what a fresh store makes per new session (folders counted, and the calls the real
 // server makes, traced), stores an older version filled (kept as they are), the marker, and keys too long for one name.
 import { spawn } from 'node:child_process';
-import fsModule, { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import fsModule, { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { syncBuiltinESMExports } from 'node:module';
 import { join } from 'node:path';
 import { build } from 'esbuild';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { isSessyncError } from '../../shared/errors.js';
 import { createApp } from '../../worker/app.js';
 import { FsStore, encodeSegment } from '../../worker/store/fs-store.js';
@@ -57,11 +57,11 @@ describe('file store layout', () => {
   const t = tempDir('sessync-fs-layout-');
   afterAll(() => t.cleanup());
 
-  it(`a push of ${NEW_SESSIONS} new sessions to a fresh store makes two folders per session: its objects' and its heads'`, async () => {
+  it(`a push of ${NEW_SESSIONS} new sessions to a fresh store makes one folder per session (its objects'), and its heads' shard once`, async () => {
     const root = join(t.dir, 'fresh');
     const store = new FsStore(root);
     await store.open();
-    expect(JSON.parse(readFileSync(join(root, '.layout'), 'utf8'))).toEqual({ layout: 'flat', dirLevels: 4 });
+    expect(JSON.parse(readFileSync(join(root, '.layout'), 'utf8'))).toEqual({ layout: 'sharded-heads', dirLevels: 4, shardChars: 2 });
     const f = appFetcher(createApp({ store, adminSecret: TEST_ADMIN_SECRET }));
     const { account, token } = await adminCreateAccount(f, TEST_ADMIN_SECRET);
     const client = new TestClient(f, token);
@@ -69,18 +69,20 @@ describe('file store layout', () => {
     const before = countDirs(root);
     const names = Array.from({ length: NEW_SESSIONS }, (_, i) => `new-${i}`);
     await pushNewSessions(client, names);
-    expect(countDirs(root) - before).toBe(2 * NEW_SESSIONS);
-    // The batch and the meta are files of the session's folder; the head, of the session's heads folder.
+    expect(countDirs(root) - before).toBe(NEW_SESSIONS + 1); // `new-*` all shard in `ne`
+    // The batch and the meta are files of the session's folder; the head, of its shard of the account's heads.
     const acct = join(root, 'a', encodeSegment(account));
     expect(readdirSync(join(acct, 's', 'new-0')).sort()).toEqual(['b%2fh1%2f000000000001~', 'meta~']);
-    expect(readdirSync(join(acct, 'heads', 'new-0'))).toEqual(['h1%2f000000000001~']);
+    expect(readdirSync(join(acct, 'heads')).sort()).toEqual(['ne', 'wa']);
+    expect(readdirSync(join(acct, 'heads', 'ne'))).toContain('new-0%2fh1%2f000000000001~');
+    expect(readdirSync(join(acct, 'heads', 'ne'))).toHaveLength(NEW_SESSIONS);
     // Read back through the app like a client: the changes feed lists every head, a pull finds the batch.
     const changes = await client.call('GET', '/v1/changes');
     expect(changes.json.heads.map((h: { session: string }) => h.session).sort()).toEqual(['warm-up', ...names].sort());
     expect((await client.pullAll('new-3')).batches).toHaveLength(1);
   });
 
-  it.skipIf(!hasStrace())('the real server\'s calls for new sessions (strace): two mkdirs and five fsyncs each, none failing, no link failing first', async () => {
+  it.skipIf(!hasStrace())('the real server\'s calls for new sessions (strace): one mkdir and four fsyncs each, every folder fsynced once, none failing, no link failing first', async () => {
     const root = join(t.dir, 'traced');
     const script = join(t.dir, 'push-new.mjs');
     // The real app over the real store in a plain node process, one request of new sessions between two markers.
@@ -115,7 +117,7 @@ describe('file store layout', () => {
       logLevel: 'silent',
     });
     const trace = join(t.dir, 'push-new.strace');
-    const child = spawn('strace', ['-f', '-qq', '-e', 'trace=mkdir,mkdirat,link,linkat,fsync,fdatasync,write', '-o', trace, process.execPath, script, root], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn('strace', ['-f', '-qq', '-y', '-e', 'trace=mkdir,mkdirat,link,linkat,fsync,fdatasync,write', '-o', trace, process.execPath, script, root], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout.setEncoding('utf8').on('data', (d) => (out += d));
     expect(await new Promise((resolve) => child.once('exit', resolve))).toBe(0);
@@ -123,6 +125,8 @@ describe('file store layout', () => {
 
     // Calls between the markers, by name; a call strace shows in two parts (another thread's call between) counts once.
     const calls = new Map<string, { n: number; failed: number }>();
+    /** fsyncs by the path strace names for the fd (-y), so a folder synced twice in one request shows. */
+    const synced = new Map<string, number>();
     let inside = false;
     for (const line of readFileSync(trace, 'utf8').split('\n')) {
       if (line.includes('"measure start\\n"')) inside = true;
@@ -134,15 +138,22 @@ describe('file store layout', () => {
       if (m[2] === '(') c.n++;
       if (/= -1 E/.test(line)) c.failed++;
       calls.set(name, c);
+      const path = /^\d+ +(?:fsync|fdatasync)\(\d+<([^>]*)>/.exec(line)?.[1];
+      if (path && !path.includes('/.tmp/')) synced.set(path, (synced.get(path) ?? 0) + 1);
     }
     const count = (name: string) => calls.get(name) ?? { n: 0, failed: 0 };
-    // Each session: its objects' folder and its heads' folder, made at once (the account's folders are known).
-    expect(count('mkdir')).toEqual({ n: 2 * NEW_SESSIONS, failed: 0 });
+    // Each session: its objects' folder, made at once (the account's folders are known); its heads' shard once.
+    expect(count('mkdir')).toEqual({ n: NEW_SESSIONS + 1, failed: 0 });
     // Batch, meta and head linked into place, none first failing for a missing folder.
     expect(count('link')).toEqual({ n: 3 * NEW_SESSIONS, failed: 0 });
-    // Three files and two folders each (the batch and the meta share one round, so their folder is synced once; the
-    // heads' folder), and the parents that got new folders, in each of the two rounds.
-    expect(count('fsync').n + count('fdatasync').n).toBeLessThanOrEqual(5 * NEW_SESSIONS + 4);
+    // Three files and one folder each (the batch and the meta share one round, so their folder is synced once), the
+    // heads' shard once for all, and the parents that got new folders, in each of the two rounds.
+    expect(count('fsync').n + count('fdatasync').n).toBeLessThanOrEqual(4 * NEW_SESSIONS + 4);
+    // Group commit: each folder touched by the request is fsynced once (the shard holding every new head too).
+    const folders = [...synced].filter(([p]) => !p.endsWith('~'));
+    expect(folders.length).toBeGreaterThan(NEW_SESSIONS);
+    expect(folders.filter(([, n]) => n > 1)).toEqual([]);
+    expect(folders.some(([p]) => p.endsWith('/heads/ne'))).toBe(true);
   }, 120_000);
 
   it('a store an older version filled (one folder per key segment, no marker) is read, listed and written in its own layout', async () => {
@@ -239,7 +250,7 @@ describe('file store layout', () => {
     const store = new FsStore(root);
     await store.open();
     await store.put('a/acct/s/sess/b/host/000000000001', enc.encode('x'));
-    expect(JSON.parse(readFileSync(join(root, '.layout'), 'utf8'))).toMatchObject({ layout: 'flat' });
+    expect(JSON.parse(readFileSync(join(root, '.layout'), 'utf8'))).toMatchObject({ layout: 'sharded-heads' });
     t.cleanup();
   });
 
@@ -315,5 +326,118 @@ describe('file store layout', () => {
       expect(await store.putIfAbsent(`${p}${L}/${'M'.repeat(120)}`, enc.encode('again'))).toBe(true);
       expect(dec.decode((await store.get(`${p}${L}/${'M'.repeat(120)}`))!.body)).toBe('again');
     });
+  });
+});
+
+describe('sharded heads (the layout of a fresh store)', () => {
+  const t = tempDir('sessync-fs-shards-');
+  afterAll(() => t.cleanup());
+  const H = 'a/acct/heads/';
+  const LONG = `Lg${'L'.repeat(100)}`; // with its host below, too long for one name in its shard: one folder more
+  // Sessions on both sides of shard boundaries: one character ('a' shards as 'a/', between 'a-' and 'a0'), a shard
+  // shorter than its width (the 4-segment key `heads/y`), case, non-ASCII and a surrogate pair.
+  const sessions = ['a', 'a-x', 'a0', 'ab', 'abc', 'Ab', 'b', 'bz', 'z9', 'éa', '🙂x', LONG];
+  const heads = sessions.flatMap((s) => [`${H}${s}/h1/000000000001`, `${H}${s}/h2/000000000003`]);
+  heads.push(`${H}${LONG}/${'H'.repeat(100)}/000000000001`, `${H}y`, `${H}y/h1/000000000002`);
+  const others = ['a/acct/heads', 'a/acct/headsx/a/b', 'a/acct/s/a/meta', 'a/acct0/heads/a/h1/000000000001', 'a/other/heads/ab/h1/000000000001'];
+  const all = [...heads, ...others].sort(compareKeys);
+  const sortedHeads = [...heads].sort(compareKeys);
+  const root = join(t.dir, 'store');
+  const store = new FsStore(root);
+
+  it('keeps every head in its shard folder, the rest of its key as the file name', async () => {
+    expect(await store.writeMany(all.map((k) => ({ key: k, body: enc.encode(k) })))).toEqual(all.map(() => true));
+    for (const k of all) expect(dec.decode((await store.get(k))!.body)).toBe(k);
+    const hd = join(root, 'a', 'acct', 'heads');
+    expect(readdirSync(hd).sort()).toEqual(['%c3%a9a', '%f0%9f%99%82x', 'a%2f', 'a-', 'a0', 'ab', 'ab@1', 'b%2f', 'bz', 'lg@1', 'y', 'y%2f', 'z9'].sort());
+    expect(readdirSync(join(hd, 'a%2f')).sort()).toEqual(['a%2fh1%2f000000000001~', 'a%2fh2%2f000000000003~']);
+    expect(readdirSync(join(hd, 'ab')).sort()).toEqual(['ab%2fh1%2f000000000001~', 'ab%2fh2%2f000000000003~', 'abc%2fh1%2f000000000001~', 'abc%2fh2%2f000000000003~']);
+    expect(readdirSync(join(hd, 'y'))).toEqual(['y~']);
+    expect(readdirSync(join(hd, 'lg@1'))).toContain(encodeSegment(LONG));
+    expect(readdirSync(join(hd, 'lg@1', encodeSegment(LONG)))).toEqual([encodeSegment(`${'H'.repeat(100)}/000000000001`) + '~']);
+    expect(existsSync(join(root, 'a', 'acct', 'heads~'))).toBe(true); // the key `a/acct/heads` beside the folder
+  });
+
+  it('lists in key order, inside one shard and across shards, in pages of any size and from any startAfter', async () => {
+    expect(await listPaged(store, {})).toEqual(all);
+    expect(await listPaged(store, { prefix: H })).toEqual(sortedHeads);
+    for (const limit of [1, 2, 3, 7]) expect(await listPaged(store, { prefix: H, limit }), `limit ${limit}`).toEqual(sortedHeads);
+    // A cursor and a startAfter on each key, and between keys at every shard boundary.
+    const afters = [...sortedHeads, `${H}a`, `${H}a/`, `${H}a/zz`, `${H}a-`, `${H}ab`, `${H}ab/h2/999`, `${H}b/`, `${H}z`, `${H}\uffff`];
+    for (const after of afters) {
+      expect(await listPaged(store, { prefix: H, startAfter: after, limit: 2 }), after).toEqual(sortedHeads.filter((k) => compareKeys(k, after) > 0));
+    }
+    for (const prefix of [...sessions.map((s) => `${H}${s}/`), `${H}a`, `${H}ab`, `${H}ab/`, `${H}abc/h2/`, `${H}y`, `${H}y/`, `${H}🙂`, `${H}${LONG}/${'H'.repeat(100)}/`, 'a/acct/', 'a/acct/head', 'a/']) {
+      expect(await listPaged(store, { prefix }), prefix).toEqual(all.filter((k) => k.startsWith(prefix)));
+      expect(await listPaged(store, { prefix, limit: 1 }), prefix).toEqual(all.filter((k) => k.startsWith(prefix)));
+    }
+  });
+
+  it('a listing of one session\'s heads reads its shard only', async () => {
+    writeFileSync(join(root, 'a', 'acct', 'heads', 'z9', 'NOT A NAME'), 'stray');
+    writeFileSync(join(root, 'a', 'acct', 'heads', 'ab', 'abd-STRAY~'), 'stray');
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+    try {
+      expect(await listPaged(store, { prefix: `${H}a0/` })).toEqual([`${H}a0/h1/000000000001`, `${H}a0/h2/000000000003`]);
+      // In its own shard, the names of other sessions are passed over without a look.
+      expect(await listPaged(store, { prefix: `${H}abc/` })).toEqual([`${H}abc/h1/000000000001`, `${H}abc/h2/000000000003`]);
+      expect(warn).not.toHaveBeenCalled();
+      expect(await listPaged(store, { prefix: H })).toEqual(sortedHeads);
+      expect(warn.mock.calls.map((c) => String(c[0]))).toEqual([expect.stringContaining('abd-STRAY~'), expect.stringContaining('NOT A NAME')]);
+    } finally {
+      warn.mockRestore();
+      rmSync(join(root, 'a', 'acct', 'heads', 'z9', 'NOT A NAME'));
+      rmSync(join(root, 'a', 'acct', 'heads', 'ab', 'abd-STRAY~'));
+    }
+  });
+
+  it('a delete of a shard\'s last head removes the shard folder; listings and writes across it go on as before', async () => {
+    const hd = join(root, 'a', 'acct', 'heads');
+    for (const k of sortedHeads.filter((k) => k.startsWith(`${H}a/`))) await store.delete(k);
+    expect(existsSync(join(hd, 'a%2f'))).toBe(false);
+    for (const k of sortedHeads.filter((k) => k.startsWith(`${H}${LONG}/`))) await store.delete(k);
+    expect(existsSync(join(hd, 'lg@1'))).toBe(false);
+    await store.delete(`${H}ab/h1/000000000001`); // the shard keeps its other heads
+    expect(readdirSync(join(hd, 'ab'))).toHaveLength(3);
+    const left = sortedHeads.filter((k) => !k.startsWith(`${H}a/`) && !k.startsWith(`${H}${LONG}/`) && k !== `${H}ab/h1/000000000001`);
+    expect(await listPaged(store, { prefix: H, limit: 2 })).toEqual(left);
+    expect(await listPaged(store, { prefix: H, startAfter: `${H}a-x/h2/000000000003`, limit: 1 })).toEqual(left.filter((k) => compareKeys(k, `${H}a-x/h2/000000000003`) > 0));
+    expect(await listPaged(store, { prefix: `${H}a/` })).toEqual([]);
+    // Another process that still knows the pruned shard writes into it again.
+    expect(await new FsStore(root).putIfAbsent(`${H}a/h1/000000000002`, enc.encode('again'))).toBe(true);
+    expect(await listPaged(store, { prefix: `${H}a/` })).toEqual([`${H}a/h1/000000000002`]);
+  });
+});
+
+describe('stores written before sharded heads keep their own layout', () => {
+  const t = tempDir('sessync-fs-old-layouts-');
+  afterAll(() => t.cleanup());
+  const head = 'a/acct/heads/sess-1/h1/000000000001';
+
+  it('flat (marker of dirLevels 4): each session\'s heads in a folder of its own, read, listed and written so', async () => {
+    const root = join(t.dir, 'flat');
+    mkdirSync(join(root, 'a', 'acct', 'heads', 'sess-1'), { recursive: true });
+    writeFileSync(join(root, '.layout'), '{"layout":"flat","dirLevels":4}\n');
+    writeFileSync(join(root, 'a', 'acct', 'heads', 'sess-1', 'h1%2f000000000001~'), 'old head');
+    const store = new FsStore(root);
+    await store.open();
+    expect(dec.decode((await store.get(head))!.body)).toBe('old head');
+    expect(await store.putIfAbsent('a/acct/heads/se/h1/000000000001', enc.encode('new head'))).toBe(true);
+    expect(readdirSync(join(root, 'a', 'acct', 'heads')).sort()).toEqual(['se', 'sess-1']);
+    expect(readdirSync(join(root, 'a', 'acct', 'heads', 'se'))).toEqual(['h1%2f000000000001~']);
+    expect(await listPaged(store, { prefix: 'a/acct/heads/' })).toEqual(['a/acct/heads/se/h1/000000000001', head]);
+    expect(await listPaged(store, { prefix: 'a/acct/heads/sess-1/' })).toEqual([head]);
+    expect(readFileSync(join(root, '.layout'), 'utf8')).toBe('{"layout":"flat","dirLevels":4}\n');
+  });
+
+  it('markers naming a sharded layout this version cannot read are refused like an unknown one', async () => {
+    for (const [i, marker] of ['{"layout":"sharded-heads","dirLevels":3,"shardChars":2}', '{"layout":"sharded-heads","dirLevels":4,"shardChars":0}', '{"layout":"sharded-heads","dirLevels":4}'].entries()) {
+      const root = join(t.dir, `bad-${i}`);
+      mkdirSync(root);
+      writeFileSync(join(root, '.layout'), marker + '\n');
+      const e = await new FsStore(root).get(head).then(() => null, (err: unknown) => err);
+      expect(isSessyncError(e, 'unavailable') && !e.retryable, marker).toBe(true);
+      expect((e as Error).message).toContain('layout this version of sessync does not know');
+    }
   });
 });

@@ -3,7 +3,7 @@ import { promises as fs, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { compareKeys } from './key-order.js';
 import { errno, unavailable } from './fs-errors.js';
-import { fileKey, type FsLayout } from './fs-layout.js';
+import { HEADS_DEPTH, codePoints, fileKey, isHeadsBase, shardOf, type FsLayout, type ShardAt } from './fs-layout.js';
 import { decodeEntryName, encodeSegment, validateKey } from './fs-names.js';
 
 /** A directory no larger than this (one block on ext4; a few names on tmpfs, xfs, btrfs, apfs) is listed synchronously. */
@@ -37,6 +37,14 @@ interface Entry {
   name?: string;
   /** For a directory: keys of files above it whose names fall in its range (see walk). */
   inside?: string[];
+  /** For a shard folder: the shard it is. */
+  at?: ShardAt;
+}
+
+/** Names that begin so may hold keys whose rest (after the folder's prefix) begins with `rest`: '' when any may. */
+function namePrefix(rest: string): string {
+  // A plain lowercase start is encoded as itself ('/' as %2f), whatever follows it (fs-names.ts: encodeSegment).
+  return /^[a-z0-9_-][a-z0-9_./-]*$/.test(rest) ? rest.replaceAll('/', '%2f') : '';
 }
 
 /** One listing's walk: the keys found so far, in order, up to `want`. */
@@ -58,7 +66,7 @@ class Walk {
    * exception is a file whose name holds several segments beside a folder named for the first of them (a key too
    * long to fit one name below the layout's levels took a folder more), and those are listed inside that folder's walk.
    */
-  async walk(base: string, dirs: string[], above: string[]): Promise<void> {
+  async walk(base: string, dirs: string[], above: string[], at?: ShardAt): Promise<void> {
     const dir = join(this.root, ...dirs);
     let names: string[];
     try {
@@ -71,9 +79,18 @@ class Walk {
     const entries: Entry[] = above.map((full) => ({ full, isDir: false }));
     const folders = new Map<string, Entry>();
     const deep: string[] = [];
+    const shards = !at && dirs.length === HEADS_DEPTH && isHeadsBase(this.layout, base);
+    // A shard holds the heads of many sessions: a listing of one session's skips the others' names undecoded.
+    const skip = at && this.prefix.length > base.length && this.prefix.startsWith(base) ? namePrefix(this.prefix.slice(base.length)) : '';
     for (const name of names) {
+      if (skip && name.endsWith('~') && !name.startsWith(skip)) continue;
       const d = decodeEntryName(name);
-      const full = d && (d.isDir ? (d.segment.includes('/') ? null : base + d.segment + '/') : fileKey(this.layout, base, dirs.length, d.segment));
+      if (shards) {
+        if (d?.isDir && codePoints(d.segment) <= this.layout.shardChars! && shardOf(this.layout, d.segment) === d.segment) this.shardEntry(base, name, d.segment, entries);
+        else if (!name.startsWith('.')) console.warn(`sessync file store: ignoring ${join(dir, name)}: not a shard of heads`);
+        continue;
+      }
+      const full = d && (d.isDir ? (d.segment.includes('/') || (at && shardOf(this.layout, (base + d.segment + '/').slice(at.headsBase.length)) !== at.shard) ? null : base + d.segment + '/') : fileKey(this.layout, base, dirs.length, d.segment, at));
       if (!d || !full) {
         // Dotfiles (our temp dir, the layout marker, .DS_Store) are not objects; anything else is a stray worth a warning.
         if (!name.startsWith('.')) console.warn(`sessync file store: ignoring ${join(dir, name)}: not a stored object`);
@@ -100,8 +117,20 @@ class Walk {
     for (const e of entries) {
       if (this.out.length >= this.want) return;
       if (!e.isDir) this.out.push(e.full);
-      else await this.walk(e.full, [...dirs, e.name!], e.inside!);
+      else if (e.at) await this.walk(base, [...dirs, e.name!], [], e.at);
+      else await this.walk(e.full, [...dirs, e.name!], e.inside!, at);
     }
+  }
+
+  /**
+   * A shard folder of the heads folder at `base`: it sorts as base + its shard, the prefix every key in it has (a
+   * shard is a range of keys, not a segment: no '/' follows it).
+   */
+  private shardEntry(base: string, name: string, shard: string, entries: Entry[]): void {
+    const full = base + shard;
+    if (!(full.startsWith(this.prefix) || this.prefix.startsWith(full))) return;
+    if (compareKeys(full, this.after) <= 0 && !this.after.startsWith(full)) return;
+    entries.push({ full, isDir: true, name, at: { shard, headsBase: base } });
   }
 }
 
@@ -115,6 +144,19 @@ export async function listKeys(root: string, layout: FsLayout, prefix: string, a
   if (named.length > 0 && !validPrefixDir(prefix.slice(0, slash + 1))) return [];
   const segs = named.slice(0, Math.min(named.length, layout.dirLevels));
   const dirs = segs.map(encodeSegment);
+  let base = segs.length ? segs.join('/') + '/' : '';
+  let at: ShardAt | undefined;
+  if (segs.length > HEADS_DEPTH && isHeadsBase(layout, named.slice(0, HEADS_DEPTH).join('/') + '/')) {
+    // Heads: the shard folder stands at the level of their first segment. A prefix naming at least a shard's worth of
+    // characters starts in that shard; a shorter one in the heads folder, whose walk picks the shards it matches.
+    base = named.slice(0, HEADS_DEPTH).join('/') + '/';
+    const rest = prefix.slice(base.length);
+    dirs.length = HEADS_DEPTH;
+    if (codePoints(rest) >= layout.shardChars!) {
+      at = { shard: shardOf(layout, rest), headsBase: base };
+      dirs.push(encodeSegment(at.shard));
+    }
+  }
   // A listing under a directory never made (a new session's heads, a tombstone that is not there) is the common
   // empty answer: a stat tells it without a thread-pool round trip and the error a failed readdir makes.
   try {
@@ -124,6 +166,6 @@ export async function listKeys(root: string, layout: FsLayout, prefix: string, a
     throw unavailable('list', prefix, e);
   }
   const walk = new Walk(root, layout, prefix, after, want);
-  await walk.walk(segs.length ? segs.join('/') + '/' : '', dirs, []);
+  await walk.walk(base, dirs, [], at);
   return walk.out;
 }
