@@ -103,7 +103,7 @@ describe('FsStore, file-system specifics', () => {
       }
       expect(readdirSync(join(root, '.tmp'))).toEqual([]);
       // Every racer opened the fresh root at once: one marker, and all of them wrote in its layout (the reads above).
-      expect(JSON.parse(readFileSync(join(root, '.layout'), 'utf8'))).toEqual({ layout: 'sharded-heads', dirLevels: 4, shardChars: 2 });
+      expect(JSON.parse(readFileSync(join(root, '.layout'), 'utf8'))).toEqual({ layout: 'sharded-heads', dirLevels: 4, shards: 64, hash: 'fnv1a32' });
       contested = wins.filter((w) => w.length > 0).length > 1;
     }
     expect(contested, 'no round had more than one winning process: the processes never raced').toBe(true);

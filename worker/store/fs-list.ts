@@ -3,7 +3,7 @@ import { promises as fs, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { compareKeys } from './key-order.js';
 import { errno, unavailable } from './fs-errors.js';
-import { HEADS_DEPTH, codePoints, fileKey, isHeadsBase, shardOf, type FsLayout, type ShardAt } from './fs-layout.js';
+import { HEADS_DEPTH, fileKey, isHeadsBase, isShardName, shardOf, type FsLayout, type ShardAt } from './fs-layout.js';
 import { decodeEntryName, encodeSegment, validateKey } from './fs-names.js';
 
 /** A directory no larger than this (one block on ext4; a few names on tmpfs, xfs, btrfs, apfs) is listed synchronously. */
@@ -37,8 +37,6 @@ interface Entry {
   name?: string;
   /** For a directory: keys of files above it whose names fall in its range (see walk). */
   inside?: string[];
-  /** For a shard folder: the shard it is. */
-  at?: ShardAt;
 }
 
 /** Names that begin so may hold keys whose rest (after the folder's prefix) begins with `rest`: '' when any may. */
@@ -79,17 +77,12 @@ class Walk {
     const entries: Entry[] = above.map((full) => ({ full, isDir: false }));
     const folders = new Map<string, Entry>();
     const deep: string[] = [];
-    const shards = !at && dirs.length === HEADS_DEPTH && isHeadsBase(this.layout, base);
+    if (!at && dirs.length === HEADS_DEPTH && isHeadsBase(this.layout, base)) return this.walkShards(base, dirs, dir, names);
     // A shard holds the heads of many sessions: a listing of one session's skips the others' names undecoded.
     const skip = at && this.prefix.length > base.length && this.prefix.startsWith(base) ? namePrefix(this.prefix.slice(base.length)) : '';
     for (const name of names) {
       if (skip && name.endsWith('~') && !name.startsWith(skip)) continue;
       const d = decodeEntryName(name);
-      if (shards) {
-        if (d?.isDir && codePoints(d.segment) <= this.layout.shardChars! && shardOf(this.layout, d.segment) === d.segment) this.shardEntry(base, name, d.segment, entries);
-        else if (!name.startsWith('.')) console.warn(`sessync file store: ignoring ${join(dir, name)}: not a shard of heads`);
-        continue;
-      }
       const full = d && (d.isDir ? (d.segment.includes('/') || (at && shardOf(this.layout, (base + d.segment + '/').slice(at.headsBase.length)) !== at.shard) ? null : base + d.segment + '/') : fileKey(this.layout, base, dirs.length, d.segment, at));
       if (!d || !full) {
         // Dotfiles (our temp dir, the layout marker, .DS_Store) are not objects; anything else is a stray worth a warning.
@@ -117,20 +110,32 @@ class Walk {
     for (const e of entries) {
       if (this.out.length >= this.want) return;
       if (!e.isDir) this.out.push(e.full);
-      else if (e.at) await this.walk(base, [...dirs, e.name!], [], e.at);
       else await this.walk(e.full, [...dirs, e.name!], e.inside!, at);
     }
   }
 
   /**
-   * A shard folder of the heads folder at `base`: it sorts as base + its shard, the prefix every key in it has (a
-   * shard is a range of keys, not a segment: no '/' follows it).
+   * An account's heads folder in a sharded layout, its shards `names`: a shard holds sessions by a hash of their id,
+   * so any shard may hold keys anywhere in the folder's range. Each is walked for the keys this walk still wants,
+   * and what they found is merged into key order (at most shards x wanted keys held at once).
    */
-  private shardEntry(base: string, name: string, shard: string, entries: Entry[]): void {
-    const full = base + shard;
-    if (!(full.startsWith(this.prefix) || this.prefix.startsWith(full))) return;
-    if (compareKeys(full, this.after) <= 0 && !this.after.startsWith(full)) return;
-    entries.push({ full, isDir: true, name, at: { shard, headsBase: base } });
+  private async walkShards(base: string, dirs: string[], dir: string, names: string[]): Promise<void> {
+    const found: string[] = [];
+    const want = this.want - this.out.length;
+    for (const name of names.sort()) {
+      if (!isShardName(this.layout, name)) {
+        if (!name.startsWith('.')) console.warn(`sessync file store: ignoring ${join(dir, name)}: not a shard of heads`);
+        continue;
+      }
+      const shard = new Walk(this.root, this.layout, this.prefix, this.after, want);
+      await shard.walk(base, [...dirs, name], [], { shard: name, headsBase: base });
+      for (const k of shard.out) found.push(k);
+    }
+    found.sort(compareKeys);
+    for (const k of found) {
+      if (this.out.length >= this.want) return;
+      this.out.push(k);
+    }
   }
 }
 
@@ -147,15 +152,12 @@ export async function listKeys(root: string, layout: FsLayout, prefix: string, a
   let base = segs.length ? segs.join('/') + '/' : '';
   let at: ShardAt | undefined;
   if (segs.length > HEADS_DEPTH && isHeadsBase(layout, named.slice(0, HEADS_DEPTH).join('/') + '/')) {
-    // Heads: the shard folder stands at the level of their first segment. A prefix naming at least a shard's worth of
-    // characters starts in that shard; a shorter one in the heads folder, whose walk picks the shards it matches.
+    // Heads: the shard folder stands at the level of their first segment. A prefix naming the session in full starts in
+    // its shard; a shorter one in the heads folder, whose walk reads every shard.
     base = named.slice(0, HEADS_DEPTH).join('/') + '/';
-    const rest = prefix.slice(base.length);
     dirs.length = HEADS_DEPTH;
-    if (codePoints(rest) >= layout.shardChars!) {
-      at = { shard: shardOf(layout, rest), headsBase: base };
-      dirs.push(encodeSegment(at.shard));
-    }
+    at = { shard: shardOf(layout, prefix.slice(base.length)), headsBase: base };
+    dirs.push(at.shard);
   }
   // A listing under a directory never made (a new session's heads, a tombstone that is not there) is the common
   // empty answer: a stat tells it without a thread-pool round trip and the error a failed readdir makes.
