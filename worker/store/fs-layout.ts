@@ -20,7 +20,7 @@ export interface FsLayout {
    * session's segment would: the head `a/<acct>/heads/<session>/<host>/<seq>` is the file
    * `<session>%2f<host>%2f<seq>~` in `a/<acct>/heads/<shard>/`, the shard a hash of the session id (shardOf). A new
    * session then makes no heads folder of its own once its shard is there, and the heads of one request share a few
-   * folders' fsyncs. A hash, not the id's first characters: ids made by time (UUIDv7, pi's, sessync's own) share their
+   * folders' fsyncs. A hash, not the id's first characters: ids made by time (UUIDv7, as sessync makes them) share their
    * first characters for years, which would put an account's every session in one shard, and each batch's listing of
    * its session's heads would read the whole account's (measured: 0.69 ms a listing at 1,000 sessions against 0.03).
    * The price: a listing of all the account's heads reads every shard and merges them into key order.
