@@ -1,15 +1,14 @@
 // The file store's layout on disk: what a fresh store makes per new session (folders counted, and the calls the real
 // server makes, traced), stores an older version filled (kept as they are), the marker, and keys too long for one name.
 import { spawn } from 'node:child_process';
-import fsModule, { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import fsModule, { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { syncBuiltinESMExports } from 'node:module';
 import { join } from 'node:path';
 import { build } from 'esbuild';
-import { afterAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { isSessyncError } from '../../shared/errors.js';
 import { createApp } from '../../worker/app.js';
 import { FsStore, encodeSegment } from '../../worker/store/fs-store.js';
-import { SHARDED, shardOf } from '../../worker/store/fs-layout.js';
 import { compareKeys } from '../../worker/store/key-order.js';
 import { REPO_ROOT, tempDir } from '../helpers/cli.js';
 import { hasStrace } from '../sync/kill-rig.js';
@@ -58,11 +57,11 @@ describe('file store layout', () => {
   const t = tempDir('sessync-fs-layout-');
   afterAll(() => t.cleanup());
 
-  it(`a push of ${NEW_SESSIONS} new sessions to a fresh store makes one folder per session (its objects'), and its heads' shards once`, async () => {
+  it(`a push of ${NEW_SESSIONS} new sessions to a fresh store makes two folders per session: its objects' and its heads'`, async () => {
     const root = join(t.dir, 'fresh');
     const store = new FsStore(root);
     await store.open();
-    expect(JSON.parse(readFileSync(join(root, '.layout'), 'utf8'))).toEqual({ layout: 'sharded-heads', dirLevels: 4, shards: 64, hash: 'fnv1a32' });
+    expect(JSON.parse(readFileSync(join(root, '.layout'), 'utf8'))).toEqual({ layout: 'flat', dirLevels: 4 });
     const f = appFetcher(createApp({ store, adminSecret: TEST_ADMIN_SECRET }));
     const { account, token } = await adminCreateAccount(f, TEST_ADMIN_SECRET);
     const client = new TestClient(f, token);
@@ -70,21 +69,18 @@ describe('file store layout', () => {
     const before = countDirs(root);
     const names = Array.from({ length: NEW_SESSIONS }, (_, i) => `new-${i}`);
     await pushNewSessions(client, names);
-    const shards = new Set(names.map((n) => shardOf(SHARDED, n)));
-    const newShards = [...shards].filter((x) => x !== shardOf(SHARDED, 'warm-up'));
-    expect(countDirs(root) - before).toBe(NEW_SESSIONS + newShards.length);
-    // The batch and the meta are files of the session's folder; the head, of its shard of the account's heads.
+    expect(countDirs(root) - before).toBe(2 * NEW_SESSIONS);
+    // The batch and the meta are files of the session's folder; the head, of the session's heads folder.
     const acct = join(root, 'a', encodeSegment(account));
     expect(readdirSync(join(acct, 's', 'new-0')).sort()).toEqual(['b%2fh1%2f000000000001~', 'meta~']);
-    expect(readdirSync(join(acct, 'heads')).sort()).toEqual([...new Set([...shards, shardOf(SHARDED, 'warm-up')])].sort());
-    expect(readdirSync(join(acct, 'heads', shardOf(SHARDED, 'new-0')))).toContain('new-0%2fh1%2f000000000001~');
+    expect(readdirSync(join(acct, 'heads', 'new-0'))).toEqual(['h1%2f000000000001~']);
     // Read back through the app like a client: the changes feed lists every head, a pull finds the batch.
     const changes = await client.call('GET', '/v1/changes');
     expect(changes.json.heads.map((h: { session: string }) => h.session).sort()).toEqual(['warm-up', ...names].sort());
     expect((await client.pullAll('new-3')).batches).toHaveLength(1);
   });
 
-  it.skipIf(!hasStrace())('the real server\'s calls for new sessions (strace): one mkdir each and one per new shard, every folder fsynced once, none failing, no link failing first', async () => {
+  it.skipIf(!hasStrace())('the real server\'s calls for new sessions (strace): two mkdirs and five fsyncs each, every folder fsynced once, none failing, no link failing first', async () => {
     const root = join(t.dir, 'traced');
     const script = join(t.dir, 'push-new.mjs');
     // The real app over the real store in a plain node process, one request of new sessions between two markers.
@@ -144,21 +140,17 @@ describe('file store layout', () => {
       if (path && !path.includes('/.tmp/')) synced.set(path, (synced.get(path) ?? 0) + 1);
     }
     const count = (name: string) => calls.get(name) ?? { n: 0, failed: 0 };
-    // Each session: its objects' folder, made at once (the account's folders are known); each new shard of heads once.
-    const names = Array.from({ length: NEW_SESSIONS }, (_, i) => 'new-' + i);
-    const newShards = new Set(names.map((n) => shardOf(SHARDED, n)).filter((x) => x !== shardOf(SHARDED, 'warm-up'))).size;
-    expect(count('mkdir')).toEqual({ n: NEW_SESSIONS + newShards, failed: 0 });
+    // Each session: its objects' folder and its heads' folder, made at once (the account's folders are known).
+    expect(count('mkdir')).toEqual({ n: 2 * NEW_SESSIONS, failed: 0 });
     // Batch, meta and head linked into place, none first failing for a missing folder.
     expect(count('link')).toEqual({ n: 3 * NEW_SESSIONS, failed: 0 });
-    // Three files and one folder each (the batch and the meta share one round, so their folder is synced once), each
-    // shard of the new heads once, and the parents that got new folders, in each of the two rounds.
-    const shards = new Set(names.map((n) => shardOf(SHARDED, n))).size;
-    expect(count('fsync').n + count('fdatasync').n).toBeLessThanOrEqual(4 * NEW_SESSIONS + shards + 4);
-    // Group commit: each folder touched by the request is fsynced once (a shard holding several new heads too).
+    // Three files and two folders each (the batch and the meta share one round, so their folder is synced once; the
+    // heads' folder), and the parents that got new folders, in each of the two rounds.
+    expect(count('fsync').n + count('fdatasync').n).toBeLessThanOrEqual(5 * NEW_SESSIONS + 4);
+    // Group commit: each folder the request touched is fsynced once (its session's, its heads', and their parents).
     const folders = [...synced].filter(([p]) => !p.endsWith('~'));
-    expect(folders.length).toBeGreaterThan(NEW_SESSIONS);
+    expect(folders.length).toBeGreaterThanOrEqual(2 * NEW_SESSIONS);
     expect(folders.filter(([, n]) => n > 1)).toEqual([]);
-    expect(folders.filter(([p]) => /\/heads\/[0-9a-f]{2}$/.test(p))).toHaveLength(shards);
   }, 120_000);
 
   it('a store an older version filled (one folder per key segment, no marker) is read, listed and written in its own layout', async () => {
@@ -255,7 +247,7 @@ describe('file store layout', () => {
     const store = new FsStore(root);
     await store.open();
     await store.put('a/acct/s/sess/b/host/000000000001', enc.encode('x'));
-    expect(JSON.parse(readFileSync(join(root, '.layout'), 'utf8'))).toMatchObject({ layout: 'sharded-heads' });
+    expect(JSON.parse(readFileSync(join(root, '.layout'), 'utf8'))).toMatchObject({ layout: 'flat' });
     t.cleanup();
   });
 
@@ -331,125 +323,5 @@ describe('file store layout', () => {
       expect(await store.putIfAbsent(`${p}${L}/${'M'.repeat(120)}`, enc.encode('again'))).toBe(true);
       expect(dec.decode((await store.get(`${p}${L}/${'M'.repeat(120)}`))!.body)).toBe('again');
     });
-  });
-});
-
-describe('sharded heads (the layout of a fresh store)', () => {
-  const t = tempDir('sessync-fs-shards-');
-  afterAll(() => t.cleanup());
-  const H = 'a/acct/heads/';
-  const LONG = `Lg${'L'.repeat(100)}`; // with its host below, too long for one name in its shard: one folder more
-  const shard = (session: string) => shardOf(SHARDED, session);
-  /** The first few ids `${stem}<n>` that share a shard with `session`: several sessions' heads in one folder. */
-  const mates = (session: string, stem: string, n: number) => Array.from({ length: 2000 }, (_, i) => `${stem}${i}`).filter((x) => shard(x) === shard(session)).slice(0, n);
-  // Neighbours in key order ('a' < 'a-x' < 'a0'; case; non-ASCII; a surrogate pair), and sessions sharing a shard.
-  const sessions = ['a', 'a-x', 'a0', 'ab', 'abc', 'Ab', 'b', 'bz', 'z9', 'éa', '🙂x', LONG, ...mates('abc', 'abd', 2), ...mates('a', 'z', 2)];
-  const heads = sessions.flatMap((s) => [`${H}${s}/h1/000000000001`, `${H}${s}/h2/000000000003`]);
-  heads.push(`${H}${LONG}/${'H'.repeat(100)}/000000000001`, `${H}y`, `${H}y/h1/000000000002`);
-  const others = ['a/acct/heads', 'a/acct/headsx/a/b', 'a/acct/s/a/meta', 'a/acct0/heads/a/h1/000000000001', 'a/other/heads/ab/h1/000000000001'];
-  const all = [...heads, ...others].sort(compareKeys);
-  const sortedHeads = [...heads].sort(compareKeys);
-  const root = join(t.dir, 'store');
-  const hd = join(root, 'a', 'acct', 'heads');
-  const store = new FsStore(root);
-
-  it('keeps every head in its session\'s shard folder, the rest of its key as the file name', async () => {
-    expect(shard('abc')).toMatch(/^[0-9a-f]{2}$/);
-    expect(await store.writeMany(all.map((k) => ({ key: k, body: enc.encode(k) })))).toEqual(all.map(() => true));
-    for (const k of all) expect(dec.decode((await store.get(k))!.body)).toBe(k);
-    expect(readdirSync(hd).sort()).toEqual([...new Set([...sessions, 'y'].map(shard))].sort());
-    expect(readdirSync(join(hd, shard('abc'))).sort()).toEqual(['abc', ...mates('abc', 'abd', 2)].flatMap((s) => [`${s}%2fh1%2f000000000001~`, `${s}%2fh2%2f000000000003~`]).sort());
-    expect(readdirSync(join(hd, shard('a')))).toContain('a%2fh1%2f000000000001~');
-    expect(readdirSync(join(hd, shard('y')))).toContain('y~'); // the key `heads/y`: the session segment is all there is
-    expect(readdirSync(join(hd, shard(LONG)))).toContain(encodeSegment(LONG));
-    expect(readdirSync(join(hd, shard(LONG), encodeSegment(LONG)))).toEqual([encodeSegment(`${'H'.repeat(100)}/000000000001`) + '~']);
-    expect(existsSync(join(root, 'a', 'acct', 'heads~'))).toBe(true); // the key `a/acct/heads` beside the folder
-  });
-
-  it('lists in key order, inside one shard and across shards, in pages of any size and from any startAfter', async () => {
-    expect(await listPaged(store, {})).toEqual(all);
-    expect(await listPaged(store, { prefix: H })).toEqual(sortedHeads);
-    for (const limit of [1, 2, 3, 7]) expect(await listPaged(store, { prefix: H, limit }), `limit ${limit}`).toEqual(sortedHeads);
-    // A cursor and a startAfter on each key, and between keys.
-    const afters = [...sortedHeads, `${H}a`, `${H}a/`, `${H}a/zz`, `${H}a-`, `${H}ab`, `${H}ab/h2/999`, `${H}b/`, `${H}z`, `${H}\uffff`];
-    for (const after of afters) {
-      expect(await listPaged(store, { prefix: H, startAfter: after, limit: 2 }), after).toEqual(sortedHeads.filter((k) => compareKeys(k, after) > 0));
-    }
-    for (const prefix of [...sessions.map((s) => `${H}${s}/`), `${H}a`, `${H}ab`, `${H}ab/`, `${H}abc/h2/`, `${H}abd`, `${H}y`, `${H}y/`, `${H}🙂`, `${H}${LONG}/${'H'.repeat(100)}/`, 'a/acct/', 'a/acct/head', 'a/']) {
-      expect(await listPaged(store, { prefix }), prefix).toEqual(all.filter((k) => k.startsWith(prefix)));
-      expect(await listPaged(store, { prefix, limit: 1 }), prefix).toEqual(all.filter((k) => k.startsWith(prefix)));
-    }
-  });
-
-  it('a listing of one session\'s heads reads its shard only, and passes over its shard-mates\' names', async () => {
-    const strays = [join(hd, shard('z9'), 'NOT A NAME'), join(hd, shard('abc'), 'abd-STRAY~'), join(hd, 'zz')];
-    for (const f of strays) writeFileSync(f, 'stray');
-    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
-    try {
-      expect(await listPaged(store, { prefix: `${H}a0/` })).toEqual([`${H}a0/h1/000000000001`, `${H}a0/h2/000000000003`]);
-      expect(await listPaged(store, { prefix: `${H}abc/` })).toEqual([`${H}abc/h1/000000000001`, `${H}abc/h2/000000000003`]);
-      expect(warn).not.toHaveBeenCalled();
-      expect(await listPaged(store, { prefix: H, limit: 1000 })).toEqual(sortedHeads);
-      const warned = warn.mock.calls.map((c) => String(c[0]));
-      expect(warned).toHaveLength(3);
-      expect(warned).toEqual(expect.arrayContaining([expect.stringContaining('NOT A NAME'), expect.stringContaining('abd-STRAY~'), expect.stringContaining('zz: not a shard')]));
-    } finally {
-      warn.mockRestore();
-      for (const f of strays) rmSync(f);
-    }
-  });
-
-  it('a delete of a shard\'s last head removes the shard folder; listings and writes across it go on as before', async () => {
-    const gone = sortedHeads.filter((k) => k.startsWith(`${H}${LONG}/`));
-    for (const k of gone) await store.delete(k);
-    expect(existsSync(join(hd, shard(LONG)))).toBe(sessions.some((s) => s !== LONG && shard(s) === shard(LONG)) || shard('y') === shard(LONG));
-    expect(existsSync(join(hd, shard(LONG), encodeSegment(LONG)))).toBe(false);
-    // Every head of one shard: the shard goes with its last.
-    const inA = sortedHeads.filter((k) => shard(k.slice(H.length).split('/')[0]!) === shard('a'));
-    for (const k of inA) await store.delete(k);
-    expect(existsSync(join(hd, shard('a')))).toBe(false);
-    await store.delete(`${H}abc/h1/000000000001`); // the shard keeps its other heads
-    expect(readdirSync(join(hd, shard('abc')))).toHaveLength(5);
-    const left = sortedHeads.filter((k) => !gone.includes(k) && !inA.includes(k) && k !== `${H}abc/h1/000000000001`);
-    expect(await listPaged(store, { prefix: H, limit: 2 })).toEqual(left);
-    expect(await listPaged(store, { prefix: H, startAfter: `${H}a-x/h2/000000000003`, limit: 1 })).toEqual(left.filter((k) => compareKeys(k, `${H}a-x/h2/000000000003`) > 0));
-    expect(await listPaged(store, { prefix: `${H}a/` })).toEqual([]);
-    // Another process that still knows the pruned shard writes into it again.
-    expect(await new FsStore(root).putIfAbsent(`${H}a/h1/000000000002`, enc.encode('again'))).toBe(true);
-    expect(await listPaged(store, { prefix: `${H}a/` })).toEqual([`${H}a/h1/000000000002`]);
-  });
-});
-
-describe('stores written before sharded heads keep their own layout', () => {
-  const t = tempDir('sessync-fs-old-layouts-');
-  afterAll(() => t.cleanup());
-  const head = 'a/acct/heads/sess-1/h1/000000000001';
-
-  it('flat (marker of dirLevels 4): each session\'s heads in a folder of its own, read, listed and written so', async () => {
-    const root = join(t.dir, 'flat');
-    mkdirSync(join(root, 'a', 'acct', 'heads', 'sess-1'), { recursive: true });
-    writeFileSync(join(root, '.layout'), '{"layout":"flat","dirLevels":4}\n');
-    writeFileSync(join(root, 'a', 'acct', 'heads', 'sess-1', 'h1%2f000000000001~'), 'old head');
-    const store = new FsStore(root);
-    await store.open();
-    expect(dec.decode((await store.get(head))!.body)).toBe('old head');
-    expect(await store.putIfAbsent('a/acct/heads/se/h1/000000000001', enc.encode('new head'))).toBe(true);
-    expect(readdirSync(join(root, 'a', 'acct', 'heads')).sort()).toEqual(['se', 'sess-1']);
-    expect(readdirSync(join(root, 'a', 'acct', 'heads', 'se'))).toEqual(['h1%2f000000000001~']);
-    expect(await listPaged(store, { prefix: 'a/acct/heads/' })).toEqual(['a/acct/heads/se/h1/000000000001', head]);
-    expect(await listPaged(store, { prefix: 'a/acct/heads/sess-1/' })).toEqual([head]);
-    expect(readFileSync(join(root, '.layout'), 'utf8')).toBe('{"layout":"flat","dirLevels":4}\n');
-  });
-
-  it('markers naming a sharded layout this version cannot read are refused like an unknown one', async () => {
-    const markers = ['{"layout":"sharded-heads","dirLevels":3,"shards":64,"hash":"fnv1a32"}', '{"layout":"sharded-heads","dirLevels":4,"shards":0,"hash":"fnv1a32"}', '{"layout":"sharded-heads","dirLevels":4,"shards":64}', '{"layout":"sharded-heads","dirLevels":4,"shards":64,"hash":"md5"}'];
-    for (const [i, marker] of markers.entries()) {
-      const root = join(t.dir, `bad-${i}`);
-      mkdirSync(root);
-      writeFileSync(join(root, '.layout'), marker + '\n');
-      const e = await new FsStore(root).get(head).then(() => null, (err: unknown) => err);
-      expect(isSessyncError(e, 'unavailable') && !e.retryable, marker).toBe(true);
-      expect((e as Error).message).toContain('layout this version of sessync does not know');
-    }
   });
 });

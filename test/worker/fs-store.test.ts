@@ -7,7 +7,6 @@ import { build } from 'esbuild';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { isSessyncError } from '../../shared/errors.js';
 import { FsStore, decodeEntryName, encodeSegment } from '../../worker/store/fs-store.js';
-import { PrefixedStore } from '../../worker/store/prefixed-store.js';
 import { compareKeys } from '../../worker/store/key-order.js';
 import { REPO_ROOT, tempDir } from '../helpers/cli.js';
 import { describeBlobStore } from './blob-store.case.js';
@@ -17,21 +16,12 @@ describeBlobStore('file system', async () => {
   return { store: new FsStore(t.dir), cleanup: async () => t.cleanup() };
 });
 
-// Every key a head: each one in the sharded region of the fresh layout (the suite's own keys are never under heads/).
-describeBlobStore('file system, sharded heads', async () => {
-  const t = tempDir('sessync-fs-store-sharded-');
-  return { store: new PrefixedStore(new FsStore(t.dir), 'a/conf/heads/'), cleanup: async () => t.cleanup() };
+// The layout of stores written before the layout marker, which keep theirs: one folder per key segment.
+describeBlobStore('file system, nested layout', async () => {
+  const t = tempDir('sessync-fs-store-nested-');
+  writeFileSync(join(t.dir, '.layout'), '{"layout":"nested"}\n');
+  return { store: new FsStore(t.dir), cleanup: async () => t.cleanup() };
 });
-
-// The layouts of stores written by earlier versions, which keep theirs: one folder per segment, and flat heads.
-for (const [layout, marker] of [['nested', '{"layout":"nested"}'], ['flat', '{"layout":"flat","dirLevels":4}']] as const) {
-  describeBlobStore(`file system, ${layout} layout`, async () => {
-    const t = tempDir(`sessync-fs-store-${layout}-`);
-    writeFileSync(join(t.dir, '.layout'), marker + '\n');
-    // Under heads/ as well, where the fresh layout would shard.
-    return { store: new PrefixedStore(new FsStore(t.dir), 'a/conf/heads/'), cleanup: async () => t.cleanup() };
-  });
-}
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -103,7 +93,7 @@ describe('FsStore, file-system specifics', () => {
       }
       expect(readdirSync(join(root, '.tmp'))).toEqual([]);
       // Every racer opened the fresh root at once: one marker, and all of them wrote in its layout (the reads above).
-      expect(JSON.parse(readFileSync(join(root, '.layout'), 'utf8'))).toEqual({ layout: 'sharded-heads', dirLevels: 4, shards: 64, hash: 'fnv1a32' });
+      expect(JSON.parse(readFileSync(join(root, '.layout'), 'utf8'))).toEqual({ layout: 'flat', dirLevels: 4 });
       contested = wins.filter((w) => w.length > 0).length > 1;
     }
     expect(contested, 'no round had more than one winning process: the processes never raced').toBe(true);

@@ -3,7 +3,7 @@ import { promises as fs, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { compareKeys } from './key-order.js';
 import { errno, unavailable } from './fs-errors.js';
-import { HEADS_DEPTH, fileKey, isHeadsBase, isShardName, shardOf, type FsLayout, type ShardAt } from './fs-layout.js';
+import { fileKey, type FsLayout } from './fs-layout.js';
 import { decodeEntryName, encodeSegment, validateKey } from './fs-names.js';
 
 /** A directory no larger than this (one block on ext4; a few names on tmpfs, xfs, btrfs, apfs) is listed synchronously. */
@@ -39,12 +39,6 @@ interface Entry {
   inside?: string[];
 }
 
-/** Names that begin so may hold keys whose rest (after the folder's prefix) begins with `rest`: '' when any may. */
-function namePrefix(rest: string): string {
-  // A plain lowercase start is encoded as itself ('/' as %2f), whatever follows it (fs-names.ts: encodeSegment).
-  return /^[a-z0-9_-][a-z0-9_./-]*$/.test(rest) ? rest.replaceAll('/', '%2f') : '';
-}
-
 /** One listing's walk: the keys found so far, in order, up to `want`. */
 class Walk {
   readonly out: string[] = [];
@@ -64,7 +58,7 @@ class Walk {
    * exception is a file whose name holds several segments beside a folder named for the first of them (a key too
    * long to fit one name below the layout's levels took a folder more), and those are listed inside that folder's walk.
    */
-  async walk(base: string, dirs: string[], above: string[], at?: ShardAt): Promise<void> {
+  async walk(base: string, dirs: string[], above: string[]): Promise<void> {
     const dir = join(this.root, ...dirs);
     let names: string[];
     try {
@@ -77,13 +71,9 @@ class Walk {
     const entries: Entry[] = above.map((full) => ({ full, isDir: false }));
     const folders = new Map<string, Entry>();
     const deep: string[] = [];
-    if (!at && dirs.length === HEADS_DEPTH && isHeadsBase(this.layout, base)) return this.walkShards(base, dirs, dir, names);
-    // A shard holds the heads of many sessions: a listing of one session's skips the others' names undecoded.
-    const skip = at && this.prefix.length > base.length && this.prefix.startsWith(base) ? namePrefix(this.prefix.slice(base.length)) : '';
     for (const name of names) {
-      if (skip && name.endsWith('~') && !name.startsWith(skip)) continue;
       const d = decodeEntryName(name);
-      const full = d && (d.isDir ? (d.segment.includes('/') || (at && shardOf(this.layout, (base + d.segment + '/').slice(at.headsBase.length)) !== at.shard) ? null : base + d.segment + '/') : fileKey(this.layout, base, dirs.length, d.segment, at));
+      const full = d && (d.isDir ? (d.segment.includes('/') ? null : base + d.segment + '/') : fileKey(this.layout, base, dirs.length, d.segment));
       if (!d || !full) {
         // Dotfiles (our temp dir, the layout marker, .DS_Store) are not objects; anything else is a stray worth a warning.
         if (!name.startsWith('.')) console.warn(`sessync file store: ignoring ${join(dir, name)}: not a stored object`);
@@ -110,31 +100,7 @@ class Walk {
     for (const e of entries) {
       if (this.out.length >= this.want) return;
       if (!e.isDir) this.out.push(e.full);
-      else await this.walk(e.full, [...dirs, e.name!], e.inside!, at);
-    }
-  }
-
-  /**
-   * An account's heads folder in a sharded layout, its shards `names`: a shard holds sessions by a hash of their id,
-   * so any shard may hold keys anywhere in the folder's range. Each is walked for the keys this walk still wants,
-   * and what they found is merged into key order (at most shards x wanted keys held at once).
-   */
-  private async walkShards(base: string, dirs: string[], dir: string, names: string[]): Promise<void> {
-    const found: string[] = [];
-    const want = this.want - this.out.length;
-    for (const name of names.sort()) {
-      if (!isShardName(this.layout, name)) {
-        if (!name.startsWith('.')) console.warn(`sessync file store: ignoring ${join(dir, name)}: not a shard of heads`);
-        continue;
-      }
-      const shard = new Walk(this.root, this.layout, this.prefix, this.after, want);
-      await shard.walk(base, [...dirs, name], [], { shard: name, headsBase: base });
-      for (const k of shard.out) found.push(k);
-    }
-    found.sort(compareKeys);
-    for (const k of found) {
-      if (this.out.length >= this.want) return;
-      this.out.push(k);
+      else await this.walk(e.full, [...dirs, e.name!], e.inside!);
     }
   }
 }
@@ -149,16 +115,6 @@ export async function listKeys(root: string, layout: FsLayout, prefix: string, a
   if (named.length > 0 && !validPrefixDir(prefix.slice(0, slash + 1))) return [];
   const segs = named.slice(0, Math.min(named.length, layout.dirLevels));
   const dirs = segs.map(encodeSegment);
-  let base = segs.length ? segs.join('/') + '/' : '';
-  let at: ShardAt | undefined;
-  if (segs.length > HEADS_DEPTH && isHeadsBase(layout, named.slice(0, HEADS_DEPTH).join('/') + '/')) {
-    // Heads: the shard folder stands at the level of their first segment. A prefix naming the session in full starts in
-    // its shard; a shorter one in the heads folder, whose walk reads every shard.
-    base = named.slice(0, HEADS_DEPTH).join('/') + '/';
-    dirs.length = HEADS_DEPTH;
-    at = { shard: shardOf(layout, prefix.slice(base.length)), headsBase: base };
-    dirs.push(at.shard);
-  }
   // A listing under a directory never made (a new session's heads, a tombstone that is not there) is the common
   // empty answer: a stat tells it without a thread-pool round trip and the error a failed readdir makes.
   try {
@@ -168,6 +124,6 @@ export async function listKeys(root: string, layout: FsLayout, prefix: string, a
     throw unavailable('list', prefix, e);
   }
   const walk = new Walk(root, layout, prefix, after, want);
-  await walk.walk(base, dirs, [], at);
+  await walk.walk(segs.length ? segs.join('/') + '/' : '', dirs, []);
   return walk.out;
 }

@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path';
 import { SessyncError, isSessyncError } from '../../shared/errors.js';
 import type { BlobBody, BlobObject, BlobStore, BlobWrite, ListOptions, ListPage } from './blob-store.js';
 import { errno, unavailable } from './fs-errors.js';
-import { LAYOUT_MARKER, NESTED, SHARDED, holdsObjects, markerText, placeKey, readLayoutMarker, type FsLayout } from './fs-layout.js';
+import { FLAT, LAYOUT_MARKER, NESTED, holdsObjects, markerText, placeKey, readLayoutMarker, type FsLayout } from './fs-layout.js';
 import { listKeys } from './fs-list.js';
 import { validateKey } from './fs-names.js';
 import { isStaleTemp, tempOwner } from './stale-temps.js';
@@ -308,7 +308,7 @@ export class FsStore implements BlobStore {
     const marked = readLayoutMarker(this.root);
     if (marked) return (this.settled = marked);
     if (objects) return (this.settled = NESTED);
-    return SHARDED;
+    return FLAT;
   }
 
   private async read(key: string): Promise<BlobObject | null> {
@@ -357,7 +357,7 @@ export class FsStore implements BlobStore {
       this.settled = marked;
       return;
     }
-    const layout = holdsObjects(this.root) ? NESTED : SHARDED;
+    const layout = holdsObjects(this.root) ? NESTED : FLAT;
     const tmp = await this.writeTempFile(LAYOUT_MARKER, utf8.encode(markerText(layout)));
     try {
       linkSync(tmp, join(this.root, LAYOUT_MARKER));
