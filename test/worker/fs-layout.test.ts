@@ -80,7 +80,7 @@ describe('file store layout', () => {
     expect((await client.pullAll('new-3')).batches).toHaveLength(1);
   });
 
-  it.skipIf(!hasStrace())('the real server\'s calls for new sessions (strace): two mkdirs and five fsyncs each, none failing, no link failing first', async () => {
+  it.skipIf(!hasStrace())('the real server\'s calls for new sessions (strace): two mkdirs and five fsyncs each, every folder fsynced once, none failing, no link failing first', async () => {
     const root = join(t.dir, 'traced');
     const script = join(t.dir, 'push-new.mjs');
     // The real app over the real store in a plain node process, one request of new sessions between two markers.
@@ -115,7 +115,7 @@ describe('file store layout', () => {
       logLevel: 'silent',
     });
     const trace = join(t.dir, 'push-new.strace');
-    const child = spawn('strace', ['-f', '-qq', '-e', 'trace=mkdir,mkdirat,link,linkat,fsync,fdatasync,write', '-o', trace, process.execPath, script, root], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn('strace', ['-f', '-qq', '-y', '-e', 'trace=mkdir,mkdirat,link,linkat,fsync,fdatasync,write', '-o', trace, process.execPath, script, root], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout.setEncoding('utf8').on('data', (d) => (out += d));
     expect(await new Promise((resolve) => child.once('exit', resolve))).toBe(0);
@@ -123,6 +123,8 @@ describe('file store layout', () => {
 
     // Calls between the markers, by name; a call strace shows in two parts (another thread's call between) counts once.
     const calls = new Map<string, { n: number; failed: number }>();
+    /** fsyncs by the path strace names for the fd (-y), so a folder synced twice in one request shows. */
+    const synced = new Map<string, number>();
     let inside = false;
     for (const line of readFileSync(trace, 'utf8').split('\n')) {
       if (line.includes('"measure start\\n"')) inside = true;
@@ -134,6 +136,8 @@ describe('file store layout', () => {
       if (m[2] === '(') c.n++;
       if (/= -1 E/.test(line)) c.failed++;
       calls.set(name, c);
+      const path = /^\d+ +(?:fsync|fdatasync)\(\d+<([^>]*)>/.exec(line)?.[1];
+      if (path && !path.includes('/.tmp/')) synced.set(path, (synced.get(path) ?? 0) + 1);
     }
     const count = (name: string) => calls.get(name) ?? { n: 0, failed: 0 };
     // Each session: its objects' folder and its heads' folder, made at once (the account's folders are known).
@@ -143,6 +147,10 @@ describe('file store layout', () => {
     // Three files and two folders each (the batch and the meta share one round, so their folder is synced once; the
     // heads' folder), and the parents that got new folders, in each of the two rounds.
     expect(count('fsync').n + count('fdatasync').n).toBeLessThanOrEqual(5 * NEW_SESSIONS + 4);
+    // Group commit: each folder the request touched is fsynced once (its session's, its heads', and their parents).
+    const folders = [...synced].filter(([p]) => !p.endsWith('~'));
+    expect(folders.length).toBeGreaterThanOrEqual(2 * NEW_SESSIONS);
+    expect(folders.filter(([, n]) => n > 1)).toEqual([]);
   }, 120_000);
 
   it('a store an older version filled (one folder per key segment, no marker) is read, listed and written in its own layout', async () => {

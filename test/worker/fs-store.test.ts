@@ -16,6 +16,13 @@ describeBlobStore('file system', async () => {
   return { store: new FsStore(t.dir), cleanup: async () => t.cleanup() };
 });
 
+// The layout of stores written before the layout marker, which keep theirs: one folder per key segment.
+describeBlobStore('file system, nested layout', async () => {
+  const t = tempDir('sessync-fs-store-nested-');
+  writeFileSync(join(t.dir, '.layout'), '{"layout":"nested"}\n');
+  return { store: new FsStore(t.dir), cleanup: async () => t.cleanup() };
+});
+
 const enc = new TextEncoder();
 const dec = new TextDecoder();
 
