@@ -13,7 +13,7 @@ import { listSessions, type SessionSummary } from '../store/session-index.js';
 import { resolveSession } from '../store/resolve.js';
 import { piLayout } from '../store/pi-folders.js';
 import { idMatches } from '../format/short-id.js';
-import { projectKey } from './project-key.js';
+import { placeInProject, projectKey } from './project-key.js';
 import { remoteAgents, remoteProjectKeys } from './remote-keys.js';
 import { droppedSessions } from './dropped.js';
 import { restorePlan } from './restore-plan.js';
@@ -147,10 +147,12 @@ export function placer(ctx: SyncContext, o: { maps?: Record<string, string>; cwd
   return async (meta) => {
     // Project keys come from the server: own keys only (a key `constructor` must not find Object's function).
     const mapped = o.maps ? ownValue(o.maps, meta.projectKey) : undefined;
-    if (mapped) return realpath(mapped).catch(() => mapped);
-    if (o.cwdKey && o.realCwd && o.cwdKey === meta.projectKey) return o.realCwd;
+    // A session made in a subfolder of its project (its header's cwdInProject) goes to that subfolder of the local one.
+    const below = (local: string) => placeInProject(local, meta.header?.cwdInProject);
+    if (mapped) return below(await realpath(mapped).catch(() => mapped));
+    if (o.cwdKey && o.realCwd && o.cwdKey === meta.projectKey) return below(o.realCwd);
     const saved = ownValue(await (projects ??= ctx.state.projectMap()), meta.projectKey);
-    if (saved) return saved;
+    if (saved) return below(saved);
     return String(meta.header?.cwd ?? meta.cwd ?? '');
   };
 }
