@@ -112,6 +112,11 @@ export interface RunSummary {
   deleted: DeletedNote[];
   /** Codex forks this run made: which session, from which, why, and whether this machine's own work moved into it. */
   forks?: { fork: string; from: string; reason: string; mine: boolean }[];
+  /**
+   * Sessions whose pulled lines are in sessync's mirror but not yet in the agent's own files (one of them ends in a
+   * line the agent is still writing): the next sync writes them there.
+   */
+  exportWaiting?: { agent: string; session: string }[];
   /** A pull or sync of this project (no ref, no --all): the sessions on the server of other projects, left alone. */
   otherProjects?: OtherProjects;
 }
