@@ -271,6 +271,8 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
     if (o.restore) ({ planned, dropped } = restorePlan(planned, dropped, only, heads));
     for (const d of dropped.values()) {
       if (d.newOnServer > 0 && planned.some((x) => x.session === d.session)) o.note?.(`session ${d.session} was deleted here (${d.path}); the server has ${d.newOnServer} newer batch(es) of it, not pulled back (\`sessync restore ${d.session}\` brings it back)`);
+      // Named by the ref (`pull <id>`): said even with nothing newer, or the run's "pulled 0" would be all it said.
+      else if (o.ref !== undefined && wantsPull && only?.has(d.session)) o.note?.(`session ${d.session} was deleted here (${d.path}); ${o.mode} leaves it deleted (\`sessync restore ${d.session}\` brings it back)`);
     }
     // A session whose meta could not be read (damaged, or not landed yet) has no known agent: it goes with pi's run,
     // the agent of a meta that names none, so its pull is tried there and its error reported, never dropped silently.
