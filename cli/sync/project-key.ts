@@ -1,7 +1,7 @@
 // Project identity across machines: the normalised git remote, else the repository's root commit, else the path.
 import { execFile } from 'node:child_process';
 import { stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { isAbsolute, join, relative, sep } from 'node:path';
 import { SessyncError } from '../../shared/errors.js';
 import { nullRecord } from '../../shared/own-keys.js';
 
@@ -97,13 +97,23 @@ export async function pathInProject(dir: string): Promise<string | null> {
 /**
  * Where a session made `sub` below its project's top (a header's `cwdInProject`) goes when it is filed under the local
  * project at `placed`: that subfolder of placed's repository top (of placed itself outside a repository) when it is a
- * folder here, else placed as it is. A `sub` that is not a plain relative path (absolute, `..`) is not followed.
+ * folder here, else placed as it is. The header comes from the server or a share, so only a plain relative path of
+ * `/`-separated names is followed: no backslash, drive letter or UNC form (another system's path), no `.`, `..` or
+ * empty part, no `.git` part (a session filed in .git/hooks), and the joined path must stay inside the top.
  */
 export async function placeInProject(placed: string, sub: unknown): Promise<string> {
-  if (typeof sub !== 'string' || sub === '' || sub.startsWith('/') || sub.split('/').some((p) => p === '' || p === '.' || p === '..')) return placed;
+  if (!plainSubfolder(sub)) return placed;
   const top = (await git(placed, ['rev-parse', '--show-toplevel'])) ?? placed;
   const there = join(top, sub);
+  const rel = relative(top, there);
+  if (rel === '' || rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel)) return placed;
   return (await stat(there).then((s) => s.isDirectory(), () => false)) ? there : placed;
+}
+
+function plainSubfolder(sub: unknown): sub is string {
+  if (typeof sub !== 'string' || sub === '' || sub.includes('\\') || sub.startsWith('/') || /^[a-z]:/i.test(sub)) return false;
+  // .git in any case: a case-insensitive file system (macOS, Windows) opens .GIT as .git.
+  return sub.split('/').every((p) => p !== '' && p !== '.' && p !== '..' && p.toLowerCase() !== '.git');
 }
 
 /** Parses `--map KEY=PATH` values. */
