@@ -137,6 +137,8 @@ export async function runAgentSync(agent: AgentName, o: RunOptions): Promise<Run
   // Report where the session's own file is, not its mirror.
   const own = await agentPaths(agent, o.env);
   for (const s of summary.sessions) if (s.path) s.path = own(s.session, s.path);
+  // A session deleted on the server and kept here is named on every sync: by the file that keeps it, the agent's.
+  for (const d of summary.deleted) if (d.path) d.path = own(d.session, d.path);
   return summary;
 }
 

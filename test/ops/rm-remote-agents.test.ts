@@ -77,7 +77,18 @@ describe('rm --remote of another agent\'s session', () => {
       // The agent's own file is as it was; what the agent writes after is not pushed.
       expect(readFileSync(seen.file, 'utf8')).toBe(before);
       seen.more();
-      expect(await seen.m.ok(['sync', '--json'])).toMatchObject({ failed: 0, pushedEntries: 0 });
+      const later = await seen.m.ok(['sync', '--json']);
+      expect(later).toMatchObject({ failed: 0, pushedEntries: 0 });
+      // Each later sync names the session kept here by the agent's own file, not sessync's mirror of it.
+      // Seen failing on old code: the path was the mirror's, under SESSYNC_HOME.
+      expect(later.deleted).toEqual([expect.objectContaining({ session: seen.id, action: 'kept', path: seen.file })]);
+      // So do the syncs of a machine that has both (it pulled the first): each is named by its agent's file.
+      for (let i = 0; i < 2; i++) {
+        const kept = (await other.m.ok(['sync', '--json'])).deleted as { session: string; action: string; path: string }[];
+        expect(kept.map((d) => d.session).sort()).toEqual([seen.id, other.id].sort());
+        expect(kept.find((d) => d.session === other.id)).toMatchObject({ action: 'kept', path: other.file });
+        for (const d of kept) expect(d.path.startsWith(other.m.home + '/'), d.path).toBe(false);
+      }
       expect(await fresh.m.ok(['sync', '--json'])).toMatchObject({ failed: 0, createdSessions: 0 });
     });
   });
