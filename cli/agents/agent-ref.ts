@@ -6,18 +6,34 @@ import type { CommandContext } from '../command.js';
 import { AGENTS } from '../../shared/agents/index.js';
 import type { AgentLine, AgentName } from '../../shared/agents/agent.js';
 import { isSessyncError, SessyncError } from '../../shared/errors.js';
-import { shortId } from '../format/short-id.js';
+import { idMatches, shortId } from '../format/short-id.js';
 import { locate, sessionOf } from '../store/locate.js';
 import { sessionsRoot } from '../store/paths.js';
 import { looksLikePath, resolveSession } from '../store/resolve.js';
-import type { SessionSummary } from '../store/session-index.js';
+import { listSessions, type SessionSummary } from '../store/session-index.js';
 import { agentEnv, agentPaths, chosenAgents, refreshMirror } from './agent-run.js';
+import { anyClaudeSession } from './claude-files.js';
+import { claudeMirrorRoot, claudeProjectsRoot } from './claude-paths.js';
 
 export interface AgentSession {
   agent: AgentName;
   session: SessionSummary;
   /** The agent's own main file (for pi, the session file itself). */
   file: string;
+}
+
+/**
+ * Whether bringing the agent's mirror up to date could change what `ref` finds in it: a Claude Code session's id is its
+ * file's name, so when neither a file name nor a mirrored session matches, the refresh (whose first run reads every
+ * file) would find nothing for the ref either. Codex names a session by its first line (the file name only stands in
+ * when that has none): its mirror is always refreshed.
+ */
+async function mayMatch(agent: AgentName, env: NodeJS.ProcessEnv, ref: string): Promise<boolean> {
+  if (agent !== 'claude-code') return true;
+  const matches = (id: string) => idMatches(id, ref);
+  // A mirrored session whose file went: the refresh sets it aside, so it must run.
+  if ((await listSessions({ root: claudeMirrorRoot(env), all: true, env })).some((r) => matches(r.id))) return true;
+  return anyClaudeSession(claudeProjectsRoot(env), matches);
 }
 
 /**
@@ -43,7 +59,7 @@ export async function agentSessionOf(ctx: CommandContext, ref: string, o: { agen
         // that cannot be brought up to date now (its lock held by a sync, a file unreadable) is searched as it is, with
         // a note: a ref of another agent's session must not fail on it.
         try {
-          await refreshMirror(agent, ctx.env, (t) => ctx.info(t));
+          if (await mayMatch(agent, ctx.env, ref)) await refreshMirror(agent, ctx.env, (t) => ctx.info(t));
         } catch (e) {
           if (!isSessyncError(e)) throw e;
           ctx.info(`note: ${agent}'s sessions were not brought up to date before looking for "${ref}" (${e.message}); sessions it wrote since the last sync may be missed`);

@@ -127,6 +127,7 @@ export async function runAgentSync(agent: AgentName, o: RunOptions): Promise<Run
     await withMirrorLock(o.env, async () => {
       const state = await loadMirrorState(o.env);
       const r = await exportClaude(o.env, state, pulled, note);
+      if (r.waiting.length > 0) summary.exportWaiting = r.waiting.map((session) => ({ agent, session }));
       await saveMirrorState(o.env, state);
       // What export appended (a pin among it) is mirrored now, so the next push carries it.
       if (r.lines > 0) await importClaude(o.env, state, note);
@@ -136,6 +137,8 @@ export async function runAgentSync(agent: AgentName, o: RunOptions): Promise<Run
   // Report where the session's own file is, not its mirror.
   const own = await agentPaths(agent, o.env);
   for (const s of summary.sessions) if (s.path) s.path = own(s.session, s.path);
+  // A session deleted on the server and kept here is named on every sync: by the file that keeps it, the agent's.
+  for (const d of summary.deleted) if (d.path) d.path = own(d.session, d.path);
   return summary;
 }
 
@@ -174,6 +177,7 @@ export async function runAgents(agents: AgentName[], o: RunOptions): Promise<Run
     ...(all.some((s) => s.ignoredHeads) ? { ignoredHeads: all.flatMap((s) => s.ignoredHeads ?? []) } : {}),
     skippedFiles: all.flatMap((s) => s.skippedFiles),
     ...(all.some((s) => s.forks) ? { forks: all.flatMap((s) => s.forks ?? []) } : {}),
+    ...(all.some((s) => s.exportWaiting) ? { exportWaiting: all.flatMap((s) => s.exportWaiting ?? []) } : {}),
     ...(all.some((s) => s.otherProjects) ? { otherProjects: mergeOtherProjects(all.map((s) => s.otherProjects))! } : {}),
     requests: add('requests'),
     sessions: all.flatMap((s) => s.sessions),

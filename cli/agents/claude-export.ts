@@ -19,6 +19,8 @@ export interface ExportResult {
   /** Lines appended to Claude Code files (pins included). */
   lines: number;
   created: number;
+  /** Sessions left for the next sync, a file of theirs ending in a line Claude Code is still writing. */
+  waiting: string[];
 }
 
 function kindOf(rel: string, session: string): SessionFile['kind'] {
@@ -74,12 +76,15 @@ export async function appendLines(path: string, lines: string[]): Promise<void> 
  * of writing (its last line has no '\n' yet) is left alone and reported; the next sync appends to it.
  */
 export async function exportClaude(env: NodeJS.ProcessEnv, state: MirrorState, mirrors: string[], note: (t: string) => void): Promise<ExportResult> {
-  const result: ExportResult = { sessions: 0, lines: 0, created: 0 };
+  const result: ExportResult = { sessions: 0, lines: 0, created: 0, waiting: [] };
   const pending = new Set<string>();
+  /** Each mirror's session, for the ones left pending. */
+  const sessionOf = new Map<string, string>();
   for (const mirror of new Set([...mirrors, ...state.pendingExport])) {
     try {
       const open_ = await readSession(mirror);
       const session = open_.header.id;
+      sessionOf.set(mirror, session);
       const known = state.sessions[session];
       const folder = known?.folder ?? join(claudeProjectsRoot(env), claudeProjectFolder(String(open_.header.cwd)));
       const mainRel = `${session}.jsonl`;
@@ -151,5 +156,9 @@ export async function exportClaude(env: NodeJS.ProcessEnv, state: MirrorState, m
     }
   }
   state.pendingExport = [...pending];
+  for (const m of pending) {
+    const session = sessionOf.get(m);
+    if (session !== undefined) result.waiting.push(session);
+  }
   return result;
 }

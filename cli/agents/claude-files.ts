@@ -49,6 +49,21 @@ async function projectRels(folder: string): Promise<string[]> {
 }
 
 /**
+ * Whether a project folder under `root` holds a session whose id (its main file's name: `<id>.jsonl`) `matches`. Only
+ * names are read, no file is opened: what a ref lookup asks before it pays for bringing the mirror up to date.
+ */
+export async function anyClaudeSession(root: string, matches: (id: string) => boolean): Promise<boolean> {
+  for (const p of await names(root)) {
+    if (!p.dir) continue;
+    for (const f of await names(join(root, p.name))) {
+      const id = f.dir ? null : claudeCode.sessionOf(f.name);
+      if (id !== null && matches(id)) return true;
+    }
+  }
+  return false;
+}
+
+/**
  * Every session in every project folder. A session folder without its main file is reported through `problem` and
  * left out (its files stay as they are); one bad folder never stops the others. `only`: these project folders (names).
  */

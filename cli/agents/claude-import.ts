@@ -8,6 +8,7 @@ import { appendEntries, createSessionFile } from '../store/session-writer.js';
 import { readSession } from '../store/session-reader.js';
 import { projectDir, sessionFileName } from '../store/paths.js';
 import { claudeMirrorRoot, claudeProjectsRoot, claudeReadPoint } from './claude-paths.js';
+import { pathInProject } from '../sync/project-key.js';
 import { findClaudeSessions } from './claude-files.js';
 import { readClaudeFile, saveReadPoint, type FileRead } from './claude-read.js';
 import type { FileMark, MirrorState } from './mirror-state.js';
@@ -116,7 +117,9 @@ export async function importClaude(env: NodeJS.ProcessEnv, state: MirrorState, n
         }
         const timestamp = main.lines.find((l) => l.timestamp)?.timestamp ?? new Date().toISOString();
         // The header is sessync's, written on this machine only: it names the agent, which the session's meta carries.
-        header = { type: 'session', version: CURRENT_VERSION, id: found.session, timestamp, cwd, agent: 'claude-code' };
+        // cwdInProject: a session started in a subfolder of its repository resumes in that subfolder where it is pulled.
+        const sub = await pathInProject(cwd);
+        header = { type: 'session', version: CURRENT_VERSION, id: found.session, timestamp, cwd, agent: 'claude-code', ...(sub !== null ? { cwdInProject: sub } : {}) };
         mirror = join(projectDir(mirrorRoot, cwd), sessionFileName(timestamp, found.session));
         // Already there when a run stopped before its bookkeeping was saved: then it is appended to like any mirror.
         if (await exists(mirror)) header = undefined;

@@ -11,6 +11,7 @@ import type { SharePayload } from '../../shared/share-payload.js';
 import { readSession } from '../store/session-reader.js';
 import { writeNewFiles } from '../store/write-new-files.js';
 import { resolveSession } from '../store/resolve.js';
+import { placeInProject } from '../sync/project-key.js';
 import { claudeMirrorRoot, claudeProjectsRoot } from './claude-paths.js';
 import { loadMirrorState } from './mirror-state.js';
 import { folderSessions } from './claude-files.js';
@@ -123,8 +124,12 @@ function asImported(text: string, shared: string, id: string, cwd: string): stri
   return JSON.stringify(v);
 }
 
-/** Writes a shared Claude Code branch as a new session of `cwd` in Claude Code's folder: `claude --resume <id>` opens it. */
-export async function writeClaudeImport(payload: SharePayload, env: NodeJS.ProcessEnv, cwd: string): Promise<{ id: string; path: string; entryCount: number }> {
+/**
+ * Writes a shared Claude Code branch as a new session of `project` in Claude Code's folder: `claude --resume <id>` opens
+ * it. A session shared from a subfolder of its repository (the header's cwdInProject) lands in that subfolder here.
+ */
+export async function writeClaudeImport(payload: SharePayload, env: NodeJS.ProcessEnv, project: string): Promise<{ id: string; path: string; entryCount: number }> {
+  const cwd = await placeInProject(project, payload.header.cwdInProject);
   const id = randomUUID();
   const from = `${payload.header.id}/subagents/`;
   const files = new Map<string, string[]>();

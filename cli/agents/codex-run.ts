@@ -78,5 +78,7 @@ export async function runCodexSync(o: RunOptions): Promise<RunSummary> {
   });
   const own = await codexPaths(o.env);
   for (const s of summary.sessions) if (s.path) s.path = own(s.session, s.path);
+  // A session deleted on the server and kept here is named on every sync: by the file that keeps it, the agent's.
+  for (const d of summary.deleted) if (d.path) d.path = own(d.session, d.path);
   return summary;
 }

@@ -18,12 +18,14 @@ function shareOf(ctx: CommandContext, url: string): Promise<FetchedShare> {
 const command: Command = {
   summary: 'Import a share link as a new session of this project: the shared branch with its entry ids, ready to continue and push.',
   usage: '<url>',
-  // Per run: a Claude Code or Codex share is written into that agent's folder, so pi's (--sessions-dir) is not used
-  // and may be missing; a pi share lands there, so a missing one is refused before anything is written.
+  // Per run: a Claude Code or Codex share is written into that agent's folder, so pi's (SESSYNC_SESSIONS_DIR) is not
+  // used and may be missing; a pi share lands there, so a missing one is refused before anything is written.
   async usesSessions(ctx) {
     const url = ctx.args.length === 1 ? ctx.args[0]! : undefined;
     // Not one well-formed link: the run refuses it; the folder is checked first, as for any pi command (nothing fetched).
-    if (url === undefined || !isFullLink(url)) return 'needs';
+    // --sessions-dir on the import itself names where this import goes: checked before the share is fetched, so a
+    // typo costs no request (SESSYNC_SESSIONS_DIR, set for every command, is checked only for a pi share).
+    if (url === undefined || !isFullLink(url) || typeof ctx.opts['sessions-dir'] === 'string') return 'needs';
     const { payload } = await shareOf(ctx, url);
     return isClaudeShare(payload) || isCodexShare(payload) ? null : 'needs';
   },

@@ -3,6 +3,7 @@ import type { Command, CommandContext } from '../command.js';
 import { SessyncError, isSessyncError } from '../../shared/errors.js';
 import { positionals } from '../store/locate.js';
 import { agentSessionOf } from '../agents/agent-ref.js';
+import type { AgentName } from '../../shared/agents/agent.js';
 import { shortId } from '../format/short-id.js';
 import type { SessionSummary } from '../store/session-index.js';
 import { matchRemote, openSync, withSyncLock } from '../sync/sync-run.js';
@@ -16,15 +17,25 @@ import { entryCount } from '../sync/unpushed.js';
 
 const USAGE = 'sessync rm <ref> [--remote] [--keep-local] [--force]';
 
-/** The local session, or null when only the server has it (allowed with --remote). */
-async function localOf(ctx: CommandContext, ref: string, remote: boolean): Promise<SessionSummary | null> {
+/** The session here: pi's file, or another agent's session (its mirror as `session`, the agent's own main file). */
+interface Here {
+  session: SessionSummary;
+  agent: AgentName;
+  file: string;
+}
+
+/**
+ * The local session, or null when only the server has it (allowed with --remote). Another agent's session is refused
+ * without --remote: its files are the agent's, and removing sessync's mirror of them would only have the next sync
+ * mirror them again. With --remote it is deleted on the server as any session is, seen here or not.
+ */
+async function localOf(ctx: CommandContext, ref: string, remote: boolean): Promise<Here | null> {
   try {
     const found = await agentSessionOf(ctx, ref);
-    if (found.agent === 'pi') return found.session;
-    // Its files are the agent's: removing sessync's mirror of them would only have the next sync mirror them again.
+    if (found.agent === 'pi' || remote) return found;
     throw new SessyncError(
       'bad_input',
-      `${shortId(found.session.id)} is a ${found.agent} session (${found.file}); sessync rm removes pi sessions only. Delete that file to remove it here: sync then leaves it deleted, and \`sessync restore ${shortId(found.session.id)}\` brings it back.`,
+      `${shortId(found.session.id)} is a ${found.agent} session (${found.file}); sessync rm removes pi sessions only (\`sessync rm ${shortId(found.session.id)} --remote\` deletes it on the server, leaving that file). Delete that file to remove it here: sync then leaves it deleted, and \`sessync restore ${shortId(found.session.id)}\` brings it back.`,
       { details: { id: found.session.id, agent: found.agent, path: found.file } },
     );
   } catch (e) {
@@ -54,7 +65,8 @@ const command: Command = {
     const remote = ctx.opts.remote === true;
     const keepLocal = ctx.opts['keep-local'] === true;
     if (keepLocal && !remote) throw new SessyncError('bad_input', `--keep-local only makes sense with --remote. Usage: ${USAGE}`);
-    const local = await localOf(ctx, ref!, remote);
+    const here = await localOf(ctx, ref!, remote);
+    const local = here?.session ?? null;
     if (!remote) {
       // Only this machine's copy, gone as a deletion by hand goes: its sync state stays, so sync leaves it deleted.
       const { id, path } = local!;
@@ -85,7 +97,11 @@ const command: Command = {
       }
       const r = await sync.api.deleteSession(session, sync.hostId);
       let localNote = '';
-      if (local && keepLocal) {
+      if (here && here.agent !== 'pi') {
+        // The agent's own files stay (sessync only reads and appends them); its mirror is marked, so nothing of it is pushed again.
+        await markDeleted(sync, session, here.session.path, { at: r.deletedAt, host: r.host });
+        localNote = `; kept ${here.file}, ${here.agent}'s own file (delete it to remove the session here; not pushed again)`;
+      } else if (local && keepLocal) {
         await markDeleted(sync, session, local.path, { at: r.deletedAt, host: r.host });
         localNote = `; kept ${local.path} (not pushed again unless \`sessync push ${session} --undelete\`)`;
       } else if (local) {
@@ -103,7 +119,7 @@ const command: Command = {
         removed: r.removed,
         sharesRevoked: r.sharesRevoked,
         ...(r.sharesNotRevoked ? { sharesNotRevoked: r.sharesNotRevoked } : {}),
-        ...(local ? { path: local.path, localRemoved: !keepLocal } : {}),
+        ...(here && here.agent !== 'pi' ? { agent: here.agent, path: here.file, localRemoved: false } : local ? { path: local.path, localRemoved: !keepLocal } : {}),
       });
     });
   },

@@ -40,6 +40,25 @@ function newestIn(buf: Buffer, base: number): string | null {
   return best;
 }
 
+/**
+ * The newest entry time a tail state gives: its newest tip's. A tip without a time (Claude Code ends its files with
+ * last-prompt and cost-state lines, which have none) says nothing of the lines before it: then the newest time the
+ * state counted over the agents' lines stands in. undefined: the state cannot say (it did not count one), the tail is read.
+ */
+export function newestOfState(t: Pick<TailState, 'tips' | 'newestTimedAt'>): string | null | undefined {
+  let best: string | null = null;
+  let timeless = false;
+  for (const id in t.tips) {
+    const ts = t.tips[id]!;
+    if (Number.isNaN(timeOf(ts))) timeless = true;
+    else if (best === null || timeOf(ts) > timeOf(best)) best = ts;
+  }
+  if (!timeless) return best;
+  const agents = t.newestTimedAt;
+  if (typeof agents !== 'string') return undefined;
+  return best !== null && timeOf(best) > timeOf(agents) ? best : agents;
+}
+
 export interface HeadAndTail {
   header: HeaderRead;
   /** The newest entry time found (ISO); null when the file has no entry line that could be read. */
@@ -60,16 +79,8 @@ export function readHeadAndTailSync(path: string, size: number, mtimeMs: number,
     const header = parseHeaderPrefix(headBuf, n);
     if (!header.ok) return { header, lastEntryAt: null };
     if (t !== null && t.size === size && t.mtimeMs === mtimeMs) {
-      // A tip without a time (Claude Code ends its files with last-prompt and cost-state lines, which have none) says
-      // nothing of the lines before it: then the tail below is read, as for a file without tail state.
-      let best: string | null = null;
-      let timeless = false;
-      for (const id in t.tips) {
-        const ts = t.tips[id]!;
-        if (Number.isNaN(timeOf(ts))) timeless = true;
-        else if (best === null || timeOf(ts) > timeOf(best)) best = ts;
-      }
-      if (!timeless) return { header, lastEntryAt: best };
+      const known = newestOfState(t);
+      if (known !== undefined) return { header, lastEntryAt: known };
     }
     if (size <= HEADER_PREFIX_BYTES) return { header, lastEntryAt: newestIn(headBuf.subarray(0, n), 0) };
     for (let want = TAIL_BYTES; ; want *= 4) {

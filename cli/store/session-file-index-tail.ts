@@ -65,6 +65,9 @@ export function tailStateFromIndex(s: IndexState, end: number, read: (i: number)
   t.pending = [...sh.pending];
   t.leafId = pickLeaf(tips);
   t.lastId = n > 0 ? c.id(n - 1) : null;
+  // The columns do not tell an agent's line from other types (KIND.other): with such an entry the agents' newest time
+  // is not known (list then reads the file's tail); without one there is no agent line, and emptyState's null holds.
+  if (c.kind.subarray(0, n).includes(KIND.other)) delete t.newestTimedAt;
   t.entryCount = n;
   if (sh.named >= 0) t.name = read(sh.named).name as string;
   t.badLines = s.problems.length;

@@ -5,23 +5,19 @@ import { sessyncHome } from './paths.js';
 import { loadSummaries, saveSummaries, type SummaryRow } from './summary-cache.js';
 import type { TailState } from './tail-state.js';
 import { noteLine } from './cache-save.js';
+import { newestOfState } from './last-entry-time.js';
 
 /** Rows waiting, by home and folder, each with the run's env (its SESSYNC_HOME holds the list cache). */
 const pending = new Map<string, { dir: string; env: NodeJS.ProcessEnv; rows: Map<string, SummaryRow> }>();
 let hooked = false;
 
-function timeOf(ts: string | undefined): number {
-  return typeof ts === 'string' ? Date.parse(ts) : NaN;
-}
-
 /**
  * The row `list` would make of a file just written whole: what its state (stateOfWritten) and header say, with the
- * newest tip's time as the newest entry time, as list takes it from a tail state that describes the file.
+ * newest entry time list takes from a tail state that describes the file (null when the state cannot say: the header's
+ * time stands in, as for a file without any timed entry).
  */
 export function summaryRowOf(path: string, header: SessionHeader, state: TailState): SummaryRow {
-  let newest: string | null = null;
-  for (const id in state.tips) if (newest === null || timeOf(state.tips[id]) > timeOf(newest)) newest = state.tips[id]!;
-  return [basename(path), state.size, state.mtimeMs, header.id, String(header.cwd), String(header.timestamp), state.name ?? null, state.messageCount, newest];
+  return [basename(path), state.size, state.mtimeMs, header.id, String(header.cwd), String(header.timestamp), state.name ?? null, state.messageCount, newestOfState(state) ?? null];
 }
 
 /**

@@ -44,6 +44,13 @@ export interface TailState {
   leafId: string | null;
   /** The last entry in file order: pi's leaf (pi takes the last line), which sync keeps equal to leafId. */
   lastId: string | null;
+  /**
+   * The newest time among the agents' lines (mirror entries) that have one (null: none has). What `list` shows when a
+   * tip has no time (Claude Code ends its files with last-prompt lines, which have none), so it need not read back
+   * through a long last line. Absent when not counted from the first entry (an older sessync's state, one built from a
+   * session index's columns, which do not tell agents' lines apart): not known, and it stays so as the state advances.
+   */
+  newestTimedAt?: string | null;
   entryCount: number;
   /** Messages as pi counts them (its `message` entries); an agent's lines as that agent's countMessage says. */
   messageCount: number;
@@ -112,6 +119,7 @@ export function emptyState(path: string): TailState {
     pending: [],
     leafId: null,
     lastId: null,
+    newestTimedAt: null,
     entryCount: 0,
     messageCount: 0,
     countRule: COUNT_RULE,
@@ -144,8 +152,25 @@ export function countMessage(t: MessageTally, e: SessionEntry): void {
   else t.messageMark = r.mark;
 }
 
+/** The last newest time newerTime parsed, so a run of entries parses each time once, not the newest again each time. */
+let parsedNewest: { ts: string; t: number } = { ts: '', t: NaN };
+
+/** The newer of a known newest time and an entry's time (an unparsable or absent time leaves it as it is). */
+export function newerTime(newest: string | null, ts: unknown): string | null {
+  if (typeof ts !== 'string' || ts === newest) return newest;
+  const t = Date.parse(ts);
+  if (Number.isNaN(t)) return newest;
+  if (newest !== null) {
+    if (parsedNewest.ts !== newest) parsedNewest = { ts: newest, t: Date.parse(newest) };
+    if (parsedNewest.t >= t) return newest;
+  }
+  parsedNewest = { ts, t };
+  return ts;
+}
+
 /** Adds one parsed entry to the tips (also used for entries just written). */
 export function addEntry(state: TailState, e: SessionEntry, pending: Set<string>): void {
+  if (e.type === AGENT_LINE_TYPE && state.newestTimedAt !== undefined) state.newestTimedAt = newerTime(state.newestTimedAt, e.timestamp);
   const p = e.parentId;
   if (p !== null) {
     if (Object.hasOwn(state.tips, p)) delete state.tips[p];
@@ -218,12 +243,14 @@ export function stateOfChain(entries: readonly SessionEntry[]): TailState {
   if (last === undefined) return emptyState('');
   const tally: MessageTally = { messageCount: 0 };
   let name: string | undefined;
+  let newest: string | null = null;
   for (const e of entries) {
     countMessage(tally, e);
+    if (e.type === AGENT_LINE_TYPE) newest = newerTime(newest, e.timestamp);
     if (e.type === 'session_info' && typeof e.name === 'string') name = e.name;
   }
   const mark = tally.messageMark;
-  return chainState({ root: entries[0]!.parentId, lastId: last.id, lastTimestamp: last.timestamp, entries: entries.length, messages: tally.messageCount, ...(mark !== undefined ? { mark } : {}), ...(name !== undefined ? { name } : {}) });
+  return chainState({ root: entries[0]!.parentId, lastId: last.id, lastTimestamp: last.timestamp, entries: entries.length, messages: tally.messageCount, newestTimedAt: newest, ...(mark !== undefined ? { mark } : {}), ...(name !== undefined ? { name } : {}) });
 }
 
 /** What stateOfChain reads of a chain, for a caller that has its facts without the parsed entries (a scan of its lines). */
@@ -239,6 +266,8 @@ export interface ChainFacts {
   mark?: string;
   /** The last session_info entry's name, if any has one. */
   name?: string;
+  /** The newest time among the agents' lines (TailState.newestTimedAt); absent when not known. */
+  newestTimedAt?: string | null;
 }
 
 /** stateOfChain from the chain's facts: the last entry the only tip, the first's parent the only pending id. */
@@ -252,6 +281,8 @@ export function chainState(c: ChainFacts): TailState {
   state.messageCount = c.messages;
   if (c.mark !== undefined) state.messageMark = c.mark;
   if (c.name !== undefined) state.name = c.name;
+  if (c.newestTimedAt !== undefined) state.newestTimedAt = c.newestTimedAt;
+  else delete state.newestTimedAt;
   return state;
 }
 

@@ -1,6 +1,7 @@
 // Project identity across machines: the normalised git remote, else the repository's root commit, else the path.
 import { execFile } from 'node:child_process';
 import { stat } from 'node:fs/promises';
+import { isAbsolute, join, relative, sep } from 'node:path';
 import { SessyncError } from '../../shared/errors.js';
 import { nullRecord } from '../../shared/own-keys.js';
 
@@ -82,6 +83,37 @@ async function computeKey(dir: string): Promise<ProjectKeyInfo> {
     return { key: `git-root:${root}`, source: 'git-root', detail: `git repository without an "origin" remote; its first commit is ${root}` };
   }
   return { key: `path:${dir}`, source: 'path', detail: 'not in a git repository with a commit, so the key is the folder path, which differs between machines: use --map on the other machine' };
+}
+
+/**
+ * A folder's path below the top of its git repository (`pkg/web`), or null at the top or outside a repository: recorded
+ * in a session header made here (`cwdInProject`), so the machine that pulls the session puts it in the same subfolder.
+ */
+export async function pathInProject(dir: string): Promise<string | null> {
+  const prefix = (await git(dir, ['rev-parse', '--show-prefix']))?.replace(/\/+$/, '') ?? '';
+  return prefix === '' ? null : prefix;
+}
+
+/**
+ * Where a session made `sub` below its project's top (a header's `cwdInProject`) goes when it is filed under the local
+ * project at `placed`: that subfolder of placed's repository top (of placed itself outside a repository) when it is a
+ * folder here, else placed as it is. The header comes from the server or a share, so only a plain relative path of
+ * `/`-separated names is followed: no backslash, drive letter or UNC form (another system's path), no `.`, `..` or
+ * empty part, no `.git` part (a session filed in .git/hooks), and the joined path must stay inside the top.
+ */
+export async function placeInProject(placed: string, sub: unknown): Promise<string> {
+  if (!plainSubfolder(sub)) return placed;
+  const top = (await git(placed, ['rev-parse', '--show-toplevel'])) ?? placed;
+  const there = join(top, sub);
+  const rel = relative(top, there);
+  if (rel === '' || rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel)) return placed;
+  return (await stat(there).then((s) => s.isDirectory(), () => false)) ? there : placed;
+}
+
+function plainSubfolder(sub: unknown): sub is string {
+  if (typeof sub !== 'string' || sub === '' || sub.includes('\\') || sub.startsWith('/') || /^[a-z]:/i.test(sub)) return false;
+  // .git in any case: a case-insensitive file system (macOS, Windows) opens .GIT as .git.
+  return sub.split('/').every((p) => p !== '' && p !== '.' && p !== '..' && p.toLowerCase() !== '.git');
 }
 
 /** Parses `--map KEY=PATH` values. */

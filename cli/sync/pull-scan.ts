@@ -1,7 +1,7 @@
 // A page that creates a file, checked by one scan of each body's bytes: no text, no parsed entries, no line strings.
 import { sameBytes, releaseScanned, scanEntry, scanned } from '../../shared/entry-line-scan.js';
 import { LIMITS } from '../../shared/wire.js';
-import { chainState, countMessage, type MessageTally } from '../store/tail-state.js';
+import { chainState, countMessage, newerTime, type MessageTally } from '../store/tail-state.js';
 import type { SessionEntry } from '../../shared/entry.js';
 import type { OpenedBatch } from '../keys/open-pull.js';
 import { bodyMatches, type NewFileLines } from './pull-decode.js';
@@ -37,6 +37,8 @@ export function scanNewFile(batches: readonly OpenedBatch[]): ScannedPage {
   let lastEnd = 0;
   const tally: MessageTally = { messageCount: 0 };
   let name: string | undefined;
+  /** The newest time of the agents' lines (TailState.newestTimedAt). */
+  let newest: string | null = null;
   let n = 0;
   for (const [k, b] of batches.entries()) {
     const body = b.body;
@@ -56,9 +58,12 @@ export function scanNewFile(batches: readonly OpenedBatch[]): ScannedPage {
         if (ids.has(id)) return giveUp;
         ids.add(id);
         if (sameBytes(body, typeStart, typeEnd, MESSAGE, 0, MESSAGE.length)) tally.messageCount++;
-        // An agent's line (a mirror's entry) counts as its agent says, from the line it holds: that one is parsed.
-        else if (sameBytes(body, typeStart, typeEnd, AGENT_LINE, 0, AGENT_LINE.length)) countMessage(tally, JSON.parse(utf8.decode(body.subarray(i, nl))) as SessionEntry);
-        else if (sameBytes(body, typeStart, typeEnd, SESSION_INFO, 0, SESSION_INFO.length)) {
+        // An agent's line (a mirror's entry) counts as its agent says, from the line it holds: that one is parsed (its time too).
+        else if (sameBytes(body, typeStart, typeEnd, AGENT_LINE, 0, AGENT_LINE.length)) {
+          const e = JSON.parse(utf8.decode(body.subarray(i, nl))) as SessionEntry;
+          countMessage(tally, e);
+          newest = newerTime(newest, e.timestamp);
+        } else if (sameBytes(body, typeStart, typeEnd, SESSION_INFO, 0, SESSION_INFO.length)) {
           const info = JSON.parse(utf8.decode(body.subarray(i, nl))) as { name?: unknown };
           if (typeof info.name === 'string') name = info.name;
         }
@@ -80,7 +85,7 @@ export function scanNewFile(batches: readonly OpenedBatch[]): ScannedPage {
   // The tip's timestamp: one parse per page, of its last line (certain to be an entry with a timestamp string).
   const lastLine = JSON.parse(utf8.decode(prev.subarray(lastStart, lastEnd))) as { id: string; timestamp: string };
   const mark = tally.messageMark;
-  const state = chainState({ root, lastId: lastLine.id, lastTimestamp: lastLine.timestamp, entries: n, messages: tally.messageCount, ...(mark !== undefined ? { mark } : {}), ...(name !== undefined ? { name } : {}) });
+  const state = chainState({ root, lastId: lastLine.id, lastTimestamp: lastLine.timestamp, entries: n, messages: tally.messageCount, ...(mark !== undefined ? { mark } : {}), ...(name !== undefined ? { name } : {}), newestTimedAt: newest });
   return { fresh: { lines, state, count: n, duplicates: 0, conflicts: [] } };
 }
 

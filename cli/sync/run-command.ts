@@ -37,6 +37,12 @@ export function summaryLine(s: RunSummary): string {
   if (s.mode !== 'push') {
     parts.push(`pulled ${s.pulledEntries} entr${s.pulledEntries === 1 ? 'y' : 'ies'} into ${s.pulledSessions} session${s.pulledSessions === 1 ? '' : 's'}${s.createdSessions ? ` (${s.createdSessions} new here)` : ''}`);
   }
+  // Pulled into the mirror, not into the agent's own files: said, so "pulled" is not read as resumable there yet.
+  const waiting = s.exportWaiting ?? [];
+  if (waiting.length > 0) {
+    const agents = [...new Set(waiting.map((w) => w.agent))].join(' and ');
+    parts.push(`${waiting.length} session${waiting.length === 1 ? "'s" : "s'"} pulled lines not written into ${waiting.length === 1 ? 'its' : 'their'} ${agents} files yet (a last line there is being written): the next sync writes them`);
+  }
   if (s.conflicts) parts.push(`${s.conflicts} conflicting entr${s.conflicts === 1 ? 'y' : 'ies'} kept aside`);
   if (s.damagedBatches) parts.push(`${s.damagedBatches} damaged stored batch${s.damagedBatches === 1 ? '' : 'es'} skipped`);
   if (s.skippedLines) parts.push(`${s.skippedLines} invalid line${s.skippedLines === 1 ? '' : 's'} skipped`);

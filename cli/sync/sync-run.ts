@@ -13,7 +13,7 @@ import { listSessions, type SessionSummary } from '../store/session-index.js';
 import { resolveSession } from '../store/resolve.js';
 import { piLayout } from '../store/pi-folders.js';
 import { idMatches } from '../format/short-id.js';
-import { projectKey } from './project-key.js';
+import { placeInProject, projectKey } from './project-key.js';
 import { remoteAgents, remoteProjectKeys } from './remote-keys.js';
 import { droppedSessions } from './dropped.js';
 import { restorePlan } from './restore-plan.js';
@@ -112,6 +112,11 @@ export interface RunSummary {
   deleted: DeletedNote[];
   /** Codex forks this run made: which session, from which, why, and whether this machine's own work moved into it. */
   forks?: { fork: string; from: string; reason: string; mine: boolean }[];
+  /**
+   * Sessions whose pulled lines are in sessync's mirror but not yet in the agent's own files (one of them ends in a
+   * line the agent is still writing): the next sync writes them there.
+   */
+  exportWaiting?: { agent: string; session: string }[];
   /** A pull or sync of this project (no ref, no --all): the sessions on the server of other projects, left alone. */
   otherProjects?: OtherProjects;
 }
@@ -147,10 +152,12 @@ export function placer(ctx: SyncContext, o: { maps?: Record<string, string>; cwd
   return async (meta) => {
     // Project keys come from the server: own keys only (a key `constructor` must not find Object's function).
     const mapped = o.maps ? ownValue(o.maps, meta.projectKey) : undefined;
-    if (mapped) return realpath(mapped).catch(() => mapped);
-    if (o.cwdKey && o.realCwd && o.cwdKey === meta.projectKey) return o.realCwd;
+    // A session made in a subfolder of its project (its header's cwdInProject) goes to that subfolder of the local one.
+    const below = (local: string) => placeInProject(local, meta.header?.cwdInProject);
+    if (mapped) return below(await realpath(mapped).catch(() => mapped));
+    if (o.cwdKey && o.realCwd && o.cwdKey === meta.projectKey) return below(o.realCwd);
     const saved = ownValue(await (projects ??= ctx.state.projectMap()), meta.projectKey);
-    if (saved) return saved;
+    if (saved) return below(saved);
     return String(meta.header?.cwd ?? meta.cwd ?? '');
   };
 }
@@ -264,6 +271,8 @@ export async function runSync(o: RunOptions): Promise<RunSummary> {
     if (o.restore) ({ planned, dropped } = restorePlan(planned, dropped, only, heads));
     for (const d of dropped.values()) {
       if (d.newOnServer > 0 && planned.some((x) => x.session === d.session)) o.note?.(`session ${d.session} was deleted here (${d.path}); the server has ${d.newOnServer} newer batch(es) of it, not pulled back (\`sessync restore ${d.session}\` brings it back)`);
+      // Named by the ref (`pull <id>`): said even with nothing newer, or the run's "pulled 0" would be all it said.
+      else if (o.ref !== undefined && wantsPull && only?.has(d.session)) o.note?.(`session ${d.session} was deleted here (${d.path}); ${o.mode} leaves it deleted (\`sessync restore ${d.session}\` brings it back)`);
     }
     // A session whose meta could not be read (damaged, or not landed yet) has no known agent: it goes with pi's run,
     // the agent of a meta that names none, so its pull is tried there and its error reported, never dropped silently.

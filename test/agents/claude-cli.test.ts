@@ -53,6 +53,39 @@ describe('the real Claude Code CLI syncing through sessync', () => {
       rig,
     );
 
+    it('a session started in a subfolder of the project resumes in that subfolder on B, pulled and imported from a share', async () => {
+      const remote = 'git@github.com:Acme/Sub.git';
+      const a = new ClaudeMachine(rig.root, 'sub-a', { remote });
+      const b = new ClaudeMachine(rig.root, 'sub-b', { remote });
+      await a.login(rig.server);
+      await b.login(rig.server);
+      for (const m of [a, b]) mkdirSync(join(m.project, 'pkg', 'web'), { recursive: true });
+      const inSub = (m: ClaudeMachine, args: string[]) => {
+        const home = join(m.home, '..', 'user-home');
+        mkdirSync(home, { recursive: true });
+        return claude(found.bin!, { cwd: join(m.project, 'pkg', 'web'), home, configDir: m.claudeDir, api: api.url }, args);
+      };
+      api.replies.push('answer from A in pkg/web');
+      const id = (JSON.parse(await inSub(a, ['-p', '--output-format', 'json', 'first prompt on A'])) as { session_id: string }).session_id;
+      expect(await a.ok(['sync', '--all', '--json'])).toMatchObject({ failed: 0 });
+      // B syncs from the project's root: the session lands in Claude Code's folder for B's pkg/web, not the root's.
+      expect(await b.ok(['sync', '--json'])).toMatchObject({ failed: 0, createdSessions: 1 });
+      const subFolder = claudeProjectFolder(realpathSync(join(b.project, 'pkg', 'web')));
+      // Seen failing on old code: the session was filed under the root's folder (and claude in pkg/web did not find it).
+      expect(readdirSync(join(b.claudeDir, 'projects'))).toEqual([subFolder]);
+      api.replies.push('answer two on B');
+      await inSub(b, ['-p', '--resume', id, 'second prompt on B']);
+      expect(conversationTexts(api.requests[api.requests.length - 1]!, OURS)).toEqual(['user: first prompt on A', 'assistant: answer from A in pkg/web', 'user: second prompt on B']);
+
+      // A share of it, imported on B from the root, is a new session of pkg/web too.
+      const url = ((await a.ok(['share', id, '--json'])) as { url: string }).url;
+      const imported = (await b.ok(['import', url, '--json'])) as { id: string; path: string };
+      expect(imported.path.startsWith(join(b.claudeDir, 'projects', subFolder) + '/'), imported.path).toBe(true);
+      api.replies.push('answer three on B');
+      await inSub(b, ['-p', '--resume', imported.id, 'third prompt on B']);
+      expect(conversationTexts(api.requests[api.requests.length - 1]!, OURS)).toEqual(['user: first prompt on A', 'assistant: answer from A in pkg/web', 'user: third prompt on B']);
+    });
+
     it('a project path whose folder name passes 200 characters: the pulled session lands where claude itself writes', async () => {
       const a = new ClaudeMachine(rig.root, 'short', { remote: 'git@github.com:Acme/Long.git' });
       const deep = join(rig.root, 'long', ...Array.from({ length: 5 }, (_, i) => `a-rather-long-folder-name.for_project ${i} 😀`));

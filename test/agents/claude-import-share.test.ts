@@ -1,8 +1,11 @@
-// Import of a Claude Code share, bad input: an entry that is not a Claude Code line of the session (a path outside
-// it, another kind of entry) refuses the whole import, and nothing is written.
-import { existsSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
+// Import of a Claude Code share: it lands in the subfolder its header names when that is a plain subfolder here; bad
+// input (an entry that is not a Claude Code line of the session: a path outside it, another kind) refuses the whole
+// import, and nothing is written.
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, realpathSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { claudeProjectFolder } from '../../shared/agents/claude-code.js';
 import { writeClaudeImport } from '../../cli/agents/claude-share.js';
 import { buildSharePayload } from '../../shared/share-payload.js';
 import type { SessionEntry, SessionHeader } from '../../shared/entry.js';
@@ -26,6 +29,16 @@ describe('import of a Claude Code share', () => {
     expect(r.entryCount).toBe(1);
     expect(existsSync(r.path)).toBe(true);
     expect(existsSync(join(r.path.replace(/\.jsonl$/, ''), 'subagents', 'agent-a.jsonl'))).toBe(true);
+  });
+
+  it('a share made in a subfolder of its repository (cwdInProject) lands in that subfolder here; a .git part lands at the top', async () => {
+    const repo = join(realpathSync(t.dir), 'repo');
+    execFileSync('git', ['init', '-q', repo]);
+    mkdirSync(join(repo, 'pkg', 'web'), { recursive: true });
+    const first = [line('u1', null, '', { type: 'user', uuid: 'u1', parentUuid: null, message: { role: 'user', content: 'hi' } })];
+    const folderOf = async (sub: string) => dirname((await writeClaudeImport(buildSharePayload({ ...header, cwdInProject: sub }, first), env, repo)).path);
+    expect(await folderOf('pkg/web')).toBe(join(t.dir, 'claude', 'projects', claudeProjectFolder(join(repo, 'pkg', 'web'))));
+    expect(await folderOf('.git/hooks')).toBe(join(t.dir, 'claude', 'projects', claudeProjectFolder(repo)));
   });
 
   for (const [what, bad] of [

@@ -119,6 +119,8 @@ describe.skipIf(!present)('Claude Code sessions through sync (real sessync serve
     expect(r.code).toBe(0);
     expect(r.stderr).toContain('its last line is still being written');
     expect(r.stderr, 'the note says how to end a line a crash cut').toContain('echo >>');
+    // Seen failing on old code: the summary said "pulled 3 entries into 1 session" and nothing of the wait.
+    expect(r.stdout).toContain(`pulled 3 entries into 1 session; 1 session's pulled lines not written into its claude-code files yet (a last line there is being written): the next sync writes them`);
     expect(b.read(`${id}.jsonl`)).toBe(first + half);
     b.write(`${id}.jsonl`, `${first + half}}\n`);
     await b.ok(['sync', '--json']); // nothing new on the server: the lines left behind go now

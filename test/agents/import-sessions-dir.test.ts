@@ -1,10 +1,11 @@
-// `sessync import` with a named pi sessions folder that does not exist: a Claude Code or Codex share imports (it
-// writes into that agent's folder, never pi's), a pi share is still refused with nothing written.
+// `sessync import` with a named pi sessions folder that does not exist. Named by SESSYNC_SESSIONS_DIR (set for every
+// command): a Claude Code or Codex share imports (it writes into that agent's folder, never pi's), a pi share is refused
+// with nothing written. Named by --sessions-dir on the import itself: refused before the share is fetched.
 import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { CliResult } from '../helpers/cli.js';
-import { Machine, useServer } from '../sync/helpers.js';
+import { Machine, freePort, useServer } from '../sync/helpers.js';
 import { ClaudeMachine, turn } from './claude-rig.js';
 import { CodexMachine } from './codex-rig.js';
 
@@ -41,30 +42,42 @@ describe('import with a missing named sessions folder', () => {
     urls.pi = (await pi.ok(['share', id, '--json'])).url;
   }, 120_000);
 
-  for (const how of ['flag', 'env'] as const) {
-    it(`named by ${how === 'flag' ? '--sessions-dir' : 'SESSYNC_SESSIONS_DIR'}: Claude Code and Codex shares import, a pi share is refused`, async () => {
-      const claudeDir = join(rig.root, `importer-${how}`, 'claude');
-      const codexHome = join(rig.root, `importer-${how}`, 'codex');
-      const typo = join(rig.root, `importer-${how}`, 'sesions');
-      const b = new Machine(rig.root, `importer-${how}`, { env: { CLAUDE_CONFIG_DIR: claudeDir, CODEX_HOME: codexHome, ...(how === 'env' ? { SESSYNC_SESSIONS_DIR: typo } : {}) } });
-      const flag = how === 'flag' ? ['--sessions-dir', typo] : [];
+  it('named by SESSYNC_SESSIONS_DIR: Claude Code and Codex shares import, a pi share is refused', async () => {
+    const claudeDir = join(rig.root, 'importer-env', 'claude');
+    const codexHome = join(rig.root, 'importer-env', 'codex');
+    const typo = join(rig.root, 'importer-env', 'sesions');
+    const b = new Machine(rig.root, 'importer-env', { env: { CLAUDE_CONFIG_DIR: claudeDir, CODEX_HOME: codexHome, SESSYNC_SESSIONS_DIR: typo } });
 
-      // Each into its own agent's folder.
-      for (const [url, agent, folder, text] of [[urls.claude, 'claude-code', claudeDir, 'a claude question'], [urls.codex, 'codex', codexHome, 'a codex question']] as const) {
-        const r = await b.run(['import', url, '--json', ...flag]);
-        expect(r.code, `${agent}: ${r.stderr}`).toBe(0);
-        const out = r.json() as { path: string; agent: string };
-        expect(out.agent).toBe(agent);
-        expect(out.path.startsWith(folder), out.path).toBe(true);
-        expect(readFileSync(out.path, 'utf8')).toContain(text);
-      }
+    // Each into its own agent's folder.
+    for (const [url, agent, folder, text] of [[urls.claude, 'claude-code', claudeDir, 'a claude question'], [urls.codex, 'codex', codexHome, 'a codex question']] as const) {
+      const r = await b.run(['import', url, '--json']);
+      expect(r.code, `${agent}: ${r.stderr}`).toBe(0);
+      const out = r.json() as { path: string; agent: string };
+      expect(out.agent).toBe(agent);
+      expect(out.path.startsWith(folder), out.path).toBe(true);
+      expect(readFileSync(out.path, 'utf8')).toContain(text);
+    }
 
-      // A pi share writes into that folder: refused, as before, naming it.
-      const pi = await b.run(['import', urls.pi, '--json', ...flag]);
-      expect(pi.code, pi.stderr).toBe(2);
-      expect(lastError(pi)).toMatchObject({ code: 'bad_input' });
-      expect(lastError(pi).message).toContain(`${typo} does not exist`);
-      expect(existsSync(typo), 'the named folder is never made').toBe(false);
-    });
-  }
+    // A pi share writes into that folder: refused, as before, naming it.
+    const pi = await b.run(['import', urls.pi, '--json']);
+    expect(pi.code, pi.stderr).toBe(2);
+    expect(lastError(pi)).toMatchObject({ code: 'bad_input' });
+    expect(lastError(pi).message).toContain(`${typo} does not exist`);
+    expect(existsSync(typo), 'the named folder is never made').toBe(false);
+  });
+
+  it('named by --sessions-dir: refused before anything is fetched, whatever the share', async () => {
+    const typo = join(rig.root, 'importer-flag', 'sesions');
+    const b = new Machine(rig.root, 'importer-flag', { env: { CLAUDE_CONFIG_DIR: join(rig.root, 'importer-flag', 'claude'), CODEX_HOME: join(rig.root, 'importer-flag', 'codex') } });
+    // The pi share's link on a server that is not there: a request would fail as unreachable, not on the folder.
+    const dead = urls.pi.replace(/^http:\/\/[^/]+/, `http://127.0.0.1:${await freePort()}`);
+    for (const url of [dead, urls.pi, urls.claude, urls.codex]) {
+      const r = await b.run(['import', url, '--json', '--sessions-dir', typo]);
+      // Seen failing on old code: the dead link's import fetched first (exit 1, unreachable); the Claude Code and Codex ones imported.
+      expect(r.code, `${url}: ${r.stderr}`).toBe(2);
+      expect(lastError(r)).toMatchObject({ code: 'bad_input' });
+      expect(lastError(r).message).toContain(`--sessions-dir ${typo} does not exist`);
+    }
+    expect(existsSync(typo), 'the named folder is never made').toBe(false);
+  });
 });

@@ -1,6 +1,6 @@
 // The short ids `list` shows for Claude Code and Codex sessions resolve in share, log, resume and rm as pi's do (the
 // README: a ref may be a prefix of the short form), and a ref matching sessions of several agents lists them all.
-import { realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -39,6 +39,24 @@ describe('short ids of Claude Code and Codex sessions as refs', () => {
     expect(rm.code).not.toBe(0);
     expect(rm.stderr).toContain(`d76d6da2 is a codex session`);
     expect(m.rollouts()).toHaveLength(1); // nothing removed
+  });
+
+  it('a pi short ref does not mirror Claude Code sessions that cannot match it; one that can is still found', async () => {
+    const m = new ClaudeMachine(rig.root, 'no-refresh');
+    const pi = await m.newSession();
+    // A Claude Code session not mirrored yet, whose id shares nothing with the pi session's.
+    const other = `${pi.startsWith('f') ? '0' : 'f'}f0f0f0f-1111-4222-8333-444444444444`;
+    m.write(`${other}.jsonl`, turn(other, realpathSync(m.project), null, 'not this one', ['f1f1f1f1-0000-4000-8000-000000000001', 'f1f1f1f1-0000-4000-8000-000000000002'], '2026-01-01T00:00:02.000Z'));
+    const mirror = join(m.home, 'agents', 'claude-code', 'sessions');
+    expect(await m.ok(['log', pi.slice(0, 13), '--json'])).toMatchObject({ id: pi });
+    // Seen failing on old code: the log of a pi session mirrored the Claude Code session first (its whole file read).
+    expect(existsSync(mirror) ? readdirSync(mirror, { recursive: true }).filter((f) => String(f).endsWith('.jsonl')) : []).toEqual([]);
+    // A Claude Code file whose name the ref matches is mirrored before the lookup, so the ref is ambiguous, as before.
+    const twin = `${pi.slice(0, 8)}-1111-4222-8333-555555555555`;
+    m.write(`${twin}.jsonl`, turn(twin, realpathSync(m.project), null, 'a twin', ['f2f2f2f2-0000-4000-8000-000000000001', 'f2f2f2f2-0000-4000-8000-000000000002'], '2026-01-01T00:00:03.000Z'));
+    const both = await m.run(['log', pi.slice(0, 8)]);
+    expect(both.code, both.stderr).toBe(2);
+    expect(both.stderr).toContain(`${twin}  (claude-code)`);
   });
 
   it('a Claude Code session: log and resume by short id; one ref matching a pi and a Claude Code session lists both', async () => {

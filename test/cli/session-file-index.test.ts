@@ -11,6 +11,17 @@ import { indexPath, sessionFileIndex } from '../../cli/store/session-file-index.
 import { readTailState } from '../../cli/store/tail-state.js';
 import { cacheDir } from '../../cli/store/paths.js';
 import { useTempHome } from '../helpers/cli.js';
+import type { TailState } from '../../cli/store/tail-state.js';
+
+/**
+ * The append cache from the index equals the one from the file, except that the index may leave the agents' newest
+ * time unknown (absent) when the file has entries of types its columns do not tell apart (TailState.newestTimedAt).
+ */
+function expectSameState(fromIndex: TailState | null, full: TailState): void {
+  if (fromIndex === null || fromIndex.newestTimedAt !== undefined) return void expect(fromIndex).toEqual(full);
+  const { newestTimedAt: _, ...rest } = full;
+  expect(fromIndex).toEqual(rest);
+}
 
 const home = useTempHome('sessync-fidx-', { beforeEach, afterEach });
 
@@ -182,7 +193,7 @@ describe('session index: same result as the full read', () => {
         rmSync(indexPath(file), { force: true });
         const fromIndex = await (await openSessionView(file, { keep: false })).tailState();
         rmSync(cacheDir('tail'), { recursive: true, force: true });
-        if (!repeated) expect(fromIndex).toEqual(await readTailState(file));
+        if (!repeated) expectSameState(fromIndex, await readTailState(file));
       }),
       { numRuns: 150 },
     );
@@ -226,7 +237,7 @@ describe('session index: same result as the full read', () => {
         writeFileSync(file, HEADER + lines.map((l) => l + '\n').join(''));
         const fromIndex = await (await openSessionView(file)).tailState();
         rmSync(cacheDir('tail'), { recursive: true, force: true });
-        expect(fromIndex).toEqual(await readTailState(file));
+        expectSameState(fromIndex, await readTailState(file));
       }),
       { numRuns: 80 },
     );

@@ -56,6 +56,23 @@ describe('rm without --remote (real sessync serve)', () => {
     expect(entrySet(a.fileOf(id)).size).toBe(3);
   });
 
+  it('pull <id> of a session deleted here leaves it deleted and names restore, with or without newer batches', async () => {
+    const { a, b, id } = await syncedPair(rig.root, ['pa', 'pb'], remote('pull-ref'), rig.server, 'one');
+    await b.ok(['rm', id, '--json']);
+    // Seen failing on old code: "pull: 1 session checked; pulled 0 entries ..." and not a word of the deletion.
+    for (const more of [false, true]) {
+      if (more) {
+        await a.say(id, 'two');
+        await a.ok(['sync', '--json']);
+      }
+      const r = await b.run(['pull', id.slice(0, 13)]);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).toContain(`session ${id} was deleted here`);
+      expect(r.stderr).toContain(`sessync restore ${id}`);
+      expect(b.sessionFiles()).toEqual([]);
+    }
+  });
+
   it('the human text says where it went and how to bring it back', async () => {
     const a = new Machine(rig.root, 'text', { remote: remote('text') });
     await a.login(rig.server);

@@ -1,9 +1,9 @@
 // Project keys: remote URL forms normalise to one key; no remote -> root commit; no repository -> path.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { normaliseRemote, parseMaps, projectKey } from '../../cli/sync/project-key.js';
+import { normaliseRemote, parseMaps, placeInProject, projectKey } from '../../cli/sync/project-key.js';
 import { tempDir } from '../helpers/cli.js';
 
 describe('normaliseRemote', () => {
@@ -45,5 +45,32 @@ describe('projectKey', () => {
   it('parses --map KEY=PATH and refuses other forms', () => {
     expect(parseMaps(['github.com/a/b=/home/me/b', 'path:/x=y=/z'])).toEqual({ 'github.com/a/b': '/home/me/b', 'path:/x=y': '/z' });
     expect(() => parseMaps(['nokey'])).toThrow(/KEY=PATH/);
+  });
+});
+
+describe('placeInProject (a header\'s cwdInProject below the local project)', () => {
+  it('follows a plain subfolder that exists here, from the repository\'s top; anything else stays at the placed folder', async () => {
+    const t = tempDir();
+    try {
+      const top = realpathSync(t.dir);
+      const repo = join(top, 'repo');
+      execFileSync('git', ['init', '-q', repo]);
+      // Folders whose names an unchecked join would follow on this machine (a backslash is a plain character here).
+      for (const d of ['pkg/web', 'a\\..\\..', 'C:', 'C:/x', '\\\\server\\x', 'pkg/.git/x']) mkdirSync(join(repo, d), { recursive: true });
+      expect(await placeInProject(repo, 'pkg/web')).toBe(join(repo, 'pkg', 'web'));
+      expect(await placeInProject(join(repo, 'pkg'), 'pkg/web')).toBe(join(repo, 'pkg', 'web')); // from the top, not from the placed folder
+      expect(await placeInProject(repo, 'pkg/missing')).toBe(repo);
+      expect(await placeInProject(repo, undefined)).toBe(repo);
+      expect(await placeInProject(repo, 7)).toBe(repo);
+      const outside = join(top, 'plain');
+      mkdirSync(join(outside, 'sub'), { recursive: true });
+      expect(await placeInProject(outside, 'sub')).toBe(join(outside, 'sub'));
+      // Not a plain relative path of this project: the session is filed at the project's top, as without the field.
+      for (const bad of ['', '/etc', '..', 'pkg/../..', 'pkg//web', './pkg', 'a\\..\\..', 'C:', 'C:/x', 'c:x', '\\\\server\\x', '//server/x', '.git', '.git/hooks', 'pkg/.git/x', '.GIT/hooks']) {
+        expect(await placeInProject(repo, bad), bad).toBe(repo);
+      }
+    } finally {
+      t.cleanup();
+    }
   });
 });
