@@ -68,7 +68,7 @@ export function syncCommand(mode: SyncMode, summary: string): Command {
       '--agent: whose sessions (default: pi, Claude Code when $CLAUDE_CONFIG_DIR or ~/.claude exists, Codex when $CODEX_HOME or ~/.codex does; $SESSYNC_AGENT sets another default).',
       mode === 'push'
         ? '--undelete: a session deleted on the server (by any machine) is put back, with this machine\'s whole file.'
-        : '--apply-deletes: remove the local files of sessions deleted on the server (by default they are kept, and not pushed).',
+        : '--apply-deletes: remove the local files of sessions deleted on the server (by default they are kept, and not pushed); a Claude Code or Codex file is the agent\'s and is never removed.',
     ].join('\n'),
     options: { ...SCOPE_OPTIONS, ...(mode === 'push' ? UNDELETE_OPTION : APPLY_DELETES_OPTION) },
     async run(ctx) {

@@ -29,7 +29,7 @@ import { SyncState } from './sync-state.js';
 import { serverKey, type BatchProblem } from './session-sync-state.js';
 import { applyTombstones, onPullGone, onPushGone, undelete, type DeletedNote } from './tombstones.js';
 import { e2eLoader } from '../keys/sync-keys.js';
-import type { SyncContext } from './sync-context.js';
+import type { Mirrors, SyncContext } from './sync-context.js';
 import type { Progress } from './progress.js';
 import { mkdirPrivate } from '../store/private-fs.js';
 import { saveCache } from '../store/cache-save.js';
@@ -55,6 +55,8 @@ export interface RunOptions {
   noteErrors?: boolean;
   /** Sessions new to this machine are pulled only when their meta names this agent (no agent in the meta: pi). */
   agent?: string;
+  /** The sessions are sessync's mirrors of this agent's files (see Mirrors). */
+  mirrors?: Mirrors;
   /** Pull sessions whose file this machine deleted after syncing them (`sessync restore`); a sync leaves them. */
   restore?: boolean;
   /** `sync --apply-deletes`: remove local files of sessions deleted on the server (default: keep them, unpushed). */
@@ -169,6 +171,7 @@ export function matchRemote(heads: readonly Head[], ref: string): string[] {
 
 export async function runSync(o: RunOptions): Promise<RunSummary> {
   const ctx = await openSync(o.env, o);
+  if (o.mirrors) ctx.mirrors = o.mirrors;
   if (o.interrupt) {
     const i = o.interrupt;
     ctx.api.beforeRequest = () => i.check();
