@@ -128,7 +128,8 @@ export async function runAgentSync(agent: AgentName, o: RunOptions): Promise<Run
     await withMirrorLock(o.env, async () => {
       const state = await loadMirrorState(o.env);
       const r = await exportClaude(o.env, state, pulled, note);
-      if (r.waiting.length > 0) summary.exportWaiting = r.waiting.map((session) => ({ agent, session }));
+      // Each waits for a line Claude Code is writing (a file busy mid-line is the same wait).
+      if (r.waiting.length > 0) summary.exportWaiting = r.waiting.map((session) => ({ agent, session, why: 'writing' as const }));
       await saveMirrorState(o.env, state);
       // What export appended (a pin among it) is mirrored now, so the next push carries it.
       if (r.lines > 0) await importClaude(o.env, state, note);

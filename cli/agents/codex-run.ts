@@ -76,6 +76,7 @@ export async function runCodexSync(o: RunOptions): Promise<RunSummary> {
     if (r.forks.length > 0) await importCodexMirror(o.env, state, note);
     await saveCodexState(o.env, state);
     if (r.forks.length > 0) summary.forks = r.forks;
+    if (r.waiting.length > 0) summary.exportWaiting = r.waiting.map((w) => ({ agent: 'codex', ...w }));
   });
   const own = await codexPaths(o.env);
   for (const s of summary.sessions) if (s.path) s.path = own(s.session, s.path);

@@ -88,6 +88,9 @@ export interface SessionOutcome {
   pushHeld?: true;
 }
 
+/** Why a session's pulled lines wait in the mirror (RunSummary.exportWaiting). */
+export type ExportWait = 'writing' | 'open' | 'failed';
+
 export interface RunSummary {
   mode: SyncMode;
   sessionsChecked: number;
@@ -115,10 +118,11 @@ export interface RunSummary {
   /** Codex forks this run made: which session, from which, why, and whether this machine's own work moved into it. */
   forks?: { fork: string; from: string; reason: string; mine: boolean }[];
   /**
-   * Sessions whose pulled lines are in sessync's mirror but not yet in the agent's own files (one of them ends in a
-   * line the agent is still writing): the next sync writes them there.
+   * Sessions whose pulled lines are in sessync's mirror but not yet in the agent's own files: the next sync writes them
+   * there. `why`: one of its files ends in a line the agent is still writing, the agent has it open (Codex, for a fork),
+   * or the write failed (said in a note).
    */
-  exportWaiting?: { agent: string; session: string }[];
+  exportWaiting?: { agent: string; session: string; why: ExportWait }[];
   /** A pull or sync of this project (no ref, no --all): the sessions on the server of other projects, left alone. */
   otherProjects?: OtherProjects;
 }
