@@ -1,6 +1,7 @@
 // Merge of pulled entries into a local log: a grow-only set union by entry id, with conflicts set aside, never dropped.
 import type { SessionEntry } from './entry.js';
 import { jsonStringify } from './json-stringify.js';
+import { newerTip } from './tree.js';
 
 /** Same id, different content: both sides are kept (the local one in the log, the remote one aside) and reported. */
 export interface MergeConflict {
@@ -79,11 +80,6 @@ export function mergeEntries(local: ReadonlyMap<string, SessionEntry | string>, 
   return { toAppend: parentsFirst([...fresh.values()].map((f) => f.entry), { leafLast: true }), duplicates, conflicts };
 }
 
-/** Greater (timestamp, id): the contract's leaf rule for tips. */
-function newer(a: SessionEntry, b: SessionEntry): boolean {
-  return a.timestamp !== b.timestamp ? a.timestamp > b.timestamp : a.id > b.id;
-}
-
 /**
  * Stable order where an entry whose parent is also in the list comes after it. Entries whose parent is
  * elsewhere (already local, or missing) keep their relative order. A cycle cannot block: its members
@@ -104,11 +100,12 @@ export function parentsFirst(entries: readonly SessionEntry[], opts: { leafLast?
     }
   });
   // leafLast: the newest tip and its ancestors in the list are emitted last, so the file's last line is that tip.
-  // pi takes the last line as the leaf; sessync takes the newest tip: after a pull they agree whenever they can.
+  // pi takes the last line as the leaf; sessync takes the newest tip (the tree's leaf rule, newerTip): after a pull
+  // they agree whenever they can.
   const onLeafPath: boolean[] = entries.map(() => false);
   if (opts.leafLast && entries.length) {
     let best = -1;
-    for (let i = 0; i < entries.length; i++) if (!children.has(i) && (best < 0 || newer(entries[i]!, entries[best]!))) best = i;
+    for (let i = 0; i < entries.length; i++) if (!children.has(i) && (best < 0 || newerTip(entries[i]!, entries[best]!))) best = i;
     for (let i = best, guard = 0; i >= 0 && !onLeafPath[i] && guard <= entries.length; guard++) {
       onLeafPath[i] = true;
       const p = entries[i]!.parentId;

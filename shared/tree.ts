@@ -160,14 +160,9 @@ export class SessionTree {
       if (p >= 0) hasChild[p] = 1;
     }
     let best = -1;
-    let bestTime = 0;
     for (let i = 0; i < n; i++) {
       if (hasChild[i]) continue;
-      const t = timeOf(this.entries[i]!);
-      if (best < 0 || t > bestTime || (t === bestTime && laterTie(this.entries[i]!, this.entries[best]!))) {
-        best = i;
-        bestTime = t;
-      }
+      if (best < 0 || newerTip(this.entries[i]!, this.entries[best]!)) best = i;
     }
     return best < 0 ? null : this.entries[best]!.id;
   }
@@ -226,8 +221,16 @@ export function compareByTime(a: SessionEntry, b: SessionEntry): number {
   return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }
 
-/** Tie-break between tips of equal time: the greater timestamp string (sub-ms digits), then the greater id. */
-function laterTie(a: SessionEntry, b: SessionEntry): boolean {
+/**
+ * The leaf rule between two tips: whether `a` is newer than `b`. The later time as parsed (a timestamp with an offset,
+ * or without milliseconds, compares by the instant it names; an unreadable one is older than any), then on equal times
+ * the greater timestamp string (sub-ms digits), then the greater id. The merge orders a pull's entries by it too, so
+ * the file's last line is this leaf.
+ */
+export function newerTip(a: SessionEntry, b: SessionEntry): boolean {
+  const ta = timeOf(a);
+  const tb = timeOf(b);
+  if (ta !== tb) return ta > tb;
   if (a.timestamp !== b.timestamp) return a.timestamp > b.timestamp;
   return a.id > b.id;
 }

@@ -116,7 +116,8 @@ export async function runAgentSync(agent: AgentName, o: RunOptions): Promise<Run
   }
   if (agent === 'codex') return runCodexSync(o);
   await refreshMirror(agent, o.env, note, projectScope(o));
-  const summary = await runSync({ ...o, env: agentEnv(agent, o.env), agent });
+  // What the engine says of a session names Claude Code's file, not the mirror; the mirror is never removed by it.
+  const summary = await runSync({ ...o, env: agentEnv(agent, o.env), agent, mirrors: { agent, fileOf: await agentPaths(agent, o.env) } });
   if (o.restore) await withMirrorLock(o.env, async () => restoredAside(o.env, summary, note));
   const pulled = summary.sessions.filter((s) => s.pulled && (s.pulled.entries > 0 || s.pulled.created) && s.path).map((s) => s.path!);
   // Mirrors never written out (a run stopped between its pull and its export) go out now too.
@@ -127,7 +128,8 @@ export async function runAgentSync(agent: AgentName, o: RunOptions): Promise<Run
     await withMirrorLock(o.env, async () => {
       const state = await loadMirrorState(o.env);
       const r = await exportClaude(o.env, state, pulled, note);
-      if (r.waiting.length > 0) summary.exportWaiting = r.waiting.map((session) => ({ agent, session }));
+      // Each waits for a line Claude Code is writing (a file busy mid-line is the same wait).
+      if (r.waiting.length > 0) summary.exportWaiting = r.waiting.map((session) => ({ agent, session, why: 'writing' as const }));
       await saveMirrorState(o.env, state);
       // What export appended (a pin among it) is mirrored now, so the next push carries it.
       if (r.lines > 0) await importClaude(o.env, state, note);
@@ -137,8 +139,6 @@ export async function runAgentSync(agent: AgentName, o: RunOptions): Promise<Run
   // Report where the session's own file is, not its mirror.
   const own = await agentPaths(agent, o.env);
   for (const s of summary.sessions) if (s.path) s.path = own(s.session, s.path);
-  // A session deleted on the server and kept here is named on every sync: by the file that keeps it, the agent's.
-  for (const d of summary.deleted) if (d.path) d.path = own(d.session, d.path);
   return summary;
 }
 

@@ -8,6 +8,7 @@ import { toJsonText } from '../../shared/json-stringify.js';
 import type { SharePayload } from '../../shared/share-payload.js';
 import { codex } from '../../shared/agents/codex.js';
 import { codexSessionsRoot, writeNewRollout } from './codex-export.js';
+import { placeInProject } from '../sync/project-key.js';
 
 type Obj = Record<string, unknown>;
 
@@ -69,8 +70,12 @@ function asImported(l: { text: string; value: Obj }, cwd: string): string {
   return JSON.stringify({ ...l.value, payload: { ...l.value.payload, cwd } });
 }
 
-/** Writes a shared Codex rollout as a new session of `cwd` in this machine's Codex sessions folder. */
-export async function writeCodexImport(payload: SharePayload, env: NodeJS.ProcessEnv, cwd: string, now = new Date()): Promise<{ id: string; path: string; entryCount: number }> {
+/**
+ * Writes a shared Codex rollout as a new session of `project` in this machine's Codex sessions folder. A session shared
+ * from a subfolder of its repository (the header's cwdInProject) gets that subfolder here as its cwd.
+ */
+export async function writeCodexImport(payload: SharePayload, env: NodeJS.ProcessEnv, project: string, now = new Date()): Promise<{ id: string; path: string; entryCount: number }> {
+  const cwd = await placeInProject(project, payload.header.cwdInProject);
   const lines: { text: string; value: Obj }[] = [];
   for (const e of payload.entries) {
     const l = codexLineText(e);

@@ -17,6 +17,7 @@ import { readRollout } from './codex-mirror-import.js';
 import { codexBackupPath, moveIntoForks, writeWholeFile } from './codex-move.js';
 import { codexIndexPath, codexMirrorRoot, codexSessionsRoot } from './codex-paths.js';
 import type { CodexState } from './codex-state.js';
+import type { ExportWait } from '../sync/sync-run.js';
 
 export interface CodexForkMade {
   fork: string;
@@ -30,6 +31,8 @@ export interface CodexExportResult {
   lines: number;
   created: number;
   forks: CodexForkMade[];
+  /** Sessions whose pulled lines wait in the mirror for the next sync, and why: the summary says so after `pulled`. */
+  waiting: { session: string; why: ExportWait }[];
 }
 
 async function exists(path: string): Promise<boolean> {
@@ -69,9 +72,11 @@ export async function exportCodexMirror(
   note: (t: string) => void,
   ask?: (session: string) => Promise<Map<string, Arrival>>,
 ): Promise<CodexExportResult> {
-  const result: CodexExportResult = { lines: 0, created: 0, forks: [] };
+  const result: CodexExportResult = { lines: 0, created: 0, forks: [], waiting: [] };
   const root = codexSessionsRoot(env);
-  const pending = new Set<string>();
+  /** Mirror -> why its lines wait for the next sync. */
+  const pending = new Map<string, ExportWait>();
+  const sessionOf = new Map(Object.entries(state.sessions).map(([session, s]) => [s.mirror, session]));
   const written: { session: string; path: string }[] = [];
   const rollouts = new Map((await findRollouts(root, () => undefined)).map((r) => [r.session, r.path]));
   const known = new Set<string>([...rollouts.keys(), ...Object.keys(state.sessions)]);
@@ -80,6 +85,7 @@ export async function exportCodexMirror(
     try {
       const m = await readSession(mirror);
       const session = m.header.id;
+      sessionOf.set(mirror, session);
       const lines: ForkLine[] = [];
       for (const e of m.entries) {
         // A line too big to travel (mirrored by an older sessync) is in no line of work: the lines after it continue the one before.
@@ -96,7 +102,7 @@ export async function exportCodexMirror(
       const here = (await exists(rollout)) ? await readRollout(rollout, rollout.slice(root.length + 1), note) : null;
       if (here && here.tail !== '') {
         note(`${rollout}: its last line is still being written; the pulled lines go there on the next sync${TORN_WAY_OUT}`);
-        pending.add(mirror);
+        pending.set(mirror, 'writing');
         continue;
       }
       const local = here ? here.lines.map((l) => l.id) : null;
@@ -115,7 +121,7 @@ export async function exportCodexMirror(
         if (holders.length > 0) {
           const who = holders.includes(-1) ? 'sessync cannot check here whether Codex' : `Codex (pid ${holders.join(', ')})`;
           note(`${who} has ${rollout} or its index open; sessync makes the fork of session ${session} on the next sync after it exits`);
-          pending.add(mirror);
+          pending.set(mirror, 'open');
           continue;
         }
       }
@@ -171,10 +177,14 @@ export async function exportCodexMirror(
       if (last !== undefined) state.lastLocal[session] = last;
     } catch (e) {
       note(`${mirror}: ${(fsError(e) as Error).message}; its Codex rollout is left as it is`);
-      pending.add(mirror);
+      pending.set(mirror, 'failed');
     }
   }
-  state.pending = [...pending];
+  state.pending = [...pending.keys()];
+  for (const [m, why] of pending) {
+    const session = sessionOf.get(m);
+    if (session !== undefined) result.waiting.push({ session, why });
+  }
   // One look at Codex's index for every rollout written: a row naming another path for one of them goes.
   try {
     await fixCodexIndex(env, written, note);

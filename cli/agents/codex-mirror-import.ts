@@ -7,6 +7,7 @@ import { CURRENT_VERSION, type SessionHeader } from '../../shared/entry.js';
 import { LIMITS } from '../../shared/wire.js';
 import { writeMirror } from './mirror-write.js';
 import { projectDir, sessionFileName } from '../store/paths.js';
+import { pathInProject } from '../sync/project-key.js';
 import { decodeLines } from './claude-read.js';
 import { findRollouts, type FoundRollout } from './codex-files.js';
 import { codexMirrorRoot, codexSessionsRoot } from './codex-paths.js';
@@ -55,15 +56,20 @@ function reportOver(state: CodexState, found: FoundRollout, over: ReadRollout['o
   state.tooBig[found.path] = [...told];
 }
 
-/** The mirror's header for a rollout: sessync's own, on this machine only; it names the agent and the fork's origin. */
-function headerOf(found: FoundRollout, lines: AgentLine[]): SessionHeader | null {
+/**
+ * The mirror's header for a rollout: sessync's own, on this machine only; it names the agent and the fork's origin, and
+ * (cwdInProject) the subfolder of its repository the session was started in, so a machine that pulls it files it there.
+ * `inProject` answers that for a cwd (one git call per folder in a run, not one per rollout).
+ */
+async function headerOf(found: FoundRollout, lines: AgentLine[], inProject: (cwd: string) => Promise<string | null>): Promise<SessionHeader | null> {
   const hints = codex.projectHints({ lines, problems: [], tail: '' });
   const cwd = hints.cwd;
   if (!cwd) return null;
   const meta = codexMeta(lines);
   const timestamp = (typeof meta?.timestamp === 'string' && meta.timestamp) || lines.find((l) => l.timestamp)?.timestamp || new Date().toISOString();
   const from = typeof meta?.forked_from_id === 'string' ? meta.forked_from_id : undefined;
-  return { type: 'session', version: CURRENT_VERSION, id: found.session, timestamp, cwd, agent: 'codex', ...(hints.gitUrl ? { gitUrl: hints.gitUrl } : {}), ...(from ? { forkedFrom: from } : {}) };
+  const sub = await inProject(cwd);
+  return { type: 'session', version: CURRENT_VERSION, id: found.session, timestamp, cwd, agent: 'codex', ...(hints.gitUrl ? { gitUrl: hints.gitUrl } : {}), ...(from ? { forkedFrom: from } : {}), ...(sub !== null ? { cwdInProject: sub } : {}) };
 }
 
 /** A session mirrored before whose rollout is gone: its mirror goes aside, so a sync does not bring it back (restore does). */
@@ -80,6 +86,12 @@ export async function importCodexMirror(env: NodeJS.ProcessEnv, state: CodexStat
   const result = { sessions: 0, lines: 0 };
   const all = await findRollouts(codexSessionsRoot(env), note);
   await setAsideDeleted(state, new Set(all.map((f) => f.session)), note);
+  const subfolders = new Map<string, Promise<string | null>>();
+  const inProject = (cwd: string) => {
+    let p = subfolders.get(cwd);
+    if (!p) subfolders.set(cwd, (p = pathInProject(cwd)));
+    return p;
+  };
   for (const found of all) {
     try {
       const st = await stat(found.path);
@@ -93,7 +105,7 @@ export async function importCodexMirror(env: NodeJS.ProcessEnv, state: CodexStat
       let mirror = known && (await exists(known.mirror)) ? known.mirror : undefined;
       let header: SessionHeader | null = null;
       if (mirror === undefined) {
-        header = headerOf(found, lines);
+        header = await headerOf(found, lines, inProject);
         if (!header) {
           note(`${found.path}: no session_meta naming the session's cwd; not synced`);
           continue;

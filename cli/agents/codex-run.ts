@@ -45,7 +45,8 @@ export async function codexPaths(env: NodeJS.ProcessEnv): Promise<(session: stri
 export async function runCodexSync(o: RunOptions): Promise<RunSummary> {
   const note = o.note ?? (() => undefined);
   await refreshCodex(o.env, note);
-  const summary = await runSync({ ...o, env: codexEnv(o.env), agent: 'codex' });
+  // What the engine says of a session names its rollout, not the mirror; the mirror is never removed by it.
+  const summary = await runSync({ ...o, env: codexEnv(o.env), agent: 'codex', mirrors: { agent: 'codex', fileOf: await codexPaths(o.env) } });
   const pulled = summary.sessions.filter((s) => s.pulled && (s.pulled.entries > 0 || s.pulled.created) && s.path).map((s) => s.path!);
   await withCodexLock(o.env, async () => {
     const state = await loadCodexState(o.env);
@@ -75,10 +76,9 @@ export async function runCodexSync(o: RunOptions): Promise<RunSummary> {
     if (r.forks.length > 0) await importCodexMirror(o.env, state, note);
     await saveCodexState(o.env, state);
     if (r.forks.length > 0) summary.forks = r.forks;
+    if (r.waiting.length > 0) summary.exportWaiting = r.waiting.map((w) => ({ agent: 'codex', ...w }));
   });
   const own = await codexPaths(o.env);
   for (const s of summary.sessions) if (s.path) s.path = own(s.session, s.path);
-  // A session deleted on the server and kept here is named on every sync: by the file that keeps it, the agent's.
-  for (const d of summary.deleted) if (d.path) d.path = own(d.session, d.path);
   return summary;
 }

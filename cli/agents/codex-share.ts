@@ -9,6 +9,7 @@ import type { AgentLine } from '../../shared/agents/agent.js';
 import { codexSessionsRoot } from './codex-export.js';
 import { idMatches } from '../format/short-id.js';
 import { leftOutNotes, type ShareSource } from './claude-share.js';
+import { pathInProject } from '../sync/project-key.js';
 
 type Obj = Record<string, unknown>;
 
@@ -84,6 +85,8 @@ export async function codexShareSource(env: NodeJS.ProcessEnv, ref: string, cwd:
   const picked = lines.slice(0, upTo(lines, at));
   const meta = lines.find((l) => l.value.type === 'session_meta');
   const mp = (meta?.value.payload ?? {}) as Obj;
+  // The subfolder of its repository the session was started in: an import lands in that subfolder of the project there.
+  const sub = typeof mp.cwd === 'string' && mp.cwd !== '' ? await pathInProject(mp.cwd) : null;
   const header: SessionHeader = {
     type: 'session',
     version: CURRENT_VERSION,
@@ -91,6 +94,7 @@ export async function codexShareSource(env: NodeJS.ProcessEnv, ref: string, cwd:
     timestamp: typeof mp.timestamp === 'string' ? mp.timestamp : typeof meta?.value.timestamp === 'string' ? meta.value.timestamp : '',
     cwd: typeof mp.cwd === 'string' ? mp.cwd : '',
     agent: 'codex',
+    ...(sub !== null ? { cwdInProject: sub } : {}),
   };
   const branch: SessionEntry[] = picked.map((l, i) => ({
     type: 'agent_line',

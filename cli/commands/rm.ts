@@ -50,7 +50,8 @@ const command: Command = {
   usesSessions: 'needs',
   help: [
     '--remote deletes the session on the server first: its shares answer 410, other machines stop pushing it on their',
-    'next sync and keep their own file unless they run `sessync rm` or `sync --apply-deletes`. It cannot reach copies',
+    'next sync and keep their own file unless they run `sessync rm` or `sync --apply-deletes` (a Claude Code or Codex',
+    'file stays: sessync never removes an agent\'s files, delete it by hand). It cannot reach copies',
     'already on other machines or shares already downloaded. An interrupted deletion is finished by running it again.',
     '--keep-local keeps this machine\'s file (not pushed again unless `sessync push <ref> --undelete`).',
     'Without --remote only this machine\'s file goes, as if deleted by hand: the server and the other machines keep the',

@@ -3,7 +3,7 @@ import type { Command, CommandContext } from '../command.js';
 import { SessyncError } from '../../shared/errors.js';
 import { parseMaps } from './project-key.js';
 import { createProgress, formatBytes } from './progress.js';
-import { type RunSummary, type SyncMode } from './sync-run.js';
+import { type ExportWait, type RunSummary, type SyncMode } from './sync-run.js';
 import { otherProjectsNote } from './other-projects.js';
 import { AGENT_OPTION, chosenAgents, runAgents, whenPi } from '../agents/agent-run.js';
 import { watchSignals } from './interrupt.js';
@@ -29,6 +29,20 @@ export function scopeOf(ctx: CommandContext, name: string): { ref?: string; all:
   return { ...(ctx.args[0] ? { ref: ctx.args[0] } : {}), all };
 }
 
+const WAIT_SAID: Record<ExportWait, string> = { writing: 'a last line there is being written', open: 'the agent has a file open', failed: 'a write failed, see above' };
+
+/**
+ * Sessions whose pulled lines wait in sessync's mirror, in words (empty when none): the sync summary and the watcher's
+ * line say it after the pulled figure, which alone would read as written into the agent's files. Each reason once.
+ */
+export function waitingPart(waiting: NonNullable<RunSummary['exportWaiting']>): string {
+  if (waiting.length === 0) return '';
+  const agents = [...new Set(waiting.map((w) => w.agent))].join(' and ');
+  const whys = new Set(waiting.map((w) => w.why));
+  const why = (Object.keys(WAIT_SAID) as ExportWait[]).filter((k) => whys.has(k)).map((k) => WAIT_SAID[k]).join(', or ');
+  return `${waiting.length} session${waiting.length === 1 ? "'s" : "s'"} pulled lines not written into ${waiting.length === 1 ? 'its' : 'their'} ${agents} files yet (${why})`;
+}
+
 export function summaryLine(s: RunSummary): string {
   const parts: string[] = [];
   // No request made (a push with nothing to send): said, so it is not read as the server having been reached.
@@ -38,11 +52,8 @@ export function summaryLine(s: RunSummary): string {
     parts.push(`pulled ${s.pulledEntries} entr${s.pulledEntries === 1 ? 'y' : 'ies'} into ${s.pulledSessions} session${s.pulledSessions === 1 ? '' : 's'}${s.createdSessions ? ` (${s.createdSessions} new here)` : ''}`);
   }
   // Pulled into the mirror, not into the agent's own files: said, so "pulled" is not read as resumable there yet.
-  const waiting = s.exportWaiting ?? [];
-  if (waiting.length > 0) {
-    const agents = [...new Set(waiting.map((w) => w.agent))].join(' and ');
-    parts.push(`${waiting.length} session${waiting.length === 1 ? "'s" : "s'"} pulled lines not written into ${waiting.length === 1 ? 'its' : 'their'} ${agents} files yet (a last line there is being written): the next sync writes them`);
-  }
+  const waiting = waitingPart(s.exportWaiting ?? []);
+  if (waiting) parts.push(`${waiting}: the next sync writes them`);
   if (s.conflicts) parts.push(`${s.conflicts} conflicting entr${s.conflicts === 1 ? 'y' : 'ies'} kept aside`);
   if (s.damagedBatches) parts.push(`${s.damagedBatches} damaged stored batch${s.damagedBatches === 1 ? '' : 'es'} skipped`);
   if (s.skippedLines) parts.push(`${s.skippedLines} invalid line${s.skippedLines === 1 ? '' : 's'} skipped`);
@@ -68,7 +79,7 @@ export function syncCommand(mode: SyncMode, summary: string): Command {
       '--agent: whose sessions (default: pi, Claude Code when $CLAUDE_CONFIG_DIR or ~/.claude exists, Codex when $CODEX_HOME or ~/.codex does; $SESSYNC_AGENT sets another default).',
       mode === 'push'
         ? '--undelete: a session deleted on the server (by any machine) is put back, with this machine\'s whole file.'
-        : '--apply-deletes: remove the local files of sessions deleted on the server (by default they are kept, and not pushed).',
+        : '--apply-deletes: remove the local files of sessions deleted on the server (by default they are kept, and not pushed); a Claude Code or Codex file is the agent\'s and is never removed.',
     ].join('\n'),
     options: { ...SCOPE_OPTIONS, ...(mode === 'push' ? UNDELETE_OPTION : APPLY_DELETES_OPTION) },
     async run(ctx) {

@@ -10,6 +10,16 @@ export interface SyncProgress {
   bytes?: number;
 }
 
+/**
+ * The sessions of a run are sessync's mirrors of another agent's files (cli/agents/): `agent` names it, `fileOf` maps a
+ * mirror to the agent's own file of its session. What the engine says of a session names that file, and it removes no
+ * such session (`--apply-deletes` included): the agent's file would stay, and only be mirrored again.
+ */
+export interface Mirrors {
+  agent: string;
+  fileOf(session: string, mirror: string): string;
+}
+
 export interface SyncContext {
   api: ApiClient;
   state: SyncState;
@@ -31,6 +41,8 @@ export interface SyncContext {
    * account is encrypted and this machine's key is missing or wrong, before anything is written or sent.
    */
   e2e?: () => Promise<E2eKeys | null>;
+  /** Set when the sessions are mirrors of another agent's files. */
+  mirrors?: Mirrors;
   /** Notes for the user (skipped lines, migrations, conflicts): never dropped silently. */
   note?: (text: string) => void;
 }

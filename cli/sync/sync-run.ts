@@ -29,7 +29,7 @@ import { SyncState } from './sync-state.js';
 import { serverKey, type BatchProblem } from './session-sync-state.js';
 import { applyTombstones, onPullGone, onPushGone, undelete, type DeletedNote } from './tombstones.js';
 import { e2eLoader } from '../keys/sync-keys.js';
-import type { SyncContext } from './sync-context.js';
+import type { Mirrors, SyncContext } from './sync-context.js';
 import type { Progress } from './progress.js';
 import { mkdirPrivate } from '../store/private-fs.js';
 import { saveCache } from '../store/cache-save.js';
@@ -55,6 +55,8 @@ export interface RunOptions {
   noteErrors?: boolean;
   /** Sessions new to this machine are pulled only when their meta names this agent (no agent in the meta: pi). */
   agent?: string;
+  /** The sessions are sessync's mirrors of this agent's files (see Mirrors). */
+  mirrors?: Mirrors;
   /** Pull sessions whose file this machine deleted after syncing them (`sessync restore`); a sync leaves them. */
   restore?: boolean;
   /** `sync --apply-deletes`: remove local files of sessions deleted on the server (default: keep them, unpushed). */
@@ -86,6 +88,9 @@ export interface SessionOutcome {
   pushHeld?: true;
 }
 
+/** Why a session's pulled lines wait in the mirror (RunSummary.exportWaiting). */
+export type ExportWait = 'writing' | 'open' | 'failed';
+
 export interface RunSummary {
   mode: SyncMode;
   sessionsChecked: number;
@@ -113,10 +118,11 @@ export interface RunSummary {
   /** Codex forks this run made: which session, from which, why, and whether this machine's own work moved into it. */
   forks?: { fork: string; from: string; reason: string; mine: boolean }[];
   /**
-   * Sessions whose pulled lines are in sessync's mirror but not yet in the agent's own files (one of them ends in a
-   * line the agent is still writing): the next sync writes them there.
+   * Sessions whose pulled lines are in sessync's mirror but not yet in the agent's own files: the next sync writes them
+   * there. `why`: one of its files ends in a line the agent is still writing, the agent has it open (Codex, for a fork),
+   * or the write failed (said in a note).
    */
-  exportWaiting?: { agent: string; session: string }[];
+  exportWaiting?: { agent: string; session: string; why: ExportWait }[];
   /** A pull or sync of this project (no ref, no --all): the sessions on the server of other projects, left alone. */
   otherProjects?: OtherProjects;
 }
@@ -169,6 +175,7 @@ export function matchRemote(heads: readonly Head[], ref: string): string[] {
 
 export async function runSync(o: RunOptions): Promise<RunSummary> {
   const ctx = await openSync(o.env, o);
+  if (o.mirrors) ctx.mirrors = o.mirrors;
   if (o.interrupt) {
     const i = o.interrupt;
     ctx.api.beforeRequest = () => i.check();

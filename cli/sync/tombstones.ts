@@ -1,4 +1,4 @@
-// Sessions deleted on the server: stop pushing them, keep (or with --apply-deletes remove) the local file, and undelete on request.
+// Sessions deleted on the server: stop pushing them, keep (or with --apply-deletes remove pi's) local file, and undelete on request.
 import { rm } from 'node:fs/promises';
 import { isSessyncError } from '../../shared/errors.js';
 import type { Head, Tombstone } from '../../shared/wire.js';
@@ -39,8 +39,19 @@ export async function removeLocal(ctx: SyncContext, session: string, path: strin
   await ctx.state.forget(session);
 }
 
-function keptMessage(t: Tombstone, path: string): string {
-  return `session ${t.session} was deleted on the server at ${t.deletedAt} (asked by host ${t.host}): it is not pushed from here any more; the local file ${path} is kept (\`sessync rm ${t.session}\` removes it, \`sessync sync --apply-deletes\` removes every such file, \`sessync push ${t.session} --undelete\` puts it back on the server)`;
+/** The file that keeps a session here, as the user knows it: the agent's own for a mirrored session, else `path`. */
+function keptFile(ctx: SyncContext, session: string, path: string): { file: string; what: string } {
+  const m = ctx.mirrors;
+  return m ? { file: m.fileOf(session, path), what: `${m.agent}'s own file` } : { file: path, what: 'the local file' };
+}
+
+function keptMessage(ctx: SyncContext, t: Tombstone, path: string, applyDeletes: boolean): string {
+  const { file, what } = keptFile(ctx, t.session, path);
+  const back = `\`sessync push ${t.session} --undelete\` puts it back on the server`;
+  const head = `session ${t.session} was deleted on the server at ${t.deletedAt} (asked by host ${t.host}): it is not pushed from here any more`;
+  // An agent's file is the agent's: sessync never removes it, so neither `rm` (which refuses it) nor --apply-deletes is the way.
+  if (ctx.mirrors) return `${head}; ${what} ${file} is kept${applyDeletes ? ' (--apply-deletes leaves it)' : ''}: sessync never removes an agent's files, delete it yourself to remove the session here (${back})`;
+  return `${head}; ${what} ${file} is kept (\`sessync rm ${t.session}\` removes it, \`sessync sync --apply-deletes\` removes every such file, ${back})`;
 }
 
 /**
@@ -70,14 +81,17 @@ export async function applyTombstones(
     const st = o.states.get(t.session);
     const fresh = st?.deleted?.at !== t.deletedAt;
     if (fresh) await markDeleted(ctx, t.session, local.path, { at: t.deletedAt, host: t.host });
-    if (o.applyDeletes) {
+    // Not another agent's session: removing its mirror would leave the agent's file, mirrored again by the next sync
+    // with no record here that the server deleted it. Kept and marked, it stays known as deleted (never pushed).
+    if (o.applyDeletes && !ctx.mirrors) {
       await removeLocal(ctx, t.session, local.path);
       ctx.note?.(`session ${t.session} was deleted on the server at ${t.deletedAt} (asked by host ${t.host}): removed ${local.path} (--apply-deletes)`);
       notes.push({ session: t.session, deletedAt: t.deletedAt, host: t.host, action: 'removed', path: local.path });
       continue;
     }
-    if (fresh) ctx.note?.(keptMessage(t, local.path));
-    notes.push({ session: t.session, deletedAt: t.deletedAt, host: t.host, action: 'kept', path: local.path });
+    // Said again when --apply-deletes asked to remove it: why it did not is news to whoever asked.
+    if (fresh || o.applyDeletes) ctx.note?.(keptMessage(ctx, t, local.path, o.applyDeletes));
+    notes.push({ session: t.session, deletedAt: t.deletedAt, host: t.host, action: 'kept', path: keptFile(ctx, t.session, local.path).file });
   }
   // Without the feed (push alone asks for no heads), the tombstones recorded earlier still hold.
   const live = new Set(o.heads.map((h) => h.session));
@@ -88,7 +102,7 @@ export async function applyTombstones(
     if (o.deleted !== null && live.has(l.id)) {
       await markDeleted(ctx, l.id, l.path, null);
       ctx.note?.(`session ${l.id} was put back on the server (undeleted); syncing it again`);
-      notes.push({ session: l.id, deletedAt: st.deleted.at, host: st.deleted.host, action: 'restored', path: l.path });
+      notes.push({ session: l.id, deletedAt: st.deleted.at, host: st.deleted.host, action: 'restored', path: keptFile(ctx, l.id, l.path).file });
       continue;
     }
     skip.add(l.id);
@@ -101,7 +115,8 @@ export async function onPushGone(ctx: SyncContext, session: string, path: string
   if (!isSessyncError(e, 'gone')) return false;
   // The time and host come with the next feed; until then the marker says only that it is deleted.
   await markDeleted(ctx, session, path, { at: '', host: '' });
-  ctx.note?.(`session ${session}: ${e.message}; the local file ${path} is kept`);
+  const { file, what } = keptFile(ctx, session, path);
+  ctx.note?.(`session ${session}: ${e.message}; ${what} ${file} is kept`);
   return true;
 }
 
@@ -125,8 +140,8 @@ export async function onPullGone(ctx: SyncContext, session: string, path: string
   const at = t?.deletedAt ?? '';
   const host = t?.host ?? '';
   await markDeleted(ctx, session, path, { at, host });
-  ctx.note?.(keptMessage({ session, deletedAt: at, host }, path));
-  return { session, deletedAt: at, host, action: 'kept', path };
+  ctx.note?.(keptMessage(ctx, { session, deletedAt: at, host }, path, false));
+  return { session, deletedAt: at, host, action: 'kept', path: keptFile(ctx, session, path).file };
 }
 
 /**

@@ -4,6 +4,7 @@ import { ApiClient } from '../api-client.js';
 import { requireLogin } from '../login-store.js';
 import { runSync, type RunOptions, type RunSummary } from './sync-run.js';
 import { takeCacheNotes } from '../store/cache-save.js';
+import { waitingPart } from './run-command.js';
 import type { Interrupt } from './interrupt.js';
 
 export interface WatchOptions {
@@ -50,6 +51,11 @@ function moved(s: RunSummary): boolean {
   return s.pushedEntries + s.pulledEntries + s.createdSessions + s.conflicts > 0;
 }
 
+/** Sessions whose pulled lines wait in a mirror, as one comparable string: said when the set changes, not every cycle. */
+function waitingKey(s: RunSummary): string {
+  return (s.exportWaiting ?? []).map((w) => `${w.agent}:${w.session}:${w.why}`).sort().join(',');
+}
+
 /** Failed sessions as one comparable string: a watcher reports a failure when it starts or changes, not every cycle. */
 function failureKey(s: RunSummary): string {
   return s.sessions.filter((x) => x.error).map((x) => `${x.session}:${x.error!.code}`).sort().join(',');
@@ -74,6 +80,7 @@ export async function watchSync(o: WatchOptions): Promise<never> {
   let backoff = 0;
   let failures = 0;
   let lastFailed = '';
+  let lastWaiting = '';
   o.report(`watching ${o.ref ?? (o.all ? 'every session' : 'this project')}: ${watchCadence(pushEvery, pullEvery)}; Ctrl-C stops`, { event: 'start' });
   while (!stopped.aborted) {
     const pullDue = Date.now() - lastPull >= pullEvery;
@@ -105,10 +112,16 @@ export async function watchSync(o: WatchOptions): Promise<never> {
       }
       // A cache this cycle could not save (a full disk), said once per kind, not only when the watcher stops.
       for (const n of takeCacheNotes()) o.report(n, { event: 'note' });
-      if (moved(s)) {
-        const line = `${new Date().toISOString()} pushed ${s.pushedEntries}, pulled ${s.pulledEntries}${s.createdSessions ? `, ${s.createdSessions} new session(s)` : ''}${s.conflicts ? `, ${s.conflicts} conflict(s) kept aside` : ''}`;
+      // Pulled lines that wait in a mirror (the agent mid-line in its file) are said with the figures, else "pulled 3"
+      // reads as in the agent's files; and when the wait starts, changes or ends, though no entry moved then.
+      const waiting = waitingKey(s);
+      if (moved(s) || waiting !== lastWaiting) {
+        const wait = waitingPart(s.exportWaiting ?? []);
+        const done = wait === '' && lastWaiting !== '' ? ', no pulled lines wait for the agent\'s files any more' : '';
+        const line = `${new Date().toISOString()} pushed ${s.pushedEntries}, pulled ${s.pulledEntries}${s.createdSessions ? `, ${s.createdSessions} new session(s)` : ''}${s.conflicts ? `, ${s.conflicts} conflict(s) kept aside` : ''}${wait ? `, ${wait}` : done}`;
         o.report(line, { event: 'synced', ...s });
       }
+      lastWaiting = waiting;
     } catch (e) {
       // Stopped by the signal before a request: the run's finally blocks saved its state; the loop ends below.
       if (isSessyncError(e, 'interrupted')) break;

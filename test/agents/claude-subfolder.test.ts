@@ -1,24 +1,17 @@
 // A Claude Code session made in a subfolder of its repository, pulled by real sessync processes: it lands in Claude
 // Code's folder for that subfolder of the local project. A header (made by hand here, as a hostile server or share
 // could send it) whose cwdInProject is not a plain subfolder (.git/hooks, backslashes) lands at the project's top.
-import { mkdirSync, readFileSync, readdirSync, realpathSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { claudeProjectFolder } from '../../shared/agents/claude-code.js';
 import { useServer } from '../sync/helpers.js';
 import { claudePair, turn } from './claude-rig.js';
+import { editMirrorHeader, mirrorHeader } from './mirror-header.js';
 
 const IN_SUB = '51515151-3333-4444-8555-666666666666';
 const GIT_HOOKS = '52525252-3333-4444-8555-666666666666';
 const BACKSLASH = '53535353-3333-4444-8555-666666666666';
-
-/** Rewrites the header of a session's mirror (its first line) with `extra` fields, before the session is pushed. */
-function editMirrorHeader(home: string, session: string, extra: Record<string, unknown>): void {
-  const state = JSON.parse(readFileSync(join(home, 'agents', 'claude-code', 'mirror.json'), 'utf8'));
-  const mirror = state.sessions[session].mirror as string;
-  const [first, ...rest] = readFileSync(mirror, 'utf8').split('\n');
-  writeFileSync(mirror, [JSON.stringify({ ...JSON.parse(first!), ...extra }), ...rest].join('\n'));
-}
 
 describe('Claude Code sessions of a subfolder of the project (real sessync serve)', () => {
   const rig = useServer(undefined, 'sessync-ccsub-');
@@ -37,10 +30,9 @@ describe('Claude Code sessions of a subfolder of the project (real sessync serve
     a.write(`${GIT_HOOKS}.jsonl`, turn(GIT_HOOKS, aTop, null, 'hooks', ['5b5b5b5b-0000-4000-8000-000000000001', '5b5b5b5b-0000-4000-8000-000000000002'], '2026-01-09T00:01:00.000Z'));
     a.write(`${BACKSLASH}.jsonl`, turn(BACKSLASH, aTop, null, 'backslash', ['5c5c5c5c-0000-4000-8000-000000000001', '5c5c5c5c-0000-4000-8000-000000000002'], '2026-01-09T00:02:00.000Z'));
     await a.ok(['list', '--all', '--json']); // mirrors them, nothing pushed yet
-    const aState = JSON.parse(readFileSync(join(a.home, 'agents', 'claude-code', 'mirror.json'), 'utf8'));
-    expect(JSON.parse(readFileSync(aState.sessions[IN_SUB].mirror, 'utf8').split('\n')[0]!)).toMatchObject({ cwdInProject: 'pkg/web' });
-    editMirrorHeader(a.home, GIT_HOOKS, { cwdInProject: '.git/hooks' });
-    editMirrorHeader(a.home, BACKSLASH, { cwdInProject: 'x\\..\\..' });
+    expect(mirrorHeader(a.home, 'claude-code', IN_SUB)).toMatchObject({ cwdInProject: 'pkg/web' });
+    editMirrorHeader(a.home, 'claude-code', GIT_HOOKS, { cwdInProject: '.git/hooks' });
+    editMirrorHeader(a.home, 'claude-code', BACKSLASH, { cwdInProject: 'x\\..\\..' });
     expect(await a.ok(['sync', '--all', '--json'])).toMatchObject({ failed: 0, pushedEntries: 9 });
 
     // B syncs from its project's top: each session is pulled (never an error), into the folder its header allows.

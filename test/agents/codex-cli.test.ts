@@ -1,12 +1,14 @@
 // The real Codex CLI as the client: a session made on A is pulled on B at another path and resumed there; divergent
 // resumes on both become the original and a fork on both machines, each resumable, nothing lost; a stale index row.
-import { cpSync, existsSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { applyWal } from '../../cli/agents/codex-wal.js';
-import { codexConfig, codexNew, findCodex } from './codex-cli.js';
+import { runCli } from '../helpers/cli.js';
+import { codexConfig, codexNew, codexRun, findCodex } from './codex-cli.js';
 import { useCodexCli } from './codex-cli-rig.js';
+import { responsesConversation } from './fake-openai-responses.js';
 
 const found = await findCodex();
 
@@ -96,6 +98,39 @@ describe('the real Codex CLI syncing through sessync', () => {
       const mainLine = ['user: first prompt on A', 'assistant: answer one from A', 'user: second prompt on B', 'assistant: answer two from B'];
       expect(await ask(b, id, 'fourth prompt on B', 'answer four on B')).toEqual([...mainLine, 'user: third prompt on A', 'assistant: answer three on A', 'user: fourth prompt on B']);
       expect(await ask(a, fork, 'fourth prompt on A', 'answer four on A')).toEqual([...mainLine, 'user: third prompt on B', 'assistant: answer three on B', 'user: fourth prompt on A']);
+    });
+
+    it('a session started in a subfolder of the project: pulled and imported on B, it is a session of B\'s same subfolder', async () => {
+      const remote = 'git@github.com:Acme/CodexSub.git';
+      const a = machine('sub-a', remote);
+      const b = machine('sub-b', remote);
+      await a.login(t.server);
+      await b.login(t.server);
+      for (const m of [a, b]) mkdirSync(join(m.project, 'pkg', 'web'), { recursive: true });
+      const inSub = (m: typeof a) => ({ ...on(m), cwd: join(m.project, 'pkg', 'web') });
+      const bSub = realpathSync(join(b.project, 'pkg', 'web'));
+      t.api.replies.push('answer from A in pkg/web');
+      const id = await codexNew(found.bin!, inSub(a), 'first prompt on A');
+      expect(await a.ok(['sync', '--all', '--json'])).toMatchObject({ failed: 0, pushedSessions: 1 });
+
+      // B syncs from the project's top; the session is one of B's pkg/web (where `sessync list` there shows it).
+      // Seen failing on old code: it was filed under B's top folder, and list in pkg/web showed nothing.
+      expect(await b.ok(['sync', '--json'])).toMatchObject({ failed: 0, createdSessions: 1 });
+      const listed = await runCli(['list', '--json', '--cwd', bSub], { env: b.env });
+      expect(listed.code, listed.stderr).toBe(0);
+      expect((listed.json() as { id: string }[]).map((s) => s.id)).toEqual([id]);
+
+      // A share of it, imported on B from the top, is a new rollout whose cwd is B's pkg/web: Codex run there resumes
+      // it as the newest session of that folder (`resume --last` looks only at the sessions of the folder it runs in).
+      // Seen failing on old code: its cwd was B's top, and `resume --last` in pkg/web found no session of its own.
+      const url = ((await a.ok(['share', id, '--json'])) as { url: string }).url;
+      const imported = (await b.ok(['import', url, '--json'])) as { id: string; path: string };
+      const meta = JSON.parse(readFileSync(imported.path, 'utf8').split('\n')[0]!) as { payload: { cwd: string } };
+      expect(meta.payload.cwd).toBe(bSub);
+      t.api.replies.push('answer two on B');
+      await codexRun(found.bin!, inSub(b), ['exec', '--skip-git-repo-check', 'resume', '--last', 'second prompt on B']);
+      expect(responsesConversation(t.api.requests[t.api.requests.length - 1]!, OURS)).toEqual(['user: first prompt on A', 'assistant: answer from A in pkg/web', 'user: second prompt on B']);
+      expect(readFileSync(imported.path, 'utf8')).toContain('second prompt on B');
     });
 
     it('a stale index row (a CODEX_HOME copied from another machine): after the pull, resume uses the pulled rollout', async () => {

@@ -83,6 +83,9 @@ describe('the Codex fork move (real files, real sessync serve)', () => {
       const r = await b.run(['sync']);
       expect(r.code, r.stderr).toBe(0);
       expect(r.stderr).toContain(`Codex (pid ${holder.pid}) has ${b.rolloutOf(id)} or its index open`);
+      // The summary says the pulled lines wait, and why. Seen failing on old code: no word of it, no exportWaiting.
+      expect(r.stdout).toContain("1 session's pulled lines not written into its codex files yet (the agent has a file open): the next sync writes them");
+      expect((await b.ok(['sync', '--json'])).exportWaiting).toEqual([{ agent: 'codex', session: id, why: 'open' }]);
       expect(b.text(id)).toBe(bOwn);
       expect(b.rollouts()).toHaveLength(1);
     } finally {

@@ -1,6 +1,7 @@
 // Import of a Codex share from crafted payloads: the new rollout's name, folder and session_meta, exact lines, and
 // bad shares refused with nothing written.
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -29,8 +30,8 @@ function entry(line: string, i: number, extra: Partial<SessionEntry> = {}): Sess
   return { type: 'agent_line', agent: 'codex', id: `x-${i}`, parentId: i > 0 ? `x-${i - 1}` : null, timestamp: '', file: '', value: JSON.parse(line), line, ...extra };
 }
 
-function payload(entries: SessionEntry[]) {
-  return buildSharePayload({ type: 'session', id: OLD, timestamp: '2025-12-09T19:55:16.295Z', cwd: '~/agent-sample', agent: 'codex' }, entries);
+function payload(entries: SessionEntry[], extra: Record<string, unknown> = {}) {
+  return buildSharePayload({ type: 'session', id: OLD, timestamp: '2025-12-09T19:55:16.295Z', cwd: '~/agent-sample', agent: 'codex', ...extra }, entries);
 }
 
 function files(root: string): string[] {
@@ -60,6 +61,22 @@ describe('writeCodexImport', () => {
       payload: { id: r.id, timestamp: now.toISOString(), cwd: '/home/me/here', session_id: r.id, originator: 'codex_cli_rs', cli_version: '0.66.0', instructions: null, source: 'cli', runtime_workspace_roots: ['/home/me/here'] },
     });
     expect(r.entryCount).toBe(3);
+  });
+
+  it('a share made in a subfolder of its repository (cwdInProject) gets that subfolder here as its cwd; one that is not plain, the top', async () => {
+    const codexHome = home();
+    const repo = join(realpathSync(join(codexHome, '..')), 'repo');
+    execFileSync('git', ['init', '-q', repo]);
+    for (const d of ['pkg/web', 'x\\..\\..']) mkdirSync(join(repo, d), { recursive: true });
+    const TURN = '{"timestamp":"2025-12-09T19:55:17.000Z","type":"turn_context","payload":{"cwd":"~/agent-sample/pkg/web","model":"m"}}';
+    const cwds = async (sub: string) => {
+      const r = await writeCodexImport(payload([META, TURN, USER].map((l, i) => entry(l, i)), { cwdInProject: sub }), { CODEX_HOME: codexHome }, repo);
+      return readFileSync(r.path, 'utf8').split('\n').slice(0, 2).map((l) => (JSON.parse(l) as { payload: { cwd: string } }).payload.cwd);
+    };
+    // Seen failing on old code: the project's top for pkg/web too.
+    expect(await cwds('pkg/web')).toEqual([join(repo, 'pkg', 'web'), join(repo, 'pkg', 'web')]);
+    // The same guard as for Claude Code (a .git part, backslashes, a path outside the top): the project's top.
+    for (const bad of ['.git/hooks', 'x\\..\\..', '../..', '/etc']) expect(await cwds(bad), bad).toEqual([repo, repo]);
   });
 
   it('a share without a session_meta (its first line was unreadable) still gets one', async () => {

@@ -1,11 +1,15 @@
 // Codex rollouts through sync with real files and the real server: a deleted rollout stays deleted, an index that is not
 // SQLite is left alone, a torn last line waits, lines at the size limit travel, one over it is reported and the lines after it travel.
+import { spawn } from 'node:child_process';
 import { appendFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { describe, expect, it } from 'vitest';
 import { codex } from '../../shared/agents/codex.js';
 import { LIMITS } from '../../shared/wire.js';
+import { CLI_BIN, REPO_ROOT } from '../helpers/cli.js';
 import { useServer } from '../sync/helpers.js';
+import { until } from '../sync/kill-rig.js';
 import { fsObjects, readable } from '../crypto/crypto-rig.js';
 import { CodexMachine, codexPair, lines, msg, newId, startRollout } from './codex-rig.js';
 
@@ -78,6 +82,9 @@ describe('Codex rollouts through sync (real files, real sessync serve)', () => {
     const r = await b.run(['sync']);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toContain('its last line is still being written');
+    // Said after the pulled figure, as for Claude Code. Seen failing on old code: no word of it, no exportWaiting.
+    expect(r.stdout).toContain("1 session's pulled lines not written into its codex files yet (a last line there is being written): the next sync writes them");
+    expect((await b.ok(['sync', '--json'])).exportWaiting).toEqual([{ agent: 'codex', session: id, why: 'writing' }]);
     expect(readFileSync(pathB, 'utf8')).toBe(before); // not a byte added to a file Codex is writing
     // Codex finishes the line; the next sync: the two continuations become the original and a fork, nothing lost.
     appendFileSync(pathB, `${half.slice(20)}\n`);
@@ -90,6 +97,41 @@ describe('Codex rollouts through sync (real files, real sessync serve)', () => {
     expect(st.stdout).toContain(`${fork} from ${id}`);
     expect(st.stdout).toContain(`this machine continued session ${id} after another machine's continuation reached the server first`);
     expect((await b.ok(['status', '--json'])).codexForks).toMatchObject([{ fork, from: id }]);
+  });
+
+  it('sync --watch says when pulled lines wait for a rollout Codex is writing, and when they no longer do', async () => {
+    const { a, b } = await pair('watch-wait');
+    const id = newId();
+    const pathA = startRollout(a, id, msg('first', '2026-01-01T00:00:01.000Z'));
+    await a.ok(['sync', '--json']);
+    await b.ok(['sync', '--json']);
+    const pathB = b.rolloutOf(id);
+    const half = msg('being written on B', '2026-01-01T00:00:02.000Z');
+    appendFileSync(pathB, half.slice(0, 20));
+    const child = spawn(process.execPath, [CLI_BIN, 'sync', '--watch', '--json', '--cwd', b.project], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, ...b.env, SESSYNC_WATCH_PUSH_MS: '150', SESSYNC_WATCH_PULL_MS: '150' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const events: { event: string; message: string; exportWaiting?: unknown }[] = [];
+    createInterface({ input: child.stdout! }).on('line', (l) => events.push(JSON.parse(l)));
+    let err = '';
+    child.stderr!.setEncoding('utf8').on('data', (d) => (err += d));
+    const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+    const said = (text: string) => events.filter((e) => e.event === 'synced' && e.message.includes(text));
+    try {
+      appendFileSync(pathA, lines(msg('second from A', '2026-01-01T00:00:03.000Z')));
+      await a.ok(['sync', '--json']);
+      // Seen failing on old code: the line said only "pushed 0, pulled 1".
+      await until('the watcher says the pulled line waits', 30_000, async () => said("pulled 1, 1 session's pulled lines not written into its codex files yet (a last line there is being written)").length > 0);
+      expect(said('not written into').map((e) => e.exportWaiting)).toEqual([[{ agent: 'codex', session: id, why: 'writing' }]]); // once, not every cycle
+      appendFileSync(pathB, `${half.slice(20)}\n`);
+      await until('the watcher says nothing waits any more', 30_000, async () => said("no pulled lines wait for the agent's files any more").length > 0);
+      expect(b.text(id)).toBe(readFileSync(pathA, 'utf8'));
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect(await exited, err).toBe(143);
   });
 
   it('a line at the entry size limit travels byte-exact; one over it is reported once and stays in its file; the lines after it travel', async () => {

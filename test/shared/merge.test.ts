@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { canonicalJson, mergeEntries, parentsFirst } from '../../shared/merge.js';
 import type { SessionEntry } from '../../shared/entry.js';
+import { SessionTree } from '../../shared/tree.js';
 
 const e = (id: string, parentId: string | null, text = id, ts = '2026-01-01T00:00:00.000Z'): SessionEntry => ({
   type: 'message', id, parentId, timestamp: ts, message: { role: 'user', content: text },
@@ -76,4 +77,29 @@ describe('leaf last', () => {
     expect(parentsFirst(ys, { leafLast: true }).map((x) => x.id)).toEqual(['p', 'side', 'q']);
     expect(mergeEntries(new Map(), inc(...xs)).toAppend.at(-1)!.id).toBe('a2');
   });
+});
+
+describe('leaf last: the newest tip as the leaf rule reads times (parsed, not compared as strings)', () => {
+  // Two tips from r: x and y. Timestamps in the formats writers use (Z or an offset, with or without milliseconds).
+  const cases: { name: string; x: string; y: string; leaf: 'x' | 'y' }[] = [
+    { name: 'same format, later wins', x: '2026-01-01T00:00:01.000Z', y: '2026-01-01T00:00:02.000Z', leaf: 'y' },
+    { name: 'no milliseconds against milliseconds later in the same second', x: '2026-01-01T00:00:00Z', y: '2026-01-01T00:00:00.500+00:00', leaf: 'y' },
+    { name: 'milliseconds against a later whole second', x: '2026-01-01T00:00:00.900+00:00', y: '2026-01-01T00:00:01Z', leaf: 'y' },
+    { name: 'an offset whose text sorts later but is earlier', x: '2026-01-01T00:30:00Z', y: '2026-01-01T01:00:00+01:00', leaf: 'x' },
+    { name: 'the same instant written two ways: the greater text, as the leaf rule ties', x: '2026-01-01T00:00:00Z', y: '2026-01-01T00:00:00.000+00:00', leaf: 'x' },
+    { name: 'the same text: the greater id', x: '2026-01-01T00:00:00Z', y: '2026-01-01T00:00:00Z', leaf: 'y' },
+    { name: 'an unreadable time is older than any', x: 'not a time', y: '2026-01-01T00:00:00Z', leaf: 'y' },
+  ];
+  for (const c of cases) {
+    for (const order of [['x', 'y'], ['y', 'x']] as const) {
+      it(`${c.name} (${order.join(' then ')})`, () => {
+        const byId = { x: e('x', 'r', 'x', c.x), y: e('y', 'r', 'y', c.y) };
+        const xs = [e('r', null, 'r', '2025-12-31T00:00:00Z'), ...order.map((k) => byId[k])];
+        // Seen failing on old code for the mixed formats: the tip with the greater text was put last.
+        expect(parentsFirst(xs, { leafLast: true }).at(-1)!.id).toBe(c.leaf);
+        expect(SessionTree.from(xs).leafId).toBe(c.leaf); // the leaf rule itself: the two agree
+        expect(mergeEntries(local(xs[0]!), inc(...xs.slice(1))).toAppend.at(-1)!.id).toBe(c.leaf);
+      });
+    }
+  }
 });
