@@ -259,8 +259,9 @@ export class FsStore implements BlobStore {
     }
     // Found there: it may be one whose own fsync failed or has not run yet (a failed group, another writer still in its
     // names round), and the caller takes "exists" as stored, so its inode is made durable too before that is said.
+    // Opened for writing (nothing is written): Windows flushes only a handle that may write.
     try {
-      made.push({ fh: openSync(path, 'r'), key });
+      made.push({ fh: openSync(path, 'r+'), key });
     } catch (e) {
       if (errno(e) !== 'ENOENT') throw unavailable('put-if-absent', key, e); // ENOENT: deleted since (an older head)
     }
