@@ -13,6 +13,7 @@ import { batchBytes, batchRecordParts, encodeJson, isDamaged, listAll, rawSealed
 import { sha256Hex } from './sha256.js';
 
 const decoder = new TextDecoder();
+const EMPTY = new Uint8Array(0);
 
 /**
  * Whether the push is the stored batch again (a retry). Same form: the same envelope facts, sha256 included. A sealed
@@ -99,7 +100,9 @@ async function advanceHead(store: BlobStore, account: string, env: BatchEnvelope
   // Whether this push's write made the head: the batch becomes visible here, and is counted by the push that did it.
   let made = false;
   if (!existing.some((h) => h.seq >= env.seq)) {
-    made = await store.putIfAbsent(keys.head(account, env.session, env.host, env.seq), encodeJson({ seq: env.seq, batchId: env.batchId }));
+    // Empty: its key says all a reader uses (session, host, seq), and an empty object costs the file store no temp
+    // file (FsStore.createEmpty). Heads an older server wrote hold `{seq, batchId}`, which nothing reads.
+    made = await store.putIfAbsent(keys.head(account, env.session, env.host, env.seq), EMPTY);
   }
   if (made) onHead();
   const top = Math.max(env.seq, ...existing.map((h) => h.seq));

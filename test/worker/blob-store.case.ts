@@ -108,23 +108,37 @@ export function describeBlobStore(name: string, make: () => Promise<StoreUnderTe
       expect(got && dec.decode(got.body)).toBe(dec.decode(bodies[winners[0]!]!));
     }, SLOW);
 
+    it(`${RACERS} racing putIfAbsent writers of the empty body (a head) on one key leave exactly one winner`, async () => {
+      const p = fresh();
+      const results = await Promise.all(Array.from({ length: RACERS }, () => store().putIfAbsent(`${p}race`, new Uint8Array(0))));
+      expect(results.filter((won) => won)).toHaveLength(1);
+      expect((await store().get(`${p}race`))!.body.byteLength).toBe(0);
+      expect(await store().putIfAbsent(`${p}race`, enc.encode('later'))).toBe(false);
+      expect((await store().get(`${p}race`))!.body.byteLength).toBe(0);
+    }, SLOW);
+
     it('writeMany, where a backend has it: each write answers as putIfAbsent or put would, and every one reads back whole', async (ctx) => {
       const s = store();
       if (!s.writeMany) return ctx.skip(); // object stores make each put durable alone: nothing to group
       const p = fresh();
       expect(await s.putIfAbsent(`${p}taken`, enc.encode('first'))).toBe(true);
       expect(await s.putIfAbsent(`${p}replaced`, enc.encode('old'))).toBe(true);
+      expect(await s.putIfAbsent(`${p}held`, enc.encode('held'))).toBe(true);
       const big = randomBytes(300_000);
       const writes = [
         { key: `${p}new/a`, body: enc.encode('a') },
         { key: `${p}taken`, body: enc.encode('second') },
         { key: `${p}replaced`, body: enc.encode('new'), replace: true },
         { key: `${p}new/big`, body: big },
+        { key: `${p}empty/new`, body: new Uint8Array(0) },
+        { key: `${p}held`, body: [] },
         ...Array.from({ length: 150 }, (_, i) => ({ key: `${p}many/${String(i).padStart(3, '0')}`, body: enc.encode(`v${i}`) })),
       ];
       const created = await s.writeMany(writes);
-      expect(created.slice(0, 4)).toEqual([true, false, true, true]);
-      expect(created.slice(4).every((c) => c)).toBe(true);
+      expect(created.slice(0, 6)).toEqual([true, false, true, true, true, false]);
+      expect(created.slice(6).every((c) => c)).toBe(true);
+      expect((await s.get(`${p}empty/new`))!.body.byteLength).toBe(0);
+      expect(dec.decode((await s.get(`${p}held`))!.body)).toBe('held');
       expect(dec.decode((await s.get(`${p}taken`))!.body)).toBe('first');
       expect(dec.decode((await s.get(`${p}replaced`))!.body)).toBe('new');
       expect(firstDifference((await s.get(`${p}new/big`))!.body, big)).toBe(-1);

@@ -296,3 +296,42 @@ describe('FsStore folder durability: names and folders this process did not see 
     expectNamesDurable(store, KEYS);
   });
 });
+
+describe('FsStore empty put-if-absent (a head): created at its own name, no temp file', () => {
+  const HEADS = ['a/acct/heads/one/host/000000000001', 'a/acct/heads/two/host/000000000001'];
+  const empties = (keys: readonly string[]) => keys.map((key) => ({ key, body: new Uint8Array(0) }));
+
+  it('opens no temp file; each file and the folder holding it are fsynced before it is reported stored', async () => {
+    const { store, root } = await freshStore();
+    expect(await store.writeMany([...empties(HEADS), ...writesOf([KEYS[0]!])])).toEqual([true, true, true]);
+    expect(await store.putIfAbsent('a/acct/heads/three/host/000000000001', [])).toBe(true); // the single write too
+    const heads = [...HEADS, 'a/acct/heads/three/host/000000000001'];
+    const temps = io.log.filter((l) => l.startsWith('open ') && l.includes('/.tmp/'));
+    expect(temps).toHaveLength(1); // the batch's only
+    const synced = fsyncedPaths();
+    for (const key of heads) {
+      expect(synced.has(store.pathOf(key)), `${key} itself was never fsynced`).toBe(true);
+      expect((await store.get(key))!.body.byteLength).toBe(0);
+    }
+    expectNamesDurable(store, heads);
+    expectEveryFolderDurable(root);
+    for (const [fd] of io.paths) expect(io.log, `fd ${fd} never closed`).toContain(`close ${fd}`);
+  });
+
+  it('an fsync of one failing fails the group; the retry answers "exists" only once that file is fsynced', async () => {
+    const { store } = await freshStore();
+    io.hooks.fsync = (path) => (path.endsWith('000000000001~') && path.includes('/two/') ? 'fail' : undefined);
+    const e = await store.writeMany(empties(HEADS)).then(() => null, (err: unknown) => err);
+    expect(isSessyncError(e, 'unavailable') && e.retryable).toBe(true);
+    expect((e as Error).message).toContain(HEADS[1]);
+    expect(HEADS.filter((k) => existsSync(store.pathOf(k)))).toEqual(HEADS); // whole (empty), its inode not durable
+    for (const [fd] of io.paths) expect(io.log, `fd ${fd} still open when the failure was reported`).toContain(`close ${fd}`);
+    io.hooks = {};
+    io.paths.clear();
+    io.log.length = 0;
+    expect(await store.writeMany(empties(HEADS))).toEqual([false, false]);
+    for (const key of HEADS) expect(fsyncedPaths().has(store.pathOf(key)), `${key} reported stored, never fsynced`).toBe(true);
+    expectNamesDurable(store, HEADS);
+    for (const [fd] of io.paths) expect(io.log, `fd ${fd} never closed`).toContain(`close ${fd}`);
+  });
+});

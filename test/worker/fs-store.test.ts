@@ -30,7 +30,7 @@ describe('FsStore, file-system specifics', () => {
   const t = tempDir('sessync-fs-store-x-');
   afterAll(() => t.cleanup());
 
-  it('racing put-if-absent from separate node processes leaves exactly one winner per key', async () => {
+  it('racing put-if-absent from separate node processes leaves exactly one winner per key (empty bodies too: made at their own names)', async () => {
     const PROCS = 6;
     const KEYS = 30;
     // Bundle a tiny racer around the real store so each child is a plain `node` process.
@@ -46,7 +46,7 @@ describe('FsStore, file-system specifics', () => {
           process.stdin.once('data', (d) => setTimeout(async () => {
             const won = [];
             for (let i = 0; i < Number(n); i++) {
-              if (await store.putIfAbsent('a/acct/s/sess/b/host/' + String(i).padStart(12, '0'), new TextEncoder().encode('proc ' + id))) won.push(i);
+              if (await store.putIfAbsent('a/acct/s/sess/b/host/' + String(i).padStart(12, '0'), i % 3 === 2 ? new Uint8Array(0) : new TextEncoder().encode('proc ' + id))) won.push(i);
             }
             process.stdout.write(JSON.stringify(won) + '\\n');
             process.exit(0);
@@ -89,7 +89,7 @@ describe('FsStore, file-system specifics', () => {
         const winners = wins.flatMap((w, id) => (w.includes(i) ? [id] : []));
         expect(winners, `round ${round}, key ${i}`).toHaveLength(1);
         const got = await store.get('a/acct/s/sess/b/host/' + String(i).padStart(12, '0'));
-        expect(got && dec.decode(got.body)).toBe(`proc ${winners[0]}`);
+        expect(got && dec.decode(got.body)).toBe(i % 3 === 2 ? '' : `proc ${winners[0]}`);
       }
       expect(readdirSync(join(root, '.tmp'))).toEqual([]);
       // Every racer opened the fresh root at once: one marker, and all of them wrote in its layout (the reads above).

@@ -41,6 +41,12 @@ const utf8 = new TextEncoder();
 let tempCount = 0;
 const TEMP_TAG = randomBytes(4).toString('hex');
 
+/** A put-if-absent of no bytes: made at its own name (createEmpty), not through a temp file. */
+function isEmptyCreate(w: BlobWrite): boolean {
+  if (w.replace) return false;
+  return Array.isArray(w.body) ? w.body.every((p: Uint8Array) => p.byteLength === 0) : (w.body as Uint8Array).byteLength === 0;
+}
+
 /** chmod 0700, or a warning when the folder is someone else's (the operator chose that; the store still works). */
 export async function narrowToOwner(dir: string): Promise<void> {
   try {
@@ -99,7 +105,8 @@ async function readWhole(fd: number): Promise<Uint8Array> {
  * (put-if-absent: link fails with EEXIST when the key exists, atomically, whatever process raced it) or renamed (put:
  * atomic replace) into place. Readers never see a partial file. No cheaper create is as safe: a file created at its
  * own name (O_EXCL) is visible while it is written and, after a crash, half there for good; a no-replace rename
- * (renameat2) is Linux-only and not in Node.
+ * (renameat2) is Linux-only and not in Node. The one exception is an empty body (a head), which has nothing to be
+ * half of: it is created at its own name (createEmpty).
  *
  * Calls that only touch directory entries and open files (open, close, link, rename, unlink, mkdir, rmdir,
  * stat) are made synchronously: they take microseconds, less than the CPU a thread-pool round trip costs (a push
@@ -137,6 +144,7 @@ export class FsStore implements BlobStore {
 
   async putIfAbsent(key: string, body: BlobBody): Promise<boolean> {
     validateKey(key);
+    if (isEmptyCreate({ key, body })) return (await this.writeGroup([{ key, body }]))[0]!;
     const tmp = await this.writeTemp(key, body);
     try {
       return await this.placeOne({ key, body }, tmp);
@@ -177,6 +185,7 @@ export class FsStore implements BlobStore {
     const renamed = new Set<string>();
     try {
       const handles = await Promise.allSettled(writes.map(async (w) => {
+        if (isEmptyCreate(w)) return { tmp: '', fh: -1 }; // created at its own name below: no temp
         const tmp = this.tempName();
         temps.push(tmp);
         return { tmp, fh: await this.openTemp(tmp, w.key, w.body) };
@@ -185,17 +194,19 @@ export class FsStore implements BlobStore {
       const failed = handles.find((h) => h.status === 'rejected');
       if (failed) {
         // Every open and write has settled (allSettled): nothing is in flight on these fds.
-        for (const { fh } of opened) closeAfter(fh);
+        for (const { fh } of opened) if (fh >= 0) closeAfter(fh);
         throw failed.reason;
       }
       // The one fsync round: the data of every write on disk before any name points at it. Each fd is closed once its
       // own fsync has settled, never while it is in flight (a closed fd number can be reused by another open at once);
       // after a successful sync a close changes nothing stored.
-      const synced = await Promise.allSettled(opened.map(({ fh }, i) => fsyncFd(fh).finally(() => closeAfter(fh)).catch((e) => Promise.reject(unavailable('write', writes[i]!.key, e)))));
+      const synced = await Promise.allSettled(opened.map(({ fh }, i) => (fh < 0 ? Promise.resolve() : this.syncAndClose(fh, writes[i]!.key))));
       const unsynced = synced.find((r) => r.status === 'rejected');
       if (unsynced) throw unsynced.reason;
       const ensured = new Set<string>();
-      const created = writes.map((w, i) => this.placed(() => this.place(w, paths[i]!, opened[i]!.tmp, ensured)));
+      /** Empty files created at their own names, still open: each fsynced in the names round, before any is reported. */
+      const made: { fh: number; key: string }[] = [];
+      const created = writes.map((w, i) => this.placed(() => (isEmptyCreate(w) ? this.createEmpty(w.key, paths[i]!, ensured, made) : this.place(w, paths[i]!, opened[i]!.tmp, ensured))));
       const refused = created.find((c) => c instanceof Error);
       for (const [i, w] of writes.entries()) if (w.replace && created[i] === true) renamed.add(opened[i]!.tmp);
       // Names made durable once per directory, before any write of the group is reported stored. A name found there
@@ -205,14 +216,56 @@ export class FsStore implements BlobStore {
       if (refused) {
         // The others are in place, each whole, and a retry finds them: made durable before the failure is reported,
         // since a retry answered "exists" is stored for good. The refusal is the error to report; this one is logged.
-        await this.syncNames(placed, ensured).catch((e: unknown) => console.warn(`sessync file store: after a refused write, ${(e as Error).message}`));
+        await this.syncPlaced(placed, ensured, made).catch((e: unknown) => console.warn(`sessync file store: after a refused write, ${(e as Error).message}`));
         throw refused;
       }
-      await this.syncNames(placed, ensured);
+      await this.syncPlaced(placed, ensured, made);
       return created as boolean[];
     } finally {
       await Promise.all(temps.filter((t) => !renamed.has(t)).map((t) => this.removeTemp(t)));
     }
+  }
+
+  /** fsync of a written temp file, then its close (never while the fsync is in flight: the fd number could be reused). */
+  private syncAndClose(fh: number, key: string): Promise<void> {
+    return fsyncFd(fh)
+      .finally(() => closeAfter(fh))
+      .catch((e) => Promise.reject(unavailable('write', key, e)));
+  }
+
+  /**
+   * The names round of a group: the folders (syncNames) and the empty files it created at their own names (each one's
+   * inode), all settled before it resolves or throws, so no fd of the group is still open when it is reported.
+   */
+  private async syncPlaced(paths: readonly string[], ensured: ReadonlySet<string>, made: readonly { fh: number; key: string }[]): Promise<void> {
+    const synced = await Promise.allSettled([this.syncNames(paths, ensured), ...made.map(({ fh, key }) => this.syncAndClose(fh, key))]);
+    const unsynced = synced.find((r) => r.status === 'rejected');
+    if (unsynced) throw unsynced.reason;
+  }
+
+  /**
+   * putIfAbsent of an empty body (a head): the file is created at its own name (O_EXCL), with no temp file, write, link
+   * or unlink. What makes a temp file necessary for other bodies is a name visible before its bytes are all there; an
+   * empty file is whole the moment it exists, and exists only once this write was due (after what it stands for is
+   * durable), so a reader or a crash can only see it absent or whole. O_EXCL is atomic across processes, as link is.
+   */
+  private createEmpty(key: string, path: string, ensured: Set<string>, made: { fh: number; key: string }[]): boolean {
+    try {
+      this.intoPlace(key, path, () => void made.push({ fh: openSync(path, 'wx', FILE_MODE), key }), ensured);
+      return true;
+    } catch (e) {
+      if (isSessyncError(e)) throw e; // its folder could not be made (intoPlace names the key)
+      if (errno(e) !== 'EEXIST') throw unavailable('put-if-absent', key, e);
+    }
+    // Found there: it may be one whose own fsync failed or has not run yet (a failed group, another writer still in its
+    // names round), and the caller takes "exists" as stored, so its inode is made durable too before that is said.
+    // Opened for writing (nothing is written): Windows flushes only a handle that may write.
+    try {
+      made.push({ fh: openSync(path, 'r+'), key });
+    } catch (e) {
+      if (errno(e) !== 'ENOENT') throw unavailable('put-if-absent', key, e); // ENOENT: deleted since (an older head)
+    }
+    return false;
   }
 
   /** One write's outcome, its error as a value: each of a group is placed whatever the others do. */
